@@ -1,0 +1,2 @@
+# Code shared by the emulator and the NPA.
+COMMON_SRCS := common/wire.c

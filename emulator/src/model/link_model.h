@@ -1,0 +1,92 @@
+/* The link model: a pure state machine with no I/O and no clock of its own.
+ *
+ * Inputs:  sq_model_arrive()  — a packet enters the link at time now
+ *          sq_model_advance() — time has reached now
+ * Outputs: events, reported in non-decreasing time order through the sink given
+ *          at creation. An SQ_EV_OUT event means "hand this packet to the other
+ *          NPA at ev->t"; an SQ_EV_DROP_* event means the packet is gone. Either
+ *          way the model forgets the packet and the caller may free it.
+ *
+ * The caller must never go back in time: every now passed in must be >= the
+ * previous one. sq_model_next_deadline() says when the model next needs
+ * sq_model_advance() (a delivery, a transmission end, an ARQ retry, a channel
+ * state change, a bandwidth change).
+ *
+ * Semantics are specified in emulator/LINK_MODEL.md.
+ */
+#ifndef SQ_LINK_MODEL_H
+#define SQ_LINK_MODEL_H
+
+#include "link_config.h"
+
+enum sq_event_type {
+	SQ_EV_IN,          /* packet entered the link */
+	SQ_EV_ENQUEUE,     /* placed in the send buffer */
+	SQ_EV_DROP_MTU,
+	SQ_EV_DROP_SBUF,
+	SQ_EV_DROP_ROUTER,
+	SQ_EV_ECN_MARK,
+	SQ_EV_TX,          /* transmission attempt starts (attempt 0 = first) */
+	SQ_EV_HIT,         /* that attempt was hit by a frame error */
+	SQ_EV_DROP_ERR,    /* hit after the last retry */
+	SQ_EV_RECV,        /* arrived at the receiving end of the link */
+	SQ_EV_OUT,         /* handed to the receiving NPA */
+	SQ_EV_STALL,       /* transmitter stalled: receive window full */
+	SQ_EV_RESUME,      /* transmitter resumed after a stall */
+	SQ_EV_STATE,       /* channel state changed */
+	SQ_EV_TYPES
+};
+
+/* What the model needs to know of a packet (the process parses the IP header). */
+struct sq_pkt_meta {
+	uint32_t ip_len;
+	uint8_t dscp;      /* for the router stage */
+	uint8_t ecn;       /* the IP ECN field, 0..3 */
+	uint8_t proto;
+	uint16_t sport, dport;
+};
+
+struct sq_event {
+	sq_time_us t;
+	enum sq_event_type type;
+	enum sq_dir dir;           /* meaningless for SQ_EV_STATE */
+	uint64_t pkt_id;           /* 0 for SQ_EV_STATE, STALL, RESUME */
+	uint32_t ip_len;
+	enum sq_state state;       /* channel state at t */
+	uint32_t attempt;          /* TX, HIT, DROP_ERR, RECV, OUT: 0-based attempt */
+	uint32_t sbuf;             /* send-buffer bytes after the event */
+	uint32_t rbuf;             /* receive-buffer bytes after the event */
+	void *user;                /* the pointer given to sq_model_arrive() */
+};
+
+typedef void (*sq_event_sink)(void *ctx, const struct sq_event *ev);
+
+struct sq_model;
+
+/* Validates cfg (NULL and a message in err on failure). The model copies what it
+ * needs from cfg, including the rate and trace arrays. */
+struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink sink,
+			      void *sink_ctx, char *err, size_t errlen);
+void sq_model_free(struct sq_model *m);
+
+/* Advances to now, then takes the packet. Returns its packet id (>= 1; ids
+ * count up across both directions in arrival order). */
+uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
+			 const struct sq_pkt_meta *meta, void *user);
+
+void sq_model_advance(struct sq_model *m, sq_time_us now);
+
+/* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
+sq_time_us sq_model_next_deadline(const struct sq_model *m);
+
+/* Per direction, how many events of each type have been emitted. */
+uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event_type type);
+
+/* Packets the model still holds (queued, in flight, in ARQ, in the receive buffer). */
+size_t sq_model_pending(const struct sq_model *m);
+
+const char *sq_event_name(enum sq_event_type type);   /* "in", "drop_sbuf", ... */
+const char *sq_dir_name(enum sq_dir dir);             /* "down", "up" */
+const char *sq_state_name(enum sq_state state);       /* "good", "bad" */
+
+#endif

@@ -1,0 +1,1 @@
+"""squall testbed: scenarios, namespaces/hosts, runner."""

@@ -1,0 +1,64 @@
+"""Running commands inside network namespaces with iproute2.
+
+One job: turn "do X in namespace N" into a subprocess call, and report failures
+with the command that was attempted.
+"""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+
+
+class CommandError(RuntimeError):
+    """A command failed; the message names the command and its stderr."""
+
+
+def run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+    if check and proc.returncode != 0:
+        raise CommandError(f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}")
+    return proc
+
+
+def in_ns(ns: str, argv: Sequence[str]) -> list[str]:
+    """The argv that runs argv inside namespace ns."""
+    return ["ip", "netns", "exec", ns, *argv]
+
+
+def run_in(ns: str, argv: Sequence[str], **kw) -> subprocess.CompletedProcess[str]:
+    return run(in_ns(ns, argv), **kw)
+
+
+def popen_in(ns: str, argv: Sequence[str], **kw) -> subprocess.Popen:
+    return subprocess.Popen(in_ns(ns, argv), **kw)
+
+
+def exists(ns: str) -> bool:
+    return ns in list_namespaces()
+
+
+def list_namespaces() -> list[str]:
+    out = run(["ip", "netns", "list"]).stdout
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def create(ns: str) -> None:
+    """Creates ns with lo up and IPv6 off (no stray router solicitations on the link)."""
+    run(["ip", "netns", "add", ns])
+    run_in(ns, ["ip", "link", "set", "lo", "up"])
+    for key in ("all", "default"):
+        run_in(ns, ["sysctl", "-q", "-w", f"net.ipv6.conf.{key}.disable_ipv6=1"])
+
+
+def pids(ns: str) -> list[int]:
+    out = run(["ip", "netns", "pids", ns], check=False).stdout
+    return [int(p) for p in out.split()]
+
+
+def delete(ns: str) -> None:
+    """Kills every process in ns, then removes it. Missing ns is not an error."""
+    if not exists(ns):
+        return
+    for pid in pids(ns):
+        run(["kill", "-KILL", str(pid)], check=False)
+    run(["ip", "netns", "delete", ns])
