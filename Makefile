@@ -24,7 +24,8 @@ FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined
 PROGRAMS :=
 UNIT_TESTS :=
 FUZZERS :=
-include $(wildcard */module.mk)
+# Fragments may refer to each other's variables: use recursive `=` for NAME_SRCS.
+include $(wildcard */module.mk */src/*/module.mk)
 
 .PHONY: all build deps venv test unit pytest demo bench fuzz validate clean distclean
 
