@@ -1,0 +1,73 @@
+"""Writes the emulator's configuration file (emulator/CONFIG.md) for one replication."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .link import DirectionConfig, LinkConfig, RateStep
+
+
+@dataclass(frozen=True)
+class EmulatorRun:
+    """What varies per replication besides the link."""
+    seed: int
+    replication: int
+    token: str            # 16 hex digits
+    log_path: Path
+    listen: str = "0.0.0.0:5300"
+    keepalive_us: int = 1_000_000
+    peer_timeout_us: int = 5_000_000
+
+
+def _rate(step: RateStep) -> str:
+    return "unlimited" if step.rate_bps is None else f"{step.rate_bps}bit"
+
+
+def _bandwidth(steps: tuple[RateStep, ...]) -> str:
+    if len(steps) == 1:
+        return _rate(steps[0])
+    return ", ".join(f"{s.at_us}us:{_rate(s)}" for s in steps)
+
+
+def _direction_lines(d: DirectionConfig) -> list[str]:
+    return [
+        f"mtu = {d.mtu}B",
+        f"bandwidth = {_bandwidth(d.bandwidth)}",
+        f"delay = {d.delay_us}us",
+        f"send_buffer = {d.send_buffer}B",
+        f"recv_buffer = {d.recv_buffer}B",
+        f"overhead = {d.overhead}B",
+        f"error_good = {d.error_good!r}",
+        f"error_bad = {d.error_bad!r}",
+        f"arq_retransmissions = {d.arq_retransmissions}",
+        f"arq_delay = {d.arq_delay_us}us",
+        f"in_order = {'true' if d.in_order else 'false'}",
+    ]
+
+
+def render(link: LinkConfig, run: EmulatorRun) -> str:
+    ch = link.channel
+    lines = [
+        f"# squall-emulator configuration: link {link.name}, replication {run.replication}",
+        f"listen = {run.listen}",
+        f"token = {run.token}",
+        f"log = {run.log_path}",
+        f"seed = {run.seed}",
+        f"replication = {run.replication}",
+        f"keepalive = {run.keepalive_us}us",
+        f"peer_timeout = {run.peer_timeout_us}us",
+        "",
+        "[channel]",
+    ]
+    if ch.trace is not None:
+        lines.append(f"trace = {Path(ch.trace).resolve()}")
+    else:
+        lines += [f"initial = {ch.initial}", f"good = {ch.good.render()}", f"bad = {ch.bad.render()}"]
+    for name in ("down", "up"):
+        lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, link: LinkConfig, run: EmulatorRun) -> Path:
+    path.write_text(render(link, run))
+    return path
