@@ -1,0 +1,11 @@
+# Traffic generators (workloads/README.md): squall-bulk, squall-udp, squall-http.
+WL_COMMON_SRCS := workloads/src/common/wl_time.c workloads/src/common/wl_parse.c \
+  workloads/src/common/wl_net.c workloads/src/common/wl_json.c workloads/src/common/wl_log.c \
+  workloads/src/common/wl_signal.c workloads/src/common/wl_options.c
+# The generators include their shared headers (all prefixed wl_) without a path.
+BASE_CFLAGS += -Iworkloads/src/common
+
+PROGRAMS += squall-bulk
+squall-bulk_SRCS = $(WL_COMMON_SRCS) workloads/src/bulk/bulk_main.c workloads/src/bulk/bulk_send.c \
+  workloads/src/bulk/bulk_recv.c
+squall-bulk_LIBS := -lm

@@ -1,0 +1,31 @@
+#include "wl_log.h"
+
+#include <errno.h>
+#include <string.h>
+
+FILE *wl_log_open(const char *path, const char *tool, const char *mode, const char *columns, int *failed)
+{
+    *failed = 0;
+    if (!path)
+        return NULL;
+    FILE *log = fopen(path, "w");
+    if (!log) {
+        fprintf(stderr, "--log: cannot open '%s' for writing: %s\n", path, strerror(errno));
+        *failed = 1;
+        return NULL;
+    }
+    fprintf(log, "# %s log v1\n# mode\t%s\n# columns\t%s\n", tool, mode, columns);
+    return log;
+}
+
+int wl_log_close(FILE *log, const char *path)
+{
+    if (!log)
+        return 0;
+    int bad = ferror(log);
+    if (fclose(log) != 0 || bad) {
+        fprintf(stderr, "--log: writing '%s' failed\n", path);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,13 @@
+/* The per-event log (--log FILE): '#' header lines, then tab-separated events. */
+#ifndef WL_LOG_H
+#define WL_LOG_H
+
+#include <stdio.h>
+
+/* Opens path for writing and writes the header; NULL path → no log (returns NULL, ok). On
+ * failure prints which file could not be opened and sets *failed. */
+FILE *wl_log_open(const char *path, const char *tool, const char *mode, const char *columns, int *failed);
+/* Flushes and closes; returns -1 (after a message) if data could not be written. */
+int wl_log_close(FILE *log, const char *path);
+
+#endif
