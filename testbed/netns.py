@@ -5,6 +5,7 @@ with the command that was attempted.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Sequence
 
@@ -62,3 +63,40 @@ def delete(ns: str) -> None:
     for pid in pids(ns):
         run(["kill", "-KILL", str(pid)], check=False)
     run(["ip", "netns", "delete", ns])
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def socket_in(ns: str, family: int, type_: int, proto: int = 0) -> "socket.socket":
+    """A socket that lives in namespace ns, usable from any thread of this process.
+
+    A socket keeps the namespace it was created in, so a helper thread enters ns
+    (setns is per thread), creates it and ends; the caller's thread never moves.
+    """
+    import ctypes
+    import socket
+    import threading
+
+    result: list[object] = []
+
+    def make() -> None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/run/netns/{ns}", os.O_RDONLY)
+            try:
+                if libc.setns(fd, _CLONE_NEWNET) != 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, f"setns into namespace {ns} failed: {os.strerror(err)}")
+            finally:
+                os.close(fd)
+            result.append(socket.socket(family, type_, proto))
+        except BaseException as e:  # handed to the caller's thread
+            result.append(e)
+
+    worker = threading.Thread(target=make, name=f"socket-in-{ns}")
+    worker.start()
+    worker.join()
+    if isinstance(result[0], BaseException):
+        raise result[0]
+    return result[0]  # type: ignore[return-value]

@@ -1,0 +1,181 @@
+"""One emulated link on a lane: the emulator and the two NPAs, from start to stop.
+
+    with LinkSession(addr, link, workdir) as session:
+        ...                         # traffic; t = 0 is session.start_realtime_us
+    session.result                  # log path, exit codes, stderr of the three programs
+
+Entering writes the emulator configuration, starts `squall-emulator` in the emu
+namespace, the router NPA (emu namespace) and the mobile NPA (mobile namespace), waits
+for their `ready` lines and sends START. Leaving sends STOP (the emulator then writes
+its log trailer) and ends every program, SIGTERM first, SIGKILL after a grace period,
+also when entering failed half-way.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import emulator_config
+from .addresses import LaneAddresses
+from .emulator_control import ControlError, EmulatorControl
+from .link import LinkConfig
+from .processes import ProgramGroup, ReadyTimeout
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EMULATOR, ROUTER_NPA, MOBILE_NPA = "emulator", "npa-router", "npa-mobile"
+READY_TIMEOUT_S = 10.0
+
+
+def bin_dir() -> Path:
+    """Where the C programs are: $SQUALL_BIN_DIR, else the repository's build/bin."""
+    return Path(os.environ.get("SQUALL_BIN_DIR", REPO_ROOT / "build" / "bin"))
+
+
+def program_path(name: str) -> Path:
+    path = bin_dir() / name
+    if not os.access(path, os.X_OK):
+        raise FileNotFoundError(f"{path} is missing or not executable; build it with `make build`")
+    return path
+
+
+class SessionError(RuntimeError):
+    """The link could not be brought up; the message says which program and why."""
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    log_path: Path
+    config_path: Path
+    start_realtime_us: int | None     # CLOCK_REALTIME µs of t = 0, None if never started
+    exit_codes: dict[str, int]        # per program; negative = killed by that signal
+    stderr: dict[str, str]
+    stop_acknowledged: bool           # the emulator confirmed STOP: its log is complete
+
+
+class LinkSession:
+    def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
+                 seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S):
+        self.lane = lane
+        self.link = link
+        self.workdir = Path(workdir)
+        self.seed = seed
+        self.replication = replication
+        self.ready_timeout_s = ready_timeout_s
+        self.token = secrets.token_hex(8)
+        self.log_path = self.workdir / "emulator.log"
+        self.config_path = self.workdir / "emulator.conf"
+        self.programs = ProgramGroup(self.workdir)
+        self.control: EmulatorControl | None = None
+        self.start_realtime_us: int | None = None
+        self.ready_lines: dict[str, str] = {}
+        self.result: SessionResult | None = None
+
+    # --- context manager ---------------------------------------------------------
+    def __enter__(self) -> "LinkSession":
+        try:
+            self.open()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- bringing the link up ------------------------------------------------------
+    def open(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        run = emulator_config.EmulatorRun(seed=self.seed, replication=self.replication, token=self.token,
+                                          log_path=self.log_path.resolve(),
+                                          listen=f"0.0.0.0:{self.lane.emulator_port}")
+        emulator_config.write(self.config_path, self.link, run)
+        self._start_emulator()
+        self._start_npas()
+        self.control = EmulatorControl(self.lane.ns.emu, ("127.0.0.1", self.lane.emulator_port), self.token)
+        try:
+            self.start_realtime_us = self.control.start()
+        except ControlError as e:
+            raise SessionError(f"{e}; emulator stderr: {self.programs.programs[EMULATOR].stderr().strip()}")
+
+    def _start_emulator(self) -> None:
+        self.programs.start(EMULATOR, self.lane.ns.emu,
+                            [str(program_path("squall-emulator")), str(self.config_path)])
+        self._wait_bound(EMULATOR, self.lane.emulator_port)
+
+    def _start_npas(self) -> None:
+        a = self.lane
+        npa = str(program_path("squall-npa"))
+        self.programs.start(ROUTER_NPA, a.ns.emu, [
+            npa, "--role", "router", "--emulator", a.emulator_for_router, "--token", self.token,
+            "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
+            "--peer", a.mobile_wireless.address])
+        self.programs.start(MOBILE_NPA, a.ns.mobile, [
+            npa, "--role", "mobile", "--emulator", a.emulator_for_mobile, "--token", self.token,
+            "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
+            "--peer", a.emu_wireless.address, "--route", a.fixed_net])
+        for name in (ROUTER_NPA, MOBILE_NPA):
+            try:
+                self.ready_lines[name] = self.programs.wait_ready(name, "ready", self.ready_timeout_s)
+            except ReadyTimeout as e:
+                raise SessionError(f"the {name} did not come up: {e}") from None
+
+    def _wait_bound(self, name: str, port: int) -> None:
+        """Waits until the program has a UDP socket bound to port (seen in its namespace)."""
+        program = self.programs.programs[name]
+        deadline = time.monotonic() + self.ready_timeout_s
+        while not _udp_port_bound(program.proc.pid, port):
+            code = program.proc.poll()
+            if code is not None:
+                raise SessionError(f"{program.describe()} exited with code {code} at start-up; "
+                                   f"its stderr: {program.stderr().strip() or '(empty)'}")
+            if time.monotonic() >= deadline:
+                raise SessionError(f"{program.describe()} did not bind UDP port {port} within "
+                                   f"{self.ready_timeout_s:g} s; its stderr: {program.stderr().strip() or '(empty)'}")
+            time.sleep(0.02)
+
+    # --- taking it down --------------------------------------------------------------
+    def close(self) -> SessionResult:
+        if self.result is not None:
+            return self.result
+        acknowledged = False
+        try:
+            if self.control is not None and self.programs.exit_codes().get(EMULATOR, 0) is None:
+                try:
+                    self.control.stop()
+                    acknowledged = True
+                except ControlError:
+                    pass   # SIGTERM below still makes it write the trailer
+                self.programs.wait_exit(EMULATOR, 2.0)
+        finally:
+            if self.control is not None:
+                self.control.close()
+            codes = self.programs.stop_all()
+            self.result = SessionResult(self.log_path, self.config_path, self.start_realtime_us,
+                                        codes, self.programs.stderr(), acknowledged)
+        return self.result
+
+    @property
+    def mtu(self) -> dict[str, int]:
+        """The TUN MTU each NPA reported in its ready line (`ready <dev> mtu <N>`)."""
+        out = {}
+        for name, line in self.ready_lines.items():
+            words = line.split()
+            if "mtu" in words and words.index("mtu") + 1 < len(words):
+                out[name] = int(words[words.index("mtu") + 1])
+        return out
+
+
+def _udp_port_bound(pid: int, port: int) -> bool:
+    """True if the namespace of pid has a UDP socket bound to port (any address)."""
+    suffix = f":{port:04X}"
+    for table in ("udp", "udp6"):
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            return False
+        if any(len(f) > 1 and f[1].endswith(suffix) for f in (row.split() for row in rows)):
+            return True
+    return False

@@ -1,0 +1,115 @@
+"""Programs started in namespaces, owned in one place and always stopped.
+
+Each program's stdout and stderr go to files in a work directory (never to pipes
+that could fill up and block it); readiness is a line the program prints.
+"""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from . import netns
+
+TERM_GRACE_S = 3.0
+
+
+class ReadyTimeout(RuntimeError):
+    """A program did not print its readiness line in time (message has its stderr)."""
+
+
+@dataclass
+class Program:
+    name: str
+    argv: list[str]
+    proc: subprocess.Popen
+    stdout_path: Path
+    stderr_path: Path
+
+    def stdout(self) -> str:
+        return _read(self.stdout_path)
+
+    def stderr(self) -> str:
+        return _read(self.stderr_path)
+
+    def describe(self) -> str:
+        return f"{self.name} (`{' '.join(self.argv)}`)"
+
+
+@dataclass
+class ProgramGroup:
+    """Starts programs; stop_all() ends them (SIGTERM, SIGKILL after a grace period)."""
+    workdir: Path
+    programs: dict[str, Program] = field(default_factory=dict)
+
+    def start(self, name: str, ns: str, argv: Sequence[str]) -> Program:
+        if name in self.programs:
+            raise ValueError(f"a program named {name} was already started in this group")
+        out, err = self.workdir / f"{name}.stdout", self.workdir / f"{name}.stderr"
+        with open(out, "wb") as o, open(err, "wb") as e:
+            proc = netns.popen_in(ns, argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e)
+        program = Program(name, list(argv), proc, out, err)
+        self.programs[name] = program
+        return program
+
+    def wait_ready(self, name: str, prefix: str, timeout_s: float) -> str:
+        """Waits for a stdout line starting with prefix; returns it."""
+        program = self.programs[name]
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for line in program.stdout().splitlines():
+                if line.startswith(prefix):
+                    return line
+            code = program.proc.poll()
+            if code is not None:
+                raise ReadyTimeout(f"{program.describe()} exited with code {code} before printing "
+                                   f"'{prefix} ...'; its stderr: {program.stderr().strip() or '(empty)'}")
+            if time.monotonic() >= deadline:
+                raise ReadyTimeout(f"{program.describe()} did not print '{prefix} ...' within "
+                                   f"{timeout_s:g} s; its stderr: {program.stderr().strip() or '(empty)'}")
+            time.sleep(0.02)
+
+    def wait_exit(self, name: str, timeout_s: float) -> int | None:
+        try:
+            return self.programs[name].proc.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, name: str, grace_s: float = TERM_GRACE_S) -> int:
+        """SIGTERM, then SIGKILL after grace_s; returns the exit code (negative: signal)."""
+        proc = self.programs[name].proc
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        return proc.wait()
+
+    def stop_all(self, grace_s: float = TERM_GRACE_S) -> dict[str, int]:
+        for program in self.programs.values():
+            if program.proc.poll() is None:
+                program.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for program in self.programs.values():
+            try:
+                program.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                program.proc.kill()
+        return {name: p.proc.wait() for name, p in self.programs.items()}
+
+    def exit_codes(self) -> dict[str, int | None]:
+        return {name: p.proc.poll() for name, p in self.programs.items()}
+
+    def stderr(self) -> dict[str, str]:
+        return {name: p.stderr() for name, p in self.programs.items()}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
