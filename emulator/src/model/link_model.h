@@ -70,10 +70,12 @@ struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink si
 void sq_model_free(struct sq_model *m);
 
 /* Advances to now, then takes the packet. Returns its packet id (>= 1; ids
- * count up across both directions in arrival order). */
+ * count up across both directions in arrival order), or 0 if memory for it
+ * could not be had (then no event was emitted and the caller keeps the packet). */
 uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 			 const struct sq_pkt_meta *meta, void *user);
 
+/* Emits every event up to and including time now. */
 void sq_model_advance(struct sq_model *m, sq_time_us now);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */

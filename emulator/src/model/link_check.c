@@ -1,0 +1,60 @@
+#include "link_check.h"
+
+#include <stdio.h>
+
+#include "channel.h"
+#include "rate_schedule.h"
+
+static const char *const dir_names[SQ_DIRS] = { "down", "up" };
+static const char *const state_names[SQ_STATES] = { "good", "bad" };
+
+static bool check_error_probabilities(const struct sq_direction_config *d, const char *dn,
+				      char *err, size_t errlen)
+{
+	for (int s = 0; s < SQ_STATES; s++) {
+		double p = d->error[s];
+		/* Written so that NaN fails too. */
+		if (!(p >= 0.0 && p <= 1.0)) {
+			snprintf(err, errlen, "%s.error[%s]: %g is outside [0, 1]", dn, state_names[s], p);
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool check_time(sq_time_us v, const char *dn, const char *field, char *err, size_t errlen)
+{
+	if (v >= 0 && v <= SQ_MAX_DELAY_US)
+		return true;
+	snprintf(err, errlen, "%s.%s: %lld us is outside [0, %lld] us", dn, field, (long long)v,
+		 (long long)SQ_MAX_DELAY_US);
+	return false;
+}
+
+static bool check_direction(const struct sq_direction_config *d, const char *dn, char *err,
+			    size_t errlen)
+{
+	if (d->mtu < 1) {
+		snprintf(err, errlen, "%s.mtu: must be >= 1 byte, got 0", dn);
+		return false;
+	}
+	if (d->arq_retransmissions > SQ_MAX_ARQ_RETRANSMISSIONS) {
+		snprintf(err, errlen, "%s.arq_retransmissions: %u is more than the limit %u", dn,
+			 d->arq_retransmissions, SQ_MAX_ARQ_RETRANSMISSIONS);
+		return false;
+	}
+	return sq_rate_check(d->rate, d->rate_len, dn, err, errlen) &&
+	       check_error_probabilities(d, dn, err, errlen) &&
+	       check_time(d->delay, dn, "delay", err, errlen) &&
+	       check_time(d->arq_delay, dn, "arq_delay", err, errlen);
+}
+
+bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t errlen)
+{
+	if (!sq_channel_check(&cfg->channel, err, errlen))
+		return false;
+	for (int d = 0; d < SQ_DIRS; d++)
+		if (!check_direction(&cfg->dir[d], dir_names[d], err, errlen))
+			return false;
+	return true;
+}

@@ -1,0 +1,453 @@
+/* The link model's engine: arrivals, the timed-action loop and the per-packet
+ * life cycle of both directions. Semantics: emulator/LINK_MODEL.md. */
+#include "link_model.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "action_heap.h"
+#include "channel.h"
+#include "link_check.h"
+#include "pkt_ring.h"
+#include "rate_schedule.h"
+#include "rng.h"
+
+struct sq_direction {
+	struct sq_direction_config cfg;   /* cfg.rate points to rate below */
+	struct sq_rate_step *rate;
+	enum sq_dir dir;
+	struct sq_pkt_ring ring;
+	uint64_t next_tx;                 /* sequence number of the send buffer's head */
+	uint64_t next_out;                /* in order: oldest started packet not yet out or dropped */
+	bool busy;                        /* a first serialisation is in progress */
+	bool start_scheduled;             /* a TX_START action is in the heap */
+	bool stalled;
+	uint32_t sbuf, rbuf;
+	uint64_t outstanding;             /* started, neither out nor dropped */
+	struct sq_rng err_rng;
+	uint64_t counts[SQ_EV_TYPES];
+};
+
+struct sq_model {
+	struct sq_direction dir[SQ_DIRS];
+	struct sq_channel *channel;
+	struct sq_action_heap heap;
+	sq_event_sink sink;
+	void *sink_ctx;
+	uint64_t next_id;
+	sq_time_us now;
+	size_t pending;
+};
+
+/* ---- events --------------------------------------------------------------------- */
+
+static enum sq_state state_now(const struct sq_model *m)
+{
+	return sq_channel_current(m->channel).state;
+}
+
+static void emit(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
+		 const struct sq_pkt *p, uint32_t attempt)
+{
+	struct sq_event ev = {
+		.t = m->now,
+		.type = type,
+		.dir = d->dir,
+		.pkt_id = p ? p->id : 0,
+		.ip_len = p ? p->ip_len : 0,
+		.state = state_now(m),
+		.attempt = attempt,
+		.sbuf = d->sbuf,
+		.rbuf = d->rbuf,
+		.user = p ? p->user : NULL,
+	};
+	d->counts[type]++;
+	m->sink(m->sink_ctx, &ev);
+}
+
+static void emit_state_change(struct sq_model *m)
+{
+	struct sq_event ev = { .t = m->now, .type = SQ_EV_STATE, .dir = SQ_DOWN,
+			       .state = state_now(m) };
+	for (int i = 0; i < SQ_DIRS; i++)
+		m->dir[i].counts[SQ_EV_STATE]++;
+	m->sink(m->sink_ctx, &ev);
+}
+
+/* ---- scheduling ------------------------------------------------------------------- */
+
+static sq_time_us add_time(sq_time_us a, sq_time_us b)
+{
+	return (a >= SQ_TIME_NEVER - b) ? SQ_TIME_NEVER : a + b;
+}
+
+static void schedule(struct sq_model *m, struct sq_direction *d, sq_time_us t,
+		     enum sq_phase phase, uint64_t seq, uint32_t attempt)
+{
+	if (t == SQ_TIME_NEVER)
+		return;   /* the schedule ends in an outage: this never happens */
+	struct sq_action act = { .t = t, .phase = phase, .dir = d->dir, .seq = seq,
+				 .attempt = attempt };
+	bool ok = sq_heap_push(&m->heap, act);
+	assert(ok && "heap capacity is reserved on arrival");
+	(void)ok;
+}
+
+static bool queue_empty(const struct sq_direction *d)
+{
+	return d->next_tx == d->ring.end;
+}
+
+/* The transmitter looks for work after everything else at this instant. */
+static void schedule_start(struct sq_model *m, struct sq_direction *d)
+{
+	if (d->busy || d->start_scheduled || queue_empty(d))
+		return;
+	d->start_scheduled = true;
+	schedule(m, d, m->now, SQ_PHASE_TX_START, 0, 0);
+}
+
+/* ---- leaving the link ------------------------------------------------------------- */
+
+static void resolve(struct sq_model *m, struct sq_direction *d, struct sq_pkt *p)
+{
+	p->resolved = true;
+	d->outstanding -= p->ip_len;
+	m->pending--;
+}
+
+static void deliver(struct sq_model *m, struct sq_direction *d, struct sq_pkt *p,
+		    uint32_t attempt)
+{
+	if (p->held) {
+		p->held = false;
+		d->rbuf -= p->ip_len;
+	}
+	resolve(m, d, p);
+	emit(m, d, SQ_EV_OUT, p, attempt);
+}
+
+/* Hands out held packets that are next in order, up to the first one still in ARQ. */
+static void release_in_order(struct sq_model *m, struct sq_direction *d)
+{
+	while (d->next_out < d->next_tx) {
+		struct sq_pkt *p = sq_ring_get(&d->ring, d->next_out);
+		if (p->held)
+			deliver(m, d, p, p->held_attempt);
+		else if (!p->resolved)
+			break;
+		d->next_out++;
+	}
+}
+
+static void after_departure(struct sq_model *m, struct sq_direction *d)
+{
+	if (d->cfg.in_order)
+		release_in_order(m, d);
+	schedule_start(m, d);
+	sq_ring_trim(&d->ring);
+}
+
+static void on_recv(struct sq_model *m, struct sq_direction *d, uint64_t seq, uint32_t attempt)
+{
+	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
+	if (d->cfg.in_order && seq != d->next_out) {
+		p->held = true;
+		p->held_attempt = attempt;
+		d->rbuf += p->ip_len;
+		emit(m, d, SQ_EV_RECV, p, attempt);
+		return;
+	}
+	emit(m, d, SQ_EV_RECV, p, attempt);
+	deliver(m, d, p, attempt);
+	after_departure(m, d);
+}
+
+/* ---- transmission ----------------------------------------------------------------- */
+
+static bool attempt_hit(struct sq_model *m, struct sq_direction *d)
+{
+	/* One draw per attempt even when the outcome is certain, so the stream
+	 * stays aligned with the attempts whatever the probabilities. */
+	double u = sq_rng_uniform01(&d->err_rng);
+	return u < d->cfg.error[state_now(m)];
+}
+
+/* Attempt k of packet seq starts now. */
+static void on_attempt(struct sq_model *m, struct sq_direction *d, uint64_t seq, uint32_t k)
+{
+	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
+	emit(m, d, SQ_EV_TX, p, k);
+	if (!attempt_hit(m, d)) {
+		sq_time_us arrival = add_time(add_time(m->now, p->ser), d->cfg.delay);
+		schedule(m, d, arrival, SQ_PHASE_RECV, seq, k);
+		return;
+	}
+	emit(m, d, SQ_EV_HIT, p, k);
+	if (k < d->cfg.arq_retransmissions) {
+		schedule(m, d, add_time(m->now, d->cfg.arq_delay), SQ_PHASE_RETRY, seq, k + 1);
+		return;
+	}
+	resolve(m, d, p);
+	emit(m, d, SQ_EV_DROP_ERR, p, k);
+	after_departure(m, d);
+}
+
+static bool window_allows(const struct sq_direction *d, const struct sq_pkt *p)
+{
+	if (!d->cfg.in_order || d->outstanding == 0)
+		return true;
+	return d->outstanding + p->ip_len <= d->cfg.recv_buffer;
+}
+
+static void start_transmission(struct sq_model *m, struct sq_direction *d)
+{
+	uint64_t seq = d->next_tx++;
+	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
+	sq_time_us end = sq_serialisation_end(d->rate, d->cfg.rate_len, m->now,
+					      (uint64_t)p->ip_len + d->cfg.overhead);
+	p->started = true;
+	p->t0 = m->now;
+	p->ser = end == SQ_TIME_NEVER ? SQ_TIME_NEVER : end - m->now;
+	d->busy = true;
+	d->outstanding += p->ip_len;
+	schedule(m, d, end, SQ_PHASE_TX_END, seq, 0);
+	on_attempt(m, d, seq, 0);
+}
+
+static void on_tx_start(struct sq_model *m, struct sq_direction *d)
+{
+	d->start_scheduled = false;
+	if (d->busy || queue_empty(d))
+		return;
+	const struct sq_pkt *head = sq_ring_get(&d->ring, d->next_tx);
+	if (!window_allows(d, head)) {
+		if (!d->stalled) {
+			d->stalled = true;
+			emit(m, d, SQ_EV_STALL, NULL, 0);
+		}
+		return;
+	}
+	if (d->stalled) {
+		d->stalled = false;
+		emit(m, d, SQ_EV_RESUME, NULL, 0);
+	}
+	start_transmission(m, d);
+}
+
+static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
+{
+	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
+	p->ser_done = true;
+	d->sbuf -= p->ip_len;
+	d->busy = false;
+	schedule_start(m, d);
+	sq_ring_trim(&d->ring);
+}
+
+/* ---- the action loop --------------------------------------------------------------- */
+
+static void dispatch(struct sq_model *m, const struct sq_action *a)
+{
+	struct sq_direction *d = &m->dir[a->dir];
+	switch (a->phase) {
+	case SQ_PHASE_RECV:
+		on_recv(m, d, a->seq, a->attempt);
+		break;
+	case SQ_PHASE_RETRY:
+		on_attempt(m, d, a->seq, a->attempt);
+		break;
+	case SQ_PHASE_TX_END:
+		on_tx_end(m, d, a->seq);
+		break;
+	case SQ_PHASE_TX_START:
+		on_tx_start(m, d);
+		break;
+	}
+}
+
+static sq_time_us next_action_time(const struct sq_model *m)
+{
+	const struct sq_action *top = sq_heap_top(&m->heap);
+	return top ? top->t : SQ_TIME_NEVER;
+}
+
+void sq_model_advance(struct sq_model *m, sq_time_us now)
+{
+	if (now < m->now)
+		now = m->now;   /* never go back in time */
+	for (;;) {
+		sq_time_us change = sq_channel_current(m->channel).end;
+		sq_time_us action = next_action_time(m);
+		if (change <= action && change <= now) {
+			/* A state change comes first among simultaneous events. */
+			m->now = change;
+			sq_channel_segment_at(m->channel, change);
+			emit_state_change(m);
+		} else if (action <= now) {
+			struct sq_action a = sq_heap_pop(&m->heap);
+			m->now = a.t;
+			dispatch(m, &a);
+		} else {
+			break;
+		}
+	}
+	m->now = now;
+}
+
+/* ---- arrivals ------------------------------------------------------------------------ */
+
+/* Room for one more packet and every action that could then be pending, so
+ * nothing can fail once the packet's events have started. */
+static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d)
+{
+	if (!sq_ring_reserve(&d->ring, 1))
+		return false;
+	size_t live = sq_ring_count(&m->dir[SQ_DOWN].ring) + sq_ring_count(&m->dir[SQ_UP].ring);
+	/* Per packet one RECV or RETRY, plus per direction one TX_END and one TX_START. */
+	return sq_heap_reserve(&m->heap, live + 1 + 2 * SQ_DIRS);
+}
+
+static bool admit(struct sq_model *m, struct sq_direction *d, struct sq_pkt *p)
+{
+	if (p->ip_len > d->cfg.mtu) {
+		emit(m, d, SQ_EV_DROP_MTU, p, 0);
+		return false;
+	}
+	/* The router stage (DESIGN.md §2 item 8) will sit here, before the send buffer. */
+	if ((uint64_t)d->sbuf + p->ip_len > d->cfg.send_buffer) {
+		emit(m, d, SQ_EV_DROP_SBUF, p, 0);
+		return false;
+	}
+	return true;
+}
+
+uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
+			 const struct sq_pkt_meta *meta, void *user)
+{
+	sq_model_advance(m, now);
+	struct sq_direction *d = &m->dir[dir];
+	if (!reserve_for_arrival(m, d))
+		return 0;
+	struct sq_pkt p = { .id = m->next_id++, .user = user, .ip_len = meta->ip_len };
+	emit(m, d, SQ_EV_IN, &p, 0);
+	if (admit(m, d, &p)) {
+		sq_ring_push(&d->ring, &p);
+		d->sbuf += p.ip_len;
+		m->pending++;
+		emit(m, d, SQ_EV_ENQUEUE, &p, 0);
+		schedule_start(m, d);
+		sq_model_advance(m, now);
+	}
+	return p.id;
+}
+
+/* ---- life cycle ---------------------------------------------------------------------- */
+
+static bool init_direction(struct sq_direction *d, enum sq_dir dir,
+			   const struct sq_link_config *cfg, char *err, size_t errlen)
+{
+	const struct sq_direction_config *c = &cfg->dir[dir];
+	d->dir = dir;
+	d->cfg = *c;
+	d->rate = malloc(c->rate_len * sizeof *d->rate);
+	if (!d->rate) {
+		snprintf(err, errlen, "%s.rate: out of memory copying %zu steps", sq_dir_name(dir),
+			 c->rate_len);
+		return false;
+	}
+	memcpy(d->rate, c->rate, c->rate_len * sizeof *d->rate);
+	d->cfg.rate = d->rate;
+	sq_ring_init(&d->ring);
+	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
+		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
+	return true;
+}
+
+struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink sink,
+			      void *sink_ctx, char *err, size_t errlen)
+{
+	if (!sq_link_config_check(cfg, err, errlen))
+		return NULL;
+	struct sq_model *m = calloc(1, sizeof *m);
+	if (!m) {
+		snprintf(err, errlen, "link model: out of memory allocating the model");
+		return NULL;
+	}
+	m->sink = sink;
+	m->sink_ctx = sink_ctx;
+	m->next_id = 1;
+	sq_heap_init(&m->heap);
+	m->channel = sq_channel_new(&cfg->channel, cfg->seed, cfg->replication, err, errlen);
+	for (int i = 0; i < SQ_DIRS && m->channel; i++) {
+		if (!init_direction(&m->dir[i], (enum sq_dir)i, cfg, err, errlen)) {
+			sq_model_free(m);
+			return NULL;
+		}
+	}
+	if (!m->channel) {
+		sq_model_free(m);
+		return NULL;
+	}
+	return m;
+}
+
+void sq_model_free(struct sq_model *m)
+{
+	if (!m)
+		return;
+	for (int i = 0; i < SQ_DIRS; i++) {
+		free(m->dir[i].rate);
+		sq_ring_release(&m->dir[i].ring);
+	}
+	sq_heap_release(&m->heap);
+	sq_channel_free(m->channel);
+	free(m);
+}
+
+/* ---- queries ------------------------------------------------------------------------- */
+
+sq_time_us sq_model_next_deadline(const struct sq_model *m)
+{
+	sq_time_us change = sq_channel_current(m->channel).end;
+	sq_time_us action = next_action_time(m);
+	return change < action ? change : action;
+}
+
+uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event_type type)
+{
+	if ((unsigned)dir >= SQ_DIRS || (unsigned)type >= SQ_EV_TYPES)
+		return 0;
+	return m->dir[dir].counts[type];
+}
+
+size_t sq_model_pending(const struct sq_model *m)
+{
+	return m->pending;
+}
+
+const char *sq_event_name(enum sq_event_type type)
+{
+	static const char *const names[SQ_EV_TYPES] = {
+		[SQ_EV_IN] = "in",             [SQ_EV_ENQUEUE] = "enqueue",
+		[SQ_EV_DROP_MTU] = "drop_mtu", [SQ_EV_DROP_SBUF] = "drop_sbuf",
+		[SQ_EV_DROP_ROUTER] = "drop_router", [SQ_EV_ECN_MARK] = "ecn_mark",
+		[SQ_EV_TX] = "tx",             [SQ_EV_HIT] = "hit",
+		[SQ_EV_DROP_ERR] = "drop_err", [SQ_EV_RECV] = "recv",
+		[SQ_EV_OUT] = "out",           [SQ_EV_STALL] = "stall",
+		[SQ_EV_RESUME] = "resume",     [SQ_EV_STATE] = "state",
+	};
+	return (unsigned)type < SQ_EV_TYPES ? names[type] : "?";
+}
+
+const char *sq_dir_name(enum sq_dir dir)
+{
+	return dir == SQ_DOWN ? "down" : dir == SQ_UP ? "up" : "?";
+}
+
+const char *sq_state_name(enum sq_state state)
+{
+	return state == SQ_GOOD ? "good" : state == SQ_BAD ? "bad" : "?";
+}

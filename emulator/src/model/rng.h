@@ -1,0 +1,34 @@
+/* Seeded pseudo-random streams for the link model.
+ *
+ * Every random decision of the model comes from a stream identified by
+ * (seed, replication, stream id). The stream's xoshiro256** state is filled by
+ * splitmix64 from a key mixed out of those three numbers, so streams are
+ * independent of each other and of how much the others have been used.
+ */
+#ifndef SQ_RNG_H
+#define SQ_RNG_H
+
+#include <stdint.h>
+
+/* Stream ids used by the model (documented in LINK_MODEL.md). */
+enum sq_stream {
+	SQ_STREAM_CHANNEL = 0,      /* the good/bad timeline */
+	SQ_STREAM_ERROR_DOWN = 1,   /* per-attempt error draws, down */
+	SQ_STREAM_ERROR_UP = 2,     /* per-attempt error draws, up */
+};
+
+struct sq_rng {
+	uint64_t s[4];
+};
+
+/* One splitmix64 step: advances *state and returns the next output. */
+uint64_t sq_splitmix64(uint64_t *state);
+
+void sq_rng_init(struct sq_rng *r, uint64_t seed, uint32_t replication, uint32_t stream);
+
+uint64_t sq_rng_next(struct sq_rng *r);          /* xoshiro256** */
+double sq_rng_uniform01(struct sq_rng *r);       /* [0, 1), 53 random bits */
+/* Uniform integer in [lo, hi] without modulo bias; requires lo <= hi. */
+int64_t sq_rng_uniform_int(struct sq_rng *r, int64_t lo, int64_t hi);
+
+#endif
