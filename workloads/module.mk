@@ -9,3 +9,8 @@ PROGRAMS += squall-bulk
 squall-bulk_SRCS = $(WL_COMMON_SRCS) workloads/src/bulk/bulk_main.c workloads/src/bulk/bulk_send.c \
   workloads/src/bulk/bulk_recv.c
 squall-bulk_LIBS := -lm
+
+PROGRAMS += squall-udp
+squall-udp_SRCS = $(WL_COMMON_SRCS) workloads/src/udp/udp_main.c workloads/src/udp/udp_send.c \
+  workloads/src/udp/udp_recv.c workloads/src/udp/udp_payload.c workloads/src/udp/udp_stats.c
+squall-udp_LIBS := -lm
