@@ -12,11 +12,13 @@ CC ?= gcc
 FUZZ_CC ?= clang
 PYTHON := .venv/bin/python
 
-NL_CFLAGS := $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0 2>/dev/null)
-NL_LIBS := $(shell pkg-config --libs libnl-3.0 libnl-route-3.0 2>/dev/null)
+# Recursive (=) so pkg-config runs when a recipe needs it: on a fresh machine the
+# libraries are installed by the deps step, after this file has been read.
+NL_CFLAGS = $(shell pkg-config --cflags libnl-3.0 libnl-route-3.0)
+NL_LIBS = $(shell pkg-config --libs libnl-3.0 libnl-route-3.0)
 
 WARN := -Wall -Wextra -Werror
-BASE_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) -Icommon -Iemulator/src -Iemulator/src/model $(NL_CFLAGS)
+BASE_CFLAGS = -std=c17 -D_GNU_SOURCE $(WARN) -Icommon -Iemulator/src -Iemulator/src/model $(NL_CFLAGS)
 OPT_CFLAGS ?= -O2 -g
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer,address,undefined
@@ -51,13 +53,13 @@ $(foreach p,$(PROGRAMS),$(eval $(call link_rule,$(BUILD)/bin,$(p),$(BUILD)/obj,$
 $(foreach t,$(UNIT_TESTS),$(eval $(call link_rule,$(BUILD)/tests,$(t),$(BUILD)/san,$$(CC) $$(SAN_FLAGS))))
 $(foreach f,$(FUZZERS),$(eval $(call link_rule,$(BUILD)/fuzz,$(f),$(BUILD)/fuzzobj,$$(FUZZ_CC) $$(FUZZ_FLAGS))))
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.deps-stamp
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(OPT_CFLAGS) -MMD -MP -c -o $@ $<
-$(BUILD)/san/%.o: %.c
+$(BUILD)/san/%.o: %.c | $(BUILD)/.deps-stamp
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -MMD -MP -c -o $@ $<
-$(BUILD)/fuzzobj/%.o: %.c
+$(BUILD)/fuzzobj/%.o: %.c | $(BUILD)/.deps-stamp
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(BASE_CFLAGS) -Wno-unused-command-line-argument $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
 
