@@ -1,0 +1,129 @@
+#include "monitor_options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct time_unit {
+	const char *suffix;
+	int64_t us;
+};
+
+static const struct time_unit time_units[] = {
+	{ "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "min", 60000000 },
+};
+
+int parse_duration_us(const char *text, int64_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	if (text == NULL || text[0] < '0' || text[0] > '9')
+		return -1;
+	unsigned long long number = strtoull(text, &end, 10);
+	if (errno != 0 || end == text)
+		return -1;
+	for (size_t i = 0; i < sizeof time_units / sizeof time_units[0]; i++) {
+		if (strcmp(end, time_units[i].suffix) != 0)
+			continue;
+		if (number > (unsigned long long)(INT64_MAX / time_units[i].us))
+			return -1;
+		*out = (int64_t)number * time_units[i].us;
+		return 0;
+	}
+	return -1;
+}
+
+static int parse_int64(const char *text, int64_t *out)
+{
+	char *end = NULL;
+	errno = 0;
+	long long value = strtoll(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0')
+		return -1;
+	*out = value;
+	return 0;
+}
+
+void monitor_print_usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s --dev DEVICE --output FILE [--interval 10ms] [--t0-realtime-us N] [--duration 60s]\n"
+		"Samples backlog, drops, overlimits, requeues and ECN marks of every qdisc and class on\n"
+		"DEVICE (in the current network namespace) into a TSV file; see router-tc/README.md.\n"
+		"Prints \"ready\" on stdout once sampling; stops on SIGINT/SIGTERM or after --duration.\n",
+		prog);
+}
+
+enum { OPT_DEV = 1, OPT_OUTPUT, OPT_INTERVAL, OPT_T0, OPT_DURATION, OPT_HELP };
+
+static int apply_option(int code, const char *arg, struct monitor_options *opts, char *err, size_t err_len)
+{
+	switch (code) {
+	case OPT_DEV:
+		opts->device = arg;
+		return 0;
+	case OPT_OUTPUT:
+		opts->output = arg;
+		return 0;
+	case OPT_INTERVAL:
+		if (parse_duration_us(arg, &opts->interval_us) != 0 || opts->interval_us <= 0) {
+			snprintf(err, err_len, "--interval \"%s\": expected a positive whole time such as 10ms, 1ms or 500us", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_T0:
+		if (parse_int64(arg, &opts->t0_realtime_us) != 0 || opts->t0_realtime_us < 0) {
+			snprintf(err, err_len, "--t0-realtime-us \"%s\": expected CLOCK_REALTIME microseconds since the epoch", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_DURATION:
+		if (parse_duration_us(arg, &opts->duration_us) != 0 || opts->duration_us <= 0) {
+			snprintf(err, err_len, "--duration \"%s\": expected a positive whole time such as 60s", arg);
+			return -1;
+		}
+		return 0;
+	default:
+		snprintf(err, err_len, "unknown option; see --help");
+		return -1;
+	}
+}
+
+int monitor_options_parse(int argc, char **argv, struct monitor_options *opts, char *err, size_t err_len)
+{
+	static const struct option long_options[] = {
+		{ "dev", required_argument, NULL, OPT_DEV },
+		{ "output", required_argument, NULL, OPT_OUTPUT },
+		{ "interval", required_argument, NULL, OPT_INTERVAL },
+		{ "t0-realtime-us", required_argument, NULL, OPT_T0 },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	*opts = (struct monitor_options){ .interval_us = MONITOR_DEFAULT_INTERVAL_US };
+	optind = 1;
+	opterr = 0;
+	int code;
+	while ((code = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
+		if (code == OPT_HELP)
+			return 1;
+		if (code == '?' || code == ':') {
+			snprintf(err, err_len, "option \"%s\" is unknown or lacks its value; see --help", argv[optind - 1]);
+			return -1;
+		}
+		if (apply_option(code, optarg, opts, err, err_len) != 0)
+			return -1;
+	}
+	if (optind < argc) {
+		snprintf(err, err_len, "unexpected argument \"%s\"; every setting is an --option", argv[optind]);
+		return -1;
+	}
+	if (opts->device == NULL || opts->output == NULL) {
+		snprintf(err, err_len, "--dev DEVICE and --output FILE are both required");
+		return -1;
+	}
+	return 0;
+}

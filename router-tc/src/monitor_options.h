@@ -1,0 +1,27 @@
+/* Command line of squall-queue-monitor. */
+#ifndef SQUALL_MONITOR_OPTIONS_H
+#define SQUALL_MONITOR_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MONITOR_DEFAULT_INTERVAL_US 10000
+
+struct monitor_options {
+	const char *device;     /* --dev, required */
+	const char *output;     /* --output, required; "-" is stdout */
+	int64_t interval_us;    /* --interval, default 10 ms */
+	int64_t t0_realtime_us; /* --t0-realtime-us, default 0: absolute CLOCK_REALTIME */
+	int64_t duration_us;    /* --duration, 0 = until SIGINT/SIGTERM */
+};
+
+/* Parses "10ms", "1ms", "500us", "2s" (whole numbers only) into microseconds. */
+int parse_duration_us(const char *text, int64_t *out);
+
+/* 0 on success; -1 with a message in err naming the option and what was expected.
+ * 1 when --help was asked for (usage is printed by the caller). */
+int monitor_options_parse(int argc, char **argv, struct monitor_options *opts, char *err, size_t err_len);
+
+void monitor_print_usage(const char *prog);
+
+#endif
