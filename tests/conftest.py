@@ -1,0 +1,83 @@
+"""Shared fixtures: a fresh lane per namespace test, and the check that nothing is left.
+
+Namespace tests are marked `@pytest.mark.netns`; they are skipped (with the reason)
+when not run as root. They use lanes from $SQUALL_TEST_LANE_BASE (default 20) on,
+so several people can test on one machine with different bases.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from testbed import lane as lanes
+from testbed import netns
+from testbed.addresses import LaneAddresses, namespaces
+from testbed.link_session import bin_dir
+
+
+def lane_base() -> int:
+    return int(os.environ.get("SQUALL_TEST_LANE_BASE", "20"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("netns") is None:
+        return
+    if os.geteuid() != 0:
+        pytest.skip("needs root: creates network namespaces, veths and TUN devices")
+    missing = [tool for tool in ("ip", "tcpdump", "ethtool") if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} on PATH")
+
+
+def require_programs(*names: str) -> None:
+    """Fails (not skips) when a C program is missing: `make pytest` builds them first."""
+    for name in names:
+        path = bin_dir() / name
+        assert os.access(path, os.X_OK), f"{path} is missing; run `make build` first"
+
+
+def leftovers(lane: int, inodes: set[int]) -> list[str]:
+    """What a lane left behind: its namespaces, processes still in them, TUNs of the root namespace."""
+    found = [f"namespace {ns}" for ns in namespaces(lane).all() if netns.exists(ns)]
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            inode = (entry / "ns" / "net").stat().st_ino
+        except OSError:
+            continue
+        if inode in inodes:
+            found.append(f"process {entry.name} ({_comm(entry)}) still in a namespace of lane {lane}")
+    if Path("/sys/class/net/wl0").exists():
+        found.append("a wl0 device in the root namespace (an NPA ran outside its namespace)")
+    return found
+
+
+def namespace_inodes(addr: LaneAddresses) -> set[int]:
+    return {Path(f"/run/netns/{ns}").stat().st_ino for ns in addr.ns.all()}
+
+
+def _comm(proc_dir: Path) -> str:
+    try:
+        return (proc_dir / "comm").read_text().strip()
+    except OSError:
+        return "?"
+
+
+@pytest.fixture
+def lane() -> Iterator[LaneAddresses]:
+    """A freshly built lane (number $SQUALL_TEST_LANE_BASE); torn down afterwards, and
+    the test fails if a namespace, TUN or process of it is left."""
+    number = lane_base()
+    addr = lanes.create(number)
+    inodes = namespace_inodes(addr)
+    try:
+        yield addr
+    finally:
+        lanes.teardown(number)
+    left = leftovers(number, inodes)
+    assert not left, f"lane {number} left behind: {'; '.join(left)}"
