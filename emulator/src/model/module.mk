@@ -1,3 +1,16 @@
 # The link model: pure C, no I/O. The emulator program links $(MODEL_SRCS).
 MODEL_SRCS := $(addprefix emulator/src/model/,rng.c dist.c channel.c rate_schedule.c \
 	link_check.c action_heap.c pkt_ring.c link_model.c)
+
+# Unit tests (cmocka, virtual time). test_model_support.c is shared by the model tests.
+UNIT_TESTS += test_rng test_dist test_channel
+test_rng_SRCS = emulator/tests/test_rng.c $(MODEL_SRCS)
+test_rng_LIBS = -lcmocka -lm
+test_dist_SRCS = emulator/tests/test_dist.c $(MODEL_SRCS)
+test_dist_LIBS = -lcmocka -lm
+test_channel_SRCS = emulator/tests/test_channel.c $(MODEL_SRCS)
+test_channel_LIBS = -lcmocka -lm
+test_model_link_SRCS = emulator/tests/test_model_link.c emulator/tests/test_model_support.c $(MODEL_SRCS)
+test_model_link_LIBS = -lcmocka -lm
+test_model_arq_SRCS = emulator/tests/test_model_arq.c emulator/tests/test_model_support.c $(MODEL_SRCS)
+test_model_arq_LIBS = -lcmocka -lm
