@@ -1,0 +1,175 @@
+"""parse_router: the [router] section of a scenario, good and bad."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from testbed.errors import ConfigError
+from testbed.router_config import FifoQueue, RedQueue, RouterClass, RouterFilter, parse_router
+
+WHERE = "scenarios/x.toml: router"
+LINK = 64_000
+
+
+def diffserv() -> dict:
+    return {
+        "engine": "tc",
+        "default": "BE",
+        "classes": {
+            "EF": {"rate": "32kbit", "priority": 0, "queue": {"discipline": "pfifo", "limit": 10}},
+            "AF": {"rate": "16kbit", "ceil": "48kbit", "priority": 1,
+                   "queue": {"discipline": "bfifo", "limit": "6000B"}},
+            "BE": {"rate": "16kbit", "priority": 2, "quantum": "3000B",
+                   "queue": {"discipline": "red", "limit": "11000B", "min": "2000B", "max": "6000B",
+                             "avpkt": "500B", "ecn": True}},
+        },
+        "filters": [
+            {"class": "EF", "dscp": "EF"},
+            {"class": "AF", "protocol": "tcp", "sport": 80},
+            {"class": "EF", "protocol": "udp", "dport": 5004, "dst": "198.18.2.0/24"},
+        ],
+    }
+
+
+def test_single_class_takes_the_whole_link_rate():
+    config = parse_router({"queue": {"discipline": "pfifo", "limit": 20}}, WHERE, LINK)
+    assert config.engine == "tc"
+    assert not config.diffserv
+    assert config.rate_bps == 64_000
+    assert config.classes == (RouterClass("all", 64_000, 64_000, 0, 1500, FifoQueue("pfifo", 20)),)
+    assert config.default_class == "all"
+    assert config.filters == ()
+
+
+def test_router_rate_may_differ_from_the_link_rate():
+    # IIP report table 31: one 1 Mbit/s HTB class in front of a 64 kbit/s link.
+    config = parse_router({"rate": "1Mbit", "queue": {"discipline": "pfifo", "limit": 22}}, WHERE, LINK)
+    assert config.rate_bps == 1_000_000
+    assert config.classes[0].rate_bps == 1_000_000
+    assert config.classes[0].quantum_bytes == 12_500  # rate / 8 / r2q
+
+
+def test_diffserv_classes_queues_and_filters():
+    config = parse_router(diffserv(), WHERE, LINK)
+    assert config.diffserv
+    assert [c.name for c in config.classes] == ["EF", "AF", "BE"]
+    assert config.class_named("EF") == RouterClass("EF", 32_000, 64_000, 0, 1500, FifoQueue("pfifo", 10))
+    assert config.class_named("AF") == RouterClass("AF", 16_000, 48_000, 1, 1500, FifoQueue("bfifo", 6000))
+    assert config.class_named("BE") == RouterClass(
+        "BE", 16_000, 64_000, 2, 3000, RedQueue(11000, 2000, 6000, 500, 6, 0.1, 64_000, True))
+    assert config.default_class == "BE"
+    assert config.filters == (
+        RouterFilter("EF", dscp=46),
+        RouterFilter("AF", protocol=6, sport=80),
+        RouterFilter("EF", protocol=17, dport=5004, dst="198.18.2.0/24"),
+    )
+    assert config.disciplines() == ("pfifo", "bfifo", "red")
+
+
+def test_red_explicit_burst_probability_bandwidth_and_engine():
+    section = {"engine": "emulator", "queue": {
+        "discipline": "red", "limit": "11000B", "min": "2000B", "max": "6000B", "avpkt": "500B",
+        "burst": 10, "probability": 0.02, "bandwidth": "128kbit"}}
+    config = parse_router(section, WHERE, LINK)
+    assert config.engine == "emulator"
+    assert config.classes[0].queue == RedQueue(11000, 2000, 6000, 500, 10, 0.02, 128_000, False)
+
+
+def test_dscp_names_and_numbers():
+    section = diffserv()
+    section["filters"] = [{"class": "AF", "dscp": "AF11"}, {"class": "AF", "dscp": 26},
+                          {"class": "BE", "dscp": "CS1"}]
+    config = parse_router(section, WHERE, LINK)
+    assert [f.dscp for f in config.filters] == [10, 26, 8]
+
+
+def _set(section: dict, path: str, value: object) -> dict:
+    """A copy of section with the value at a dotted path replaced (or removed if value is DELETE)."""
+    out = copy.deepcopy(section)
+    node = out
+    keys = path.split(".")
+    for key in keys[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    if value is DELETE:
+        del node[keys[-1]]
+    elif isinstance(node, list):
+        node[int(keys[-1])] = value
+    else:
+        node[keys[-1]] = value
+    return out
+
+
+DELETE = object()
+RED_BE = "classes.BE.queue"
+
+BAD = [
+    ("engine", "ns3", "router.engine: 'ns3' is not a router engine"),
+    ("colour", "blue", "router.colour: unknown key"),
+    ("classes.EF.queue.discipline", "sfq", "router.classes.EF.queue.discipline: unknown discipline 'sfq'"),
+    ("classes.EF.queue.size", 3, "router.classes.EF.queue.size: unknown key"),
+    ("classes.EF.weight", 3, "router.classes.EF.weight: unknown key"),
+    ("filters.0.class", "XX", "router.filters[0].class: 'XX' names no class"),
+    ("filters.1.port", 80, "router.filters[1].port: unknown key"),
+    ("filters.1.protocol", DELETE, "router.filters[1].sport: needs protocol"),
+    ("filters.0.dscp", 64, "router.filters[0].dscp: 64 is not a DSCP value"),
+    ("filters.0.dscp", "AF5", "router.filters[0].dscp: unknown DSCP name 'AF5'"),
+    ("filters.1.protocol", "gre", "router.filters[1].protocol: unknown protocol 'gre'"),
+    ("filters.1.sport", 70000, "router.filters[1].sport: 70000 is not a port"),
+    ("filters.2.dst", "198.18.2.1/24", "router.filters[2].dst: \"198.18.2.1/24\" is not an IPv4 address"),
+    ("filters.0", {"class": "EF"}, "router.filters[0]: matches nothing"),
+    ("default", DELETE, "router.default: is missing"),
+    ("default", "XX", "router.default: 'XX' names no class"),
+    ("classes.EF.rate", "0kbit", "router.classes.EF.rate: \"0kbit\" is not a positive rate"),
+    ("classes.EF.rate", "-32kbit", "router.classes.EF.rate: \"-32kbit\" is negative"),
+    ("classes.EF.rate", 32000, "router.classes.EF.rate: 32000 is not a rate with a unit"),
+    ("classes.EF.rate", "128kbit", "router.classes.EF.rate: 128000 bit/s is above the router rate 64000 bit/s"),
+    ("classes.AF.rate", "50kbit", "router.classes.AF.rate: 50000 bit/s is above the class ceil 48000 bit/s"),
+    ("classes.AF.ceil", "65kbit", "router.classes.AF.ceil: 65000 bit/s is above the router rate"),
+    ("classes.EF.rate", "40kbit", "router.classes: the class rates add up to 72000 bit/s"),
+    ("classes.EF.rate", DELETE, "router.classes.EF.rate: is missing"),
+    ("classes.EF.priority", 8, "router.classes.EF.priority: 8 is not an HTB priority"),
+    ("classes.EF.quantum", "0B", "router.classes.EF.quantum: \"0B\" is not a positive size"),
+    ("classes.EF.queue", DELETE, "router.classes.EF.queue: is missing"),
+    ("classes.EF.queue.limit", 0, "router.classes.EF.queue.limit: 0 is not a positive whole number of packets"),
+    ("classes.EF.queue.limit", "20", "router.classes.EF.queue.limit: '20' is not a positive whole number"),
+    ("classes.AF.queue.limit", 6000, "router.classes.AF.queue.limit: 6000 is not a size with a unit"),
+    (f"{RED_BE}.min", "6000B", "router.classes.BE.queue.min: 6000 B is not below max 6000 B"),
+    (f"{RED_BE}.max", "12000B", "router.classes.BE.queue.max: 12000 B is above limit 11000 B"),
+    (f"{RED_BE}.probability", 0, "router.classes.BE.queue.probability: 0 is outside (0, 1]"),
+    (f"{RED_BE}.probability", 1.5, "router.classes.BE.queue.probability: 1.5 is outside (0, 1]"),
+    (f"{RED_BE}.burst", 2, "router.classes.BE.queue.burst: 2 packets is below min/avpkt = 4"),
+    (f"{RED_BE}.ecn", "yes", "router.classes.BE.queue.ecn: 'yes' is not true or false"),
+    (f"{RED_BE}.avpkt", DELETE, "router.classes.BE.queue.avpkt: is missing"),
+    (f"{RED_BE}.bandwidth", "0bit", "router.classes.BE.queue.bandwidth: \"0bit\" is not a positive rate"),
+    ("classes.e f", {"rate": "1kbit", "queue": {"discipline": "pfifo", "limit": 1}},
+     "router.classes.e f: class names start with a letter"),
+    ("classes", {}, "router.classes: is empty"),
+    ("queue", {"discipline": "pfifo", "limit": 5}, "router: has both `queue`"),
+    ("filters", {"class": "EF"}, "router.filters: is not an array of tables"),
+]
+
+
+@pytest.mark.parametrize("path,value,message", BAD, ids=[f"{p}={v!r}" for p, v, _ in BAD])
+def test_bad_diffserv_configs_name_the_key(path, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router(_set(diffserv(), path, value), WHERE, LINK)
+    assert str(info.value).startswith(f"scenarios/x.toml: {message}"), str(info.value)
+
+
+@pytest.mark.parametrize("section,message", [
+    ({}, "router: needs `queue`"),
+    ({"queue": {"limit": 20}}, "router.queue.discipline: is missing"),
+    ({"queue": {"discipline": "pfifo", "limit": 20}, "default": "all"}, "router.default: is only meaningful"),
+    ({"queue": {"discipline": "pfifo", "limit": 20}, "rate": "0kbit"}, "router.rate: \"0kbit\" is not a positive"),
+    ({"queue": "pfifo"}, "router.queue: expected a table"),
+])
+def test_bad_single_class_configs(section, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router(section, WHERE, LINK)
+    assert str(info.value).startswith(f"scenarios/x.toml: {message}"), str(info.value)
+
+
+def test_a_router_section_that_is_not_a_table():
+    with pytest.raises(ConfigError, match=r"^scenarios/x.toml: router: expected a table"):
+        parse_router("tc", WHERE, LINK)  # type: ignore[arg-type]
