@@ -45,6 +45,15 @@ class ProgramGroup:
     workdir: Path
     programs: dict[str, Program] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+
+    def __enter__(self) -> "ProgramGroup":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop_all()
+
     def start(self, name: str, ns: str, argv: Sequence[str]) -> Program:
         if name in self.programs:
             raise ValueError(f"a program named {name} was already started in this group")

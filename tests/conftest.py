@@ -81,3 +81,22 @@ def lane() -> Iterator[LaneAddresses]:
         lanes.teardown(number)
     left = leftovers(number, inodes)
     assert not left, f"lane {number} left behind: {'; '.join(left)}"
+
+
+def run_to_completion(group, name: str, ns: str, argv: list[str], timeout_s: float) -> dict:
+    """Runs a workload program of a ProgramGroup to its end; returns its JSON summary (last stdout line)."""
+    import json
+
+    program = group.start(name, ns, argv)
+    code = group.wait_exit(name, timeout_s)
+    assert code is not None, f"{program.describe()} did not finish within {timeout_s:g} s"
+    return last_json_line(program, code)
+
+
+def last_json_line(program, code: int) -> dict:
+    import json
+
+    lines = [line for line in program.stdout().splitlines() if line.startswith("{")]
+    assert code == 0 and lines, (f"{program.describe()} exited {code}; stdout: {program.stdout()!r}; "
+                                 f"stderr: {program.stderr()!r}")
+    return json.loads(lines[-1])

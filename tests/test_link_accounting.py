@@ -1,0 +1,67 @@
+"""Every packet the fixed host sends is accounted for by the emulator log.
+
+Captures on the fixed host's eth0 and the mobile host's wl0 are joined with the log
+by packet identity (emulator/LOG_FORMAT.md), never by time.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import require_programs, run_to_completion
+from testbed import emulator_log
+from testbed.capture import Capture, read_packets
+from testbed.link_session import LinkSession, program_path
+from testbed.packet_identity import from_log_fields, from_scapy
+from testbed.processes import ProgramGroup
+from testbed.simple_link import direction, periodic_channel, symmetric
+
+pytestmark = pytest.mark.netns
+DROPS = ("drop_mtu", "drop_sbuf", "drop_router", "drop_err")
+
+
+def lossy_link():
+    # Bad half of the time with 80 % frame errors and no ARQ (error drops), and a send
+    # buffer of two packets under a sender faster than the link (congestion drops).
+    d = direction(64_000, 100_000, 576, send_buffer=1100, error_bad=0.8)
+    return symmetric("lossy", d, periodic_channel(good_us=700_000, bad_us=700_000))
+
+
+def test_every_sent_packet_is_delivered_with_an_out_event_or_dropped_with_a_drop_event(lane, tmp_path: Path) -> None:
+    require_programs("squall-emulator", "squall-npa", "squall-udp")
+    udp = str(program_path("squall-udp"))
+    target = f"{lane.mobile_host}:6001"
+    sent_pcap, recv_pcap = tmp_path / "fixed.pcap", tmp_path / "mobile.pcap"
+    with LinkSession(lane, lossy_link(), tmp_path / "link") as session, \
+            ProgramGroup(tmp_path / "workload") as group, \
+            Capture(lane.ns.fixed, lane.fixed_eth.dev, sent_pcap, f"udp and dst host {lane.mobile_host}"), \
+            Capture(lane.ns.mobile, lane.mobile_wireless.dev, recv_pcap, "udp"):
+        group.start("udp-recv", lane.ns.mobile, [udp, "recv", "--listen", target])
+        group.wait_ready("udp-recv", "listening", 5)
+        # 500 B payload = 528 B packets every 50 ms: 84 kbit/s into a 64 kbit/s link.
+        run_to_completion(group, "udp-send", lane.ns.fixed,
+                          [udp, "send", "--connect", target, "--size", "500", "--rate", "20pps",
+                           "--count", "80"], timeout_s=30)
+        time.sleep(0.5)   # let the link drain: 2 packets in the buffer + 100 ms delay
+    log = emulator_log.read(session.result.log_path)
+    assert log.complete
+    sent = [from_scapy(p) for p in read_packets(sent_pcap)]
+    received = {from_scapy(p) for p in read_packets(recv_pcap)}
+    down = [e for e in log.events if e["dir"] == "down"]
+    delivered = {from_log_fields(e) for e in down if e["event"] == "out"}
+    dropped = {from_log_fields(e): e["event"] for e in down if e["event"] in DROPS}
+
+    assert len(sent) == 80 and len(set(sent)) == 80, "identities must be unique within the run"
+    for packet in sent:
+        if packet in received:
+            assert packet in delivered, f"{packet} reached the mobile host without an `out` event"
+            assert packet not in dropped
+        else:
+            assert packet in dropped, f"{packet} was lost without a drop_* event"
+            assert packet not in delivered
+    assert received <= set(sent)
+    assert delivered == received, "an `out` event without the packet at the mobile host (or vice versa)"
+    causes = set(dropped.values())
+    assert {"drop_sbuf", "drop_err"} <= causes, f"the profile should cause both kinds of drop, got {causes}"

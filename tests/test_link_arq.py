@@ -1,0 +1,78 @@
+"""ARQ retransmissions show in the capture timing: k retries arrive k x arq_delay late."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import require_programs, run_to_completion
+from testbed.capture import Capture, read_packets
+from testbed.link_session import LinkSession, program_path
+from testbed.packet_identity import from_scapy
+from testbed.processes import ProgramGroup
+from testbed.simple_link import direction, periodic_channel, symmetric
+
+pytestmark = pytest.mark.netns
+RATE_BPS, DELAY_US, ARQ_DELAY_US = 64_000, 300_000, 700_000
+GOOD_US, BAD_US = 2_000_000, 1_000_000    # good [0, 2 s), bad [2 s, 3 s), good [3 s, 5 s), ...
+MARGIN_US = 30_000                        # packets this close to a state change are not judged
+
+
+def state_at(t_us: float) -> str:
+    return "good" if t_us % (GOOD_US + BAD_US) < GOOD_US else "bad"
+
+
+def near_state_change(t_us: float) -> bool:
+    phase = t_us % (GOOD_US + BAD_US)
+    return min(abs(phase - GOOD_US), phase, GOOD_US + BAD_US - phase) < MARGIN_US
+
+
+def retries_needed(t_us: float) -> int | None:
+    """Attempt j is at t + j x arq_delay and fails exactly when the channel is bad then
+    (error probability 1 in bad, 0 in good); None when an attempt is too near a state change."""
+    for k in range(4):
+        at = t_us + k * ARQ_DELAY_US
+        if near_state_change(at):
+            return None
+        if state_at(at) == "good":
+            return k
+    return None
+
+
+def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, tmp_path: Path) -> None:
+    require_programs("squall-emulator", "squall-npa", "squall-udp")
+    # Out-of-order delivery, so a late packet does not hold back the ones behind it.
+    d = direction(RATE_BPS, DELAY_US, 576, error_bad=1.0, arq_retransmissions=3,
+                  arq_delay_us=ARQ_DELAY_US, in_order=False)
+    link = symmetric("arq", d, periodic_channel(GOOD_US, BAD_US))
+    udp = str(program_path("squall-udp"))
+    target = f"{lane.mobile_host}:6001"
+    sent_pcap, recv_pcap = tmp_path / "fixed.pcap", tmp_path / "mobile.pcap"
+    with LinkSession(lane, link, tmp_path / "link") as session, \
+            ProgramGroup(tmp_path / "workload") as group, \
+            Capture(lane.ns.fixed, lane.fixed_eth.dev, sent_pcap, f"udp and dst host {lane.mobile_host}"), \
+            Capture(lane.ns.mobile, lane.mobile_wireless.dev, recv_pcap, "udp"):
+        group.start("udp-recv", lane.ns.mobile, [udp, "recv", "--listen", target, "--idle-timeout", "3s"])
+        group.wait_ready("udp-recv", "listening", 5)
+        # 100 B payload = 128 B packets (16 ms on the link) every 100 ms for 4 s: no queueing.
+        run_to_completion(group, "udp-send", lane.ns.fixed,
+                          [udp, "send", "--connect", target, "--size", "100", "--rate", "10pps",
+                           "--count", "40"], timeout_s=20)
+        group.wait_exit("udp-recv", 10)   # idle for 3 s: every retry has arrived
+    t0_s = session.start_realtime_us / 1e6
+    arrivals = {from_scapy(p): float(p.time) for p in read_packets(recv_pcap)}
+    seen_k: dict[int, int] = {}
+    for p in read_packets(sent_pcap):
+        # Same machine, same clock: capture times are comparable; the join is by identity.
+        t_us = (float(p.time) - t0_s) * 1e6
+        k = retries_needed(t_us)
+        if k is None:
+            continue
+        identity = from_scapy(p)
+        assert identity in arrivals, f"packet sent at t = {t_us / 1e6:.3f} s never arrived"
+        one_way_us = (arrivals[identity] - float(p.time)) * 1e6
+        predicted_us = p.len * 8 * 1e6 / RATE_BPS + DELAY_US + k * ARQ_DELAY_US
+        assert one_way_us == pytest.approx(predicted_us, abs=3_000), \
+            f"packet sent at t = {t_us / 1e6:.3f} s took {one_way_us / 1e3:.1f} ms; predicted {k} retries"
+        seen_k[k] = seen_k.get(k, 0) + 1
+    assert {0, 1, 2} <= set(seen_k), f"the window should produce 0, 1 and 2 retries; got {seen_k}"
