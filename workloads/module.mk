@@ -14,3 +14,9 @@ PROGRAMS += squall-udp
 squall-udp_SRCS = $(WL_COMMON_SRCS) workloads/src/udp/udp_main.c workloads/src/udp/udp_send.c \
   workloads/src/udp/udp_recv.c workloads/src/udp/udp_payload.c workloads/src/udp/udp_stats.c
 squall-udp_LIBS := -lm
+
+PROGRAMS += squall-http
+squall-http_SRCS = $(WL_COMMON_SRCS) workloads/src/http/http_main.c workloads/src/http/http_page.c \
+  workloads/src/http/http_conn.c workloads/src/http/http_summary.c workloads/src/http/http_request.c \
+  workloads/src/http/http_response.c workloads/src/http/http_workloads.c
+squall-http_LIBS := -lm

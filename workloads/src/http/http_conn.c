@@ -1,0 +1,185 @@
+/* One client connection: non-blocking connect, request writes, response parsing. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http_client.h"
+#include "http_request.h"
+#include "wl_time.h"
+
+static int fail_errno(struct http_page *page, unsigned conn, const char *what)
+{
+    snprintf(page->error, sizeof page->error, "connection %u to %s: %s: %s", conn, page->remote, what,
+             strerror(errno));
+    return -1;
+}
+
+int http_conn_open(struct http_page *page, unsigned conn)
+{
+    struct http_conn *c = &page->conns[conn];
+    const struct http_config *cfg = page->cfg;
+    c->fd = socket(cfg->remote.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0)
+        return fail_errno(page, conn, "creating a TCP socket");
+    c->state = CONN_CONNECTING;
+    if (wl_set_tos(c->fd, cfg->remote.ss_family, cfg->common.tos) != 0)
+        return fail_errno(page, conn, "setting --tos");
+    http_response_reset(&c->resp);
+    c->connect_start_us = wl_realtime_us();
+    http_page_log(page, c->connect_start_us, "connect_start", (int)conn, -1, 0);
+    if (connect(c->fd, (const struct sockaddr *)&cfg->remote, cfg->remote_len) != 0 && errno != EINPROGRESS)
+        return fail_errno(page, conn, "connect");
+    return 0;
+}
+
+int http_conn_enqueue(struct http_page *page, unsigned conn, bool connection_close)
+{
+    struct http_conn *c = &page->conns[conn];
+    struct http_object *o = &page->objects[c->queue[c->enqueued]];
+    const struct http_config *cfg = page->cfg;
+    if (c->out_len + cfg->request_size >= sizeof c->out) {
+        snprintf(page->error, sizeof page->error, "connection %u: request buffer full", conn);
+        return -1;
+    }
+    int n = http_request_build(c->out + c->out_len, sizeof c->out - c->out_len, cfg->request_size, o->url,
+                               page->host, cfg->http11, connection_close);
+    if (n < 0) {
+        snprintf(page->error, sizeof page->error, "--request-size %llu is too small for the request of %s "
+                 "(at least %zu bytes are needed)", (unsigned long long)cfg->request_size, o->url,
+                 http_request_min_size(o->url, page->host, cfg->http11, connection_close));
+        return -1;
+    }
+    c->out_len += (size_t)n;
+    c->enqueued++;
+    return 0;
+}
+
+static int flush_requests(struct http_page *page, unsigned conn)
+{
+    struct http_conn *c = &page->conns[conn];
+    while (c->out_sent < c->out_len) {
+        ssize_t n = write(c->fd, c->out + c->out_sent, c->out_len - c->out_sent);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+            return 0;
+        if (n < 0)
+            return fail_errno(page, conn, "writing a request");
+        c->out_sent += (size_t)n;
+    }
+    int64_t now = wl_realtime_us();
+    for (; c->requested < c->enqueued; c->requested++) {
+        unsigned obj = c->queue[c->requested];
+        page->objects[obj].request_sent_us = now;
+        http_page_log(page, now, "request_sent", (int)conn, (int)obj, page->cfg->request_size);
+    }
+    c->out_len = c->out_sent = 0;
+    return 0;
+}
+
+static int finish_connect(struct http_page *page, unsigned conn)
+{
+    struct http_conn *c = &page->conns[conn];
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+        errno = err ? err : errno;
+        return fail_errno(page, conn, "connect");
+    }
+    c->state = CONN_OPEN;
+    c->connected_us = wl_realtime_us();
+    wl_local_endpoint(c->fd, c->local, sizeof c->local);
+    http_page_log(page, c->connected_us, "connected", (int)conn, -1, 0);
+    return http_page_fill_requests(page, conn);
+}
+
+int http_conn_on_writable(struct http_page *page, unsigned conn)
+{
+    struct http_conn *c = &page->conns[conn];
+    if (c->state == CONN_CONNECTING && finish_connect(page, conn) != 0)
+        return -1;
+    return flush_requests(page, conn);
+}
+
+static int complete_object(struct http_page *page, unsigned conn, int64_t now)
+{
+    struct http_conn *c = &page->conns[conn];
+    unsigned obj = c->queue[c->answered];
+    struct http_object *o = &page->objects[obj];
+    o->bytes = c->resp.body_bytes;
+    o->last_byte_us = now;
+    if (c->resp.status != 200 || o->bytes != o->size) {
+        snprintf(page->error, sizeof page->error, "%s on connection %u: expected status 200 and %llu body "
+                 "bytes, got status %d and %llu bytes", o->url, conn, (unsigned long long)o->size,
+                 c->resp.status, (unsigned long long)o->bytes);
+        return -1;
+    }
+    o->done = true;
+    http_page_log(page, now, "last_byte", (int)conn, (int)obj, o->bytes);
+    c->answered++;
+    http_response_reset(&c->resp);
+    return http_page_on_object_done(page, conn, obj);
+}
+
+static int consume(struct http_page *page, unsigned conn, const uint8_t *data, size_t len, int64_t now)
+{
+    struct http_conn *c = &page->conns[conn];
+    size_t used = 0;
+    while (used < len) {
+        if (c->answered >= c->queued) {
+            snprintf(page->error, sizeof page->error, "connection %u: %zu bytes after the last expected "
+                     "response", conn, len - used);
+            return -1;
+        }
+        struct http_object *o = &page->objects[c->queue[c->answered]];
+        if (c->resp.header_len == 0) {
+            o->first_byte_us = now;
+            http_page_log(page, now, "first_byte", (int)conn, (int)c->queue[c->answered], 0);
+        }
+        used += http_response_feed(&c->resp, data + used, len - used);
+        if (c->resp.state == HTTP_RESP_ERROR) {
+            snprintf(page->error, sizeof page->error, "%s on connection %u: %s", o->url, conn, c->resp.error);
+            return -1;
+        }
+        if (c->resp.state == HTTP_RESP_DONE && complete_object(page, conn, now) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int on_eof(struct http_page *page, unsigned conn, int64_t now)
+{
+    struct http_conn *c = &page->conns[conn];
+    if (c->answered < c->queued) {
+        http_response_eof(&c->resp);
+        if (c->resp.state == HTTP_RESP_DONE && complete_object(page, conn, now) != 0)
+            return -1;
+    }
+    c->state = CONN_CLOSED;
+    c->closed_us = now;
+    close(c->fd);
+    c->fd = -1;
+    http_page_log(page, now, "closed", (int)conn, -1, 0);
+    if (c->answered < c->queued) {
+        const struct http_object *o = &page->objects[c->queue[c->answered]];
+        snprintf(page->error, sizeof page->error, "connection %u closed by the server after %u of %u "
+                 "responses (%s: %llu of %llu body bytes)", conn, c->answered, c->queued, o->url,
+                 (unsigned long long)c->resp.body_bytes, (unsigned long long)o->size);
+        return -1;
+    }
+    return http_page_on_conn_closed(page, conn);
+}
+
+int http_conn_on_readable(struct http_page *page, unsigned conn)
+{
+    struct http_conn *c = &page->conns[conn];
+    uint8_t buf[65536];
+    ssize_t n = read(c->fd, buf, sizeof buf);
+    int64_t now = wl_realtime_us();
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    if (n < 0)
+        return fail_errno(page, conn, "reading a response");
+    if (n == 0)
+        return on_eof(page, conn, now);
+    return consume(page, conn, buf, (size_t)n, now);
+}
