@@ -1,0 +1,75 @@
+/* The emulator's configuration: the link configuration plus the process keys,
+ * parsed from the file format of emulator/CONFIG.md.
+ *
+ * A struct sq_emu_config points into itself (link.dir[].rate): initialise it with
+ * sq_config_init() in its final place and never copy it. */
+#ifndef SQ_CONFIG_H
+#define SQ_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "link_config.h"
+
+#define SQ_MAX_RATE_STEPS 1024
+#define SQ_MAX_TRACE_STEPS 100000
+#define SQ_CONFIG_PATH_MAX 4096
+#define SQ_DEFAULT_PORT 5300
+
+enum sq_autostart { SQ_AUTOSTART_NONE, SQ_AUTOSTART_PEERS };
+
+struct sq_emu_config {
+	struct sq_link_config link;
+	struct sq_rate_step rate[SQ_DIRS][SQ_MAX_RATE_STEPS];
+	struct sq_trace_step *trace;          /* owned; loaded by sq_config_load_trace */
+	char trace_path[SQ_CONFIG_PATH_MAX];  /* "" if no trace; resolved against the file's dir */
+
+	char listen_text[128];
+	struct sockaddr_storage listen;
+	socklen_t listen_len;
+	uint64_t token;
+	char log_path[SQ_CONFIG_PATH_MAX];
+	sq_time_us keepalive;
+	sq_time_us peer_timeout;
+	enum sq_autostart autostart;
+
+	bool token_set, log_set, seed_set;
+	char source[SQ_CONFIG_PATH_MAX];      /* file name used in messages */
+};
+
+/* Defaults of every optional key. */
+void sq_config_init(struct sq_emu_config *cfg);
+/* Releases what the config owns (the trace). */
+void sq_config_release(struct sq_emu_config *cfg);
+
+/* Parses a whole file held in memory; name is used in messages and to resolve
+ * a relative trace path. Checks the link keys (required, ranges) but not the
+ * process keys that flags may still give (see sq_config_finish). On failure
+ * returns false with "NAME:LINE: KEY: ..." in err. */
+bool sq_config_parse(struct sq_emu_config *cfg, const char *name, const char *buf, size_t len,
+		     char *err, size_t errlen);
+
+/* Reads and parses the file at path (then the trace file, if any). */
+bool sq_config_load(struct sq_emu_config *cfg, const char *path, char *err, size_t errlen);
+
+/* Sets one process key (listen, token, log, seed, replication, ...) from the
+ * command line; origin names it in messages ("--seed"). */
+bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *value,
+			const char *origin, char *err, size_t errlen);
+
+/* Checks that the keys required from file or command line (token, log, seed) are set. */
+bool sq_config_finish(const struct sq_emu_config *cfg, char *err, size_t errlen);
+
+/* Parses a channel trace (lines "good|bad DURATION") held in memory into cfg. */
+bool sq_config_parse_trace(struct sq_emu_config *cfg, const char *name, const char *buf,
+			   size_t len, char *err, size_t errlen);
+bool sq_config_load_trace(struct sq_emu_config *cfg, char *err, size_t errlen);
+
+/* Writes every key with its effective value in canonical units, one
+ * "PREFIXkey = value" line each (the log header uses PREFIX "# config "). */
+void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix);
+
+#endif

@@ -1,0 +1,126 @@
+#include "event_log.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_BUFFER (1u << 20)
+
+bool sq_event_log_open(struct sq_event_log *log, const char *path, char *err, size_t errlen)
+{
+	memset(log, 0, sizeof(*log));
+	log->f = fopen(path, "w");
+	if (!log->f) {
+		snprintf(err, errlen, "log %s: cannot create: %s", path, strerror(errno));
+		return false;
+	}
+	log->buffer = malloc(LOG_BUFFER);
+	if (log->buffer)
+		setvbuf(log->f, log->buffer, _IOFBF, LOG_BUFFER);
+	return true;
+}
+
+void sq_event_log_prestart(struct sq_event_log *log, int64_t mono_ns, const char *note)
+{
+	if (log->pre_len == log->pre_cap) {
+		size_t cap = log->pre_cap ? log->pre_cap * 2 : 16;
+		struct sq_prestart_event *bigger = realloc(log->pre, cap * sizeof(*bigger));
+		if (!bigger) {
+			log->write_failed = true;
+			return;
+		}
+		log->pre = bigger;
+		log->pre_cap = cap;
+	}
+	struct sq_prestart_event *e = &log->pre[log->pre_len++];
+	e->mono_ns = mono_ns;
+	snprintf(e->note, sizeof(e->note), "%s", note);
+}
+
+/* Floor division, so an event 1 ns before t = 0 is at -1 µs. */
+static int64_t floor_us(int64_t ns)
+{
+	return ns >= 0 ? ns / 1000 : -((-ns + 999) / 1000);
+}
+
+void sq_event_log_header(struct sq_event_log *log, const struct sq_emu_config *cfg, bool started,
+			 int64_t origin_ns, int64_t origin_realtime_us)
+{
+	FILE *f = log->f;
+	fputs("# squall-emulator event log\n# format 1\n", f);
+	fprintf(f, "# seed %" PRIu64 "\n# replication %" PRIu32 "\n", cfg->link.seed, cfg->link.replication);
+	fprintf(f, "# started %s\n# start_realtime_us %" PRId64 "\n", started ? "yes" : "no", origin_realtime_us);
+	sq_config_write(cfg, f, "# config ");
+	fputs("# columns time_us event dir pkt_id ip_len state attempt sbuf rbuf proto src sport "
+	      "dst dport ip_id tcp_seq tcp_ack tcp_flags payload_len note\n", f);
+	log->header_written = true;
+	for (size_t i = 0; i < log->pre_len; i++) {
+		struct sq_log_record r = {
+			.t = floor_us(log->pre[i].mono_ns - origin_ns),
+			.event = "peer",
+			.note = log->pre[i].note,
+		};
+		sq_event_log_write(log, &r);
+	}
+	free(log->pre);
+	log->pre = NULL;
+	log->pre_len = log->pre_cap = 0;
+}
+
+void sq_event_log_write(struct sq_event_log *log, const struct sq_log_record *r)
+{
+	char line[SQ_LOG_LINE_MAX];
+	size_t n = sq_log_format(r, line, sizeof(line));
+	if (fwrite(line, 1, n, log->f) != n)
+		log->write_failed = true;
+}
+
+static void print_counters(FILE *out, const char *prefix, const char *dir, const uint64_t *c)
+{
+	fprintf(out, "%scounters %s", prefix, dir);
+	for (int e = 0; e < SQ_EV_TYPES; e++)
+		if (e != SQ_EV_STATE)
+			fprintf(out, " %s %" PRIu64, sq_event_name((enum sq_event_type)e), c[e]);
+	fputc('\n', out);
+}
+
+void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *prefix)
+{
+	fprintf(out, "%send time_us %" PRId64 " reason %s\n", prefix, t->end_us, t->end_reason);
+	print_counters(out, prefix, "down", t->counters[SQ_DOWN]);
+	print_counters(out, prefix, "up", t->counters[SQ_UP]);
+	fprintf(out, "%sstate_changes %" PRIu64 "\n", prefix,
+		t->counters[SQ_DOWN][SQ_EV_STATE] + t->counters[SQ_UP][SQ_EV_STATE]);
+	fprintf(out, "%spending %" PRIu64 "\n", prefix, t->pending);
+	fprintf(out, "%sundeliverable down %" PRIu64 " up %" PRIu64 " send_errors %" PRIu64 "\n", prefix,
+		t->undeliverable[SQ_DOWN], t->undeliverable[SQ_UP], t->send_errors);
+	fprintf(out, "%srejected", prefix);
+	for (int r = 0; r < SQ_REJECT_REASONS; r++)
+		fprintf(out, " %s %" PRIu64, sq_reject_name((enum sq_reject)r), t->rejected[r]);
+	fputc('\n', out);
+	const struct sq_lateness *l = t->lateness;
+	fprintf(out, "%slateness_us n %" PRIu64 " p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
+		" early %" PRIu64 "\n", prefix, l->count, sq_lateness_quantile_us(l, 0.50),
+		sq_lateness_quantile_us(l, 0.99), sq_lateness_max_us(l), l->early);
+}
+
+void sq_event_log_trailer(struct sq_event_log *log, const struct sq_log_totals *t)
+{
+	sq_log_totals_print(log->f, t, "# ");
+}
+
+bool sq_event_log_close(struct sq_event_log *log, char *err, size_t errlen)
+{
+	bool ok = !log->write_failed;
+	if (log->f) {
+		ok = !ferror(log->f) && ok;
+		ok = fclose(log->f) == 0 && ok;
+	}
+	free(log->buffer);
+	free(log->pre);
+	memset(log, 0, sizeof(*log));
+	if (!ok)
+		snprintf(err, errlen, "log: writing failed (disk full?): the log is incomplete");
+	return ok;
+}

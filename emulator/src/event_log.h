@@ -1,0 +1,62 @@
+/* The event log file (emulator/LOG_FORMAT.md): header, event lines, trailer.
+ * Buffered; `peer` events before the start are kept in memory and written
+ * after the header with times relative to t = 0 (negative). */
+#ifndef SQ_EVENT_LOG_H
+#define SQ_EVENT_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "lateness.h"
+#include "log_line.h"
+#include "peers.h"
+
+struct sq_prestart_event {
+	int64_t mono_ns;
+	char note[96];
+};
+
+struct sq_event_log {
+	FILE *f;
+	char *buffer;                        /* stdio buffer */
+	bool header_written;
+	struct sq_prestart_event *pre;
+	size_t pre_len, pre_cap;
+	bool write_failed;
+};
+
+/* The counts the trailer reports. */
+struct sq_log_totals {
+	sq_time_us end_us;
+	uint64_t counters[SQ_DIRS][SQ_EV_TYPES];
+	uint64_t pending;
+	uint64_t undeliverable[SQ_DIRS];
+	uint64_t send_errors;
+	uint64_t rejected[SQ_REJECT_REASONS];
+	const struct sq_lateness *lateness;
+	const char *end_reason;
+};
+
+bool sq_event_log_open(struct sq_event_log *log, const char *path, char *err, size_t errlen);
+
+/* A `peer` event before the header is written. */
+void sq_event_log_prestart(struct sq_event_log *log, int64_t mono_ns, const char *note);
+
+/* Writes the header and the buffered pre-start events (times relative to
+ * origin_ns, the CLOCK_MONOTONIC of t = 0). */
+void sq_event_log_header(struct sq_event_log *log, const struct sq_emu_config *cfg, bool started,
+			 int64_t origin_ns, int64_t origin_realtime_us);
+
+void sq_event_log_write(struct sq_event_log *log, const struct sq_log_record *r);
+
+void sq_event_log_trailer(struct sq_event_log *log, const struct sq_log_totals *t);
+
+/* Writes the trailer's text to any stream (the exit summary uses the same counts). */
+void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *prefix);
+
+/* Flushes and closes; false if anything could not be written. */
+bool sq_event_log_close(struct sq_event_log *log, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,43 @@
+/* Formatting of one event line of the emulator log (emulator/LOG_FORMAT.md):
+ * 20 tab-separated columns, "-" for "not applicable". */
+#ifndef SQ_LOG_LINE_H
+#define SQ_LOG_LINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "link_model.h"
+#include "pktinfo.h"
+
+#define SQ_LOG_LINE_MAX 512
+
+/* One row. Optional columns carry a has_ flag; id may be NULL (no packet). */
+struct sq_log_record {
+	sq_time_us t;
+	const char *event;
+	bool has_dir;
+	enum sq_dir dir;
+	uint64_t pkt_id;           /* 0: "-" */
+	bool has_ip_len;
+	uint32_t ip_len;
+	bool has_state;
+	enum sq_state state;
+	bool has_attempt;
+	uint32_t attempt;
+	bool has_buffers;
+	uint32_t sbuf, rbuf;
+	const struct sq_pkt_identity *id;
+	const char *note;          /* NULL: "-" */
+};
+
+/* The record of a link model event; id is the packet's identity (NULL if none). */
+struct sq_log_record sq_log_record_of_event(const struct sq_event *ev, const struct sq_pkt_identity *id);
+
+/* Writes the line with its trailing newline into out; returns its length
+ * (truncated lines still end with a newline). */
+size_t sq_log_format(const struct sq_log_record *r, char *out, size_t outlen);
+
+/* "SA", "FPA", "." for none. out must hold 9 bytes. */
+void sq_tcp_flags_text(uint8_t flags, char *out);
+
+#endif

@@ -1,0 +1,138 @@
+/* squall-emulator: the Simulation Process. Usage: see usage() and emulator/README.md. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "sp.h"
+#include "timeline.h"
+#include "units.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: squall-emulator [options] CONFIG\n"
+	      "\n"
+	      "The squall link emulator (Simulation Process). Reads CONFIG (format: emulator/CONFIG.md),\n"
+	      "binds its UDP socket, registers the two NPAs, starts the run on START (or when both NPAs\n"
+	      "registered with autostart = peers), and writes the event log (emulator/LOG_FORMAT.md).\n"
+	      "Protocol: emulator/PROTOCOL.md.\n"
+	      "\n"
+	      "options (override the file's key of the same name):\n"
+	      "  --seed N                 scenario seed (u64)\n"
+	      "  --replication N          replication number (u32)\n"
+	      "  --log PATH               event log file\n"
+	      "  --listen ADDR:PORT       UDP address to bind, e.g. 127.0.0.1:5300 or [::1]:5300 (port 0: any)\n"
+	      "  --token HEX16            run token, 16 hex digits\n"
+	      "other options:\n"
+	      "  --print-timeline DURATION  print the channel state timeline (\"start_us state\" lines)\n"
+	      "                           for the first DURATION (e.g. 120s) and exit; opens no socket\n"
+	      "  --help                   this text\n"
+	      "\n"
+	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM), 1 usage or configuration error,\n"
+	      "            2 runtime error, 3 an NPA was lost during the run\n",
+	      out);
+}
+
+struct cli {
+	const char *config_path;
+	const char *override_key[8];
+	const char *override_value[8];
+	int overrides;
+	const char *timeline;
+};
+
+static bool parse_cli(int argc, char **argv, struct cli *cli)
+{
+	static const struct option options[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "replication", required_argument, NULL, 'r' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "listen", required_argument, NULL, 'L' },
+		{ "token", required_argument, NULL, 't' },
+		{ "print-timeline", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	memset(cli, 0, sizeof(*cli));
+	int c;
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		if (c == 'h') {
+			usage(stdout);
+			exit(0);
+		}
+		if (c == 'T') {
+			cli->timeline = optarg;
+			continue;
+		}
+		if (c == '?' || cli->overrides == 8)
+			return false;
+		for (int i = 0; options[i].name; i++)
+			if (options[i].val == c)
+				cli->override_key[cli->overrides] = options[i].name;
+		cli->override_value[cli->overrides++] = optarg;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "squall-emulator: expected exactly one CONFIG file argument\n");
+		return false;
+	}
+	cli->config_path = argv[optind];
+	return true;
+}
+
+static bool apply_overrides(struct sq_emu_config *cfg, const struct cli *cli, char *err, size_t errlen)
+{
+	for (int i = 0; i < cli->overrides; i++) {
+		char origin[32];
+		snprintf(origin, sizeof(origin), "--%s", cli->override_key[i]);
+		if (!sq_config_override(cfg, cli->override_key[i], cli->override_value[i], origin, err, errlen))
+			return false;
+	}
+	return true;
+}
+
+static int print_timeline(const struct sq_emu_config *cfg, const char *text)
+{
+	sq_time_us duration;
+	char err[512];
+	if (!sq_parse_duration(text, &duration)) {
+		fprintf(stderr, "squall-emulator: --print-timeline: expected a duration like 120s, got '%s'\n", text);
+		return 1;
+	}
+	if (!sq_print_timeline(cfg, duration, stdout, err, sizeof(err))) {
+		fprintf(stderr, "squall-emulator: %s: %s\n", cfg->source, err);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli;
+	if (!parse_cli(argc, argv, &cli)) {
+		usage(stderr);
+		return 1;
+	}
+	struct sq_emu_config *cfg = malloc(sizeof(*cfg));
+	if (!cfg) {
+		fprintf(stderr, "squall-emulator: out of memory\n");
+		return 2;
+	}
+	sq_config_init(cfg);
+	char err[1024];
+	int code;
+	if (!sq_config_load(cfg, cli.config_path, err, sizeof(err)) || !apply_overrides(cfg, &cli, err, sizeof(err))) {
+		fprintf(stderr, "squall-emulator: %s\n", err);
+		code = 1;
+	} else if (cli.timeline) {
+		code = print_timeline(cfg, cli.timeline);
+	} else if (!sq_config_finish(cfg, err, sizeof(err))) {
+		fprintf(stderr, "squall-emulator: %s\n", err);
+		code = 1;
+	} else {
+		code = sq_sp_run(cfg);
+	}
+	sq_config_release(cfg);
+	free(cfg);
+	return code;
+}

@@ -1,0 +1,76 @@
+/* The SP's view of its peers and the classification of every received datagram
+ * (emulator/PROTOCOL.md): pure functions, no I/O, so the fuzzer can drive them. */
+#ifndef SQ_PEERS_H
+#define SQ_PEERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "pktinfo.h"
+#include "wire.h"
+
+/* Why a datagram was dropped; names in sq_reject_name() are the log's. */
+enum sq_reject {
+	SQ_REJ_TRUNCATED, SQ_REJ_BAD_MAGIC, SQ_REJ_BAD_VERSION, SQ_REJ_BAD_TYPE, SQ_REJ_BAD_ROLE,
+	SQ_REJ_BAD_LENGTH, SQ_REJ_OVERSIZED, SQ_REJ_BAD_TOKEN, SQ_REJ_UNEXPECTED_TYPE,
+	SQ_REJ_UNEXPECTED_ROLE, SQ_REJ_UNKNOWN_SOURCE, SQ_REJ_PRESTART, SQ_REJ_BAD_PACKET,
+	SQ_REJ_BAD_PAYLOAD,
+	SQ_REJECT_REASONS
+};
+
+enum sq_action {
+	SQ_ACT_REJECT, SQ_ACT_HELLO, SQ_ACT_DATA, SQ_ACT_KEEPALIVE, SQ_ACT_BYE, SQ_ACT_START,
+	SQ_ACT_STOP,
+};
+
+#define SQ_NPA_ROLES 3   /* indexes SQ_ROLE_ROUTER and SQ_ROLE_MOBILE are used */
+
+struct sq_peer {
+	bool registered;
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+	int64_t last_rx_ns;    /* CLOCK_MONOTONIC of the last accepted message */
+	int64_t last_tx_ns;    /* of the last message sent to it */
+	uint32_t tx_seq;
+};
+
+struct sq_peers {
+	struct sq_peer peer[SQ_NPA_ROLES];
+};
+
+struct sq_datagram {
+	const uint8_t *buf;
+	size_t len;
+	bool oversized;                 /* the kernel truncated it (MSG_TRUNC) */
+	const struct sockaddr *src;
+	socklen_t src_len;
+};
+
+struct sq_classified {
+	enum sq_action action;
+	enum sq_reject reason;          /* when action == SQ_ACT_REJECT */
+	struct sq_wire_header h;
+	const uint8_t *payload;
+	struct sq_pkt_meta meta;        /* SQ_ACT_DATA */
+	struct sq_pkt_identity id;      /* SQ_ACT_DATA */
+};
+
+/* Decides what to do with one datagram. */
+void sq_classify(const struct sq_peers *peers, uint64_t token, bool started,
+		 const struct sq_datagram *d, struct sq_classified *out);
+
+bool sq_sockaddr_equal(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b, socklen_t blen);
+/* "198.18.0.1:40000" or "[2001:db8::1]:40000" */
+void sq_sockaddr_text(const struct sockaddr *a, char *out, size_t outlen);
+
+/* Registers role at addr; returns true if this is a new registration or a new
+ * address (worth a `peer` event), false for a repeated HELLO. */
+bool sq_peers_register(struct sq_peers *p, uint8_t role, const struct sockaddr *addr,
+		       socklen_t len, int64_t now_ns);
+void sq_peers_unregister(struct sq_peers *p, uint8_t role);
+
+const char *sq_reject_name(enum sq_reject r);
+
+#endif

@@ -1,0 +1,550 @@
+#include "sp.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ecn_mark.h"
+#include "event_log.h"
+#include "lateness.h"
+#include "link_model.h"
+#include "packet_pool.h"
+#include "peers.h"
+#include "udp_socket.h"
+
+#define BATCH 32
+#define RECV_SIZE (SQ_WIRE_MAX_DATAGRAM + 1)   /* one more byte reveals an oversized one */
+#define MAX_NS INT64_MAX
+
+enum run_state { RUN_WAITING, RUN_STARTED, RUN_ENDED };
+
+struct sp {
+	const struct sq_emu_config *cfg;
+	int sock, timer, signals, epoll;
+	struct sq_model *model;
+	struct sq_packet_pool pool;
+	struct sq_peers peers;
+	struct sq_event_log log;
+	struct sq_lateness lateness;
+	struct udp_batch *batch;
+
+	enum run_state state;
+	bool was_started;
+	int64_t open_ns, open_realtime_us;     /* when the log was opened */
+	int64_t start_ns, start_realtime_us;   /* t = 0 */
+	uint64_t rejected[SQ_REJECT_REASONS];
+	uint64_t undeliverable[SQ_DIRS];
+	uint64_t send_errors;
+	uint32_t control_seq;
+	const char *end_reason;
+	int exit_code;
+	struct sockaddr_storage stop_from;
+	socklen_t stop_from_len;
+};
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+static sq_time_us model_now(const struct sp *sp)
+{
+	return (mono_ns() - sp->start_ns) / 1000;
+}
+
+/* --- sending ------------------------------------------------------------------------- */
+
+static struct sq_peer *peer_receiving(struct sp *sp, enum sq_dir dir)
+{
+	return &sp->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
+}
+
+/* Sends header + payload (payload already follows the header room in frame). */
+static bool send_frame(struct sp *sp, uint8_t *frame, uint8_t type, uint16_t length, uint32_t seq,
+		       const struct sockaddr *to, socklen_t to_len)
+{
+	struct sq_wire_header h = {
+		.version = SQ_WIRE_VERSION, .type = type, .role = SQ_ROLE_SP,
+		.token = sp->cfg->token, .seq = seq, .length = length,
+	};
+	sq_wire_encode(frame, &h);
+	ssize_t n = sendto(sp->sock, frame, SQ_WIRE_HEADER_LEN + (size_t)length, 0, to, to_len);
+	if (n < 0) {
+		sp->send_errors++;
+		return false;
+	}
+	return true;
+}
+
+static void send_to_peer(struct sp *sp, struct sq_peer *peer, uint8_t type, const void *payload, uint16_t len)
+{
+	uint8_t frame[SQ_WIRE_HEADER_LEN + 8];
+	if (len > 8)
+		return;
+	if (len)
+		memcpy(frame + SQ_WIRE_HEADER_LEN, payload, len);
+	send_frame(sp, frame, type, len, peer->tx_seq++, (const struct sockaddr *)&peer->addr, peer->addr_len);
+	peer->last_tx_ns = mono_ns();
+}
+
+static void send_to_address(struct sp *sp, uint8_t type, const void *payload, uint16_t len,
+			    const struct sockaddr *to, socklen_t to_len)
+{
+	uint8_t frame[SQ_WIRE_HEADER_LEN + 8];
+	if (len > 8)
+		return;
+	if (len)
+		memcpy(frame + SQ_WIRE_HEADER_LEN, payload, len);
+	send_frame(sp, frame, type, len, sp->control_seq++, to, to_len);
+}
+
+/* --- model events -------------------------------------------------------------------- */
+
+static void deliver(struct sp *sp, const struct sq_event *ev, struct sq_packet *pkt)
+{
+	struct sq_peer *peer = peer_receiving(sp, ev->dir);
+	if (!peer->registered) {
+		sp->undeliverable[ev->dir]++;
+		return;
+	}
+	int64_t sched_ns = sp->start_ns + ev->t * 1000;
+	sq_lateness_add(&sp->lateness, mono_ns() - sched_ns);
+	send_frame(sp, pkt->frame, SQ_MSG_DATA, (uint16_t)pkt->len, peer->tx_seq++,
+		   (const struct sockaddr *)&peer->addr, peer->addr_len);
+	peer->last_tx_ns = mono_ns();
+}
+
+static void on_model_event(void *ctx, const struct sq_event *ev)
+{
+	struct sp *sp = ctx;
+	struct sq_packet *pkt = ev->user;
+	struct sq_log_record r = sq_log_record_of_event(ev, pkt ? &pkt->id : NULL);
+	sq_event_log_write(&sp->log, &r);
+	switch (ev->type) {
+	case SQ_EV_ECN_MARK:
+		/* The router stage asks for CE instead of a drop: rewrite the packet now,
+		 * it is delivered later with the mark. */
+		if (pkt)
+			sq_ecn_set_ce(sq_packet_data(pkt), pkt->len);
+		break;
+	case SQ_EV_OUT:
+		deliver(sp, ev, pkt);
+		sq_pool_put(&sp->pool, pkt);
+		break;
+	case SQ_EV_DROP_MTU:
+	case SQ_EV_DROP_SBUF:
+	case SQ_EV_DROP_ROUTER:
+	case SQ_EV_DROP_ERR:
+		sq_pool_put(&sp->pool, pkt);
+		break;
+	default:
+		break;
+	}
+}
+
+/* --- peers and run control ----------------------------------------------------------- */
+
+static void note_peer(struct sp *sp, const char *note)
+{
+	if (sp->state == RUN_WAITING) {
+		sq_event_log_prestart(&sp->log, mono_ns(), note);
+		return;
+	}
+	struct sq_log_record r = { .t = model_now(sp), .event = "peer", .note = note };
+	sq_event_log_write(&sp->log, &r);
+}
+
+static void start_run(struct sp *sp)
+{
+	sp->start_ns = mono_ns();
+	sp->start_realtime_us = clock_ns(CLOCK_REALTIME) / 1000;
+	sp->state = RUN_STARTED;
+	sp->was_started = true;
+	sq_event_log_header(&sp->log, sp->cfg, true, sp->start_ns, sp->start_realtime_us);
+	char note[32];
+	snprintf(note, sizeof(note), "%" PRId64, sp->start_realtime_us);
+	struct sq_log_record r = { .t = 0, .event = "start", .note = note };
+	sq_event_log_write(&sp->log, &r);
+	sq_model_advance(sp->model, 0);
+	fprintf(stderr, "squall-emulator: run started (t = 0 at realtime %" PRId64 " us)\n",
+		sp->start_realtime_us);
+}
+
+static void end_run(struct sp *sp, const char *reason, int exit_code)
+{
+	if (sp->state == RUN_ENDED)
+		return;
+	sp->end_reason = reason;
+	sp->exit_code = exit_code;
+	sp->state = RUN_ENDED;
+}
+
+static void on_hello(struct sp *sp, const struct sq_classified *c, const struct sq_datagram *d)
+{
+	uint8_t role = c->h.role;
+	if (sq_peers_register(&sp->peers, role, d->src, d->src_len, mono_ns())) {
+		char addr[80], note[96];
+		sq_sockaddr_text(d->src, addr, sizeof(addr));
+		snprintf(note, sizeof(note), "%s up %s", sq_role_name(role), addr);
+		note_peer(sp, note);
+	}
+	/* The MTU of the direction this peer receives. */
+	enum sq_dir receives = role == SQ_ROLE_MOBILE ? SQ_DOWN : SQ_UP;
+	uint16_t mtu = (uint16_t)sp->cfg->link.dir[receives].mtu;
+	uint8_t payload[2] = { (uint8_t)(mtu >> 8), (uint8_t)mtu };
+	send_to_peer(sp, &sp->peers.peer[role], SQ_MSG_WELCOME, payload, sizeof(payload));
+	bool both = sp->peers.peer[SQ_ROLE_ROUTER].registered && sp->peers.peer[SQ_ROLE_MOBILE].registered;
+	if (both && sp->cfg->autostart == SQ_AUTOSTART_PEERS && sp->state == RUN_WAITING)
+		start_run(sp);
+}
+
+static void on_data(struct sp *sp, struct sq_classified *c)
+{
+	struct sq_packet *pkt = sq_pool_get(&sp->pool, c->h.length);
+	if (!pkt) {
+		fprintf(stderr, "squall-emulator: out of memory for a packet buffer; ending the run\n");
+		end_run(sp, "out_of_memory", SQ_EXIT_RUNTIME);
+		return;
+	}
+	memcpy(sq_packet_data(pkt), c->payload, c->h.length);
+	pkt->id = c->id;
+	enum sq_dir dir = c->h.role == SQ_ROLE_ROUTER ? SQ_DOWN : SQ_UP;
+	sq_model_arrive(sp->model, dir, model_now(sp), &c->meta, pkt);
+}
+
+static void on_start(struct sp *sp, const struct sq_datagram *d)
+{
+	if (sp->state == RUN_WAITING)
+		start_run(sp);
+	uint8_t payload[8];
+	uint64_t t = (uint64_t)sp->start_realtime_us;
+	for (int i = 0; i < 8; i++)
+		payload[i] = (uint8_t)(t >> (56 - 8 * i));
+	send_to_address(sp, SQ_MSG_STARTED, payload, sizeof(payload), d->src, d->src_len);
+}
+
+static void on_datagram(struct sp *sp, const struct sq_datagram *d)
+{
+	struct sq_classified c;
+	sq_classify(&sp->peers, sp->cfg->token, sp->state == RUN_STARTED, d, &c);
+	if (c.action == SQ_ACT_REJECT) {
+		sp->rejected[c.reason]++;
+		return;
+	}
+	if (c.action == SQ_ACT_DATA || c.action == SQ_ACT_KEEPALIVE || c.action == SQ_ACT_BYE)
+		sp->peers.peer[c.h.role].last_rx_ns = mono_ns();
+	char note[32];
+	switch (c.action) {
+	case SQ_ACT_HELLO:
+		on_hello(sp, &c, d);
+		break;
+	case SQ_ACT_DATA:
+		on_data(sp, &c);
+		break;
+	case SQ_ACT_KEEPALIVE:
+		send_to_peer(sp, &sp->peers.peer[c.h.role], SQ_MSG_KEEPALIVE, NULL, 0);
+		break;
+	case SQ_ACT_BYE:
+		sq_peers_unregister(&sp->peers, c.h.role);
+		snprintf(note, sizeof(note), "%s bye", sq_role_name(c.h.role));
+		note_peer(sp, note);
+		break;
+	case SQ_ACT_START:
+		on_start(sp, d);
+		break;
+	case SQ_ACT_STOP:
+		memcpy(&sp->stop_from, d->src, d->src_len < sizeof(sp->stop_from) ? d->src_len : sizeof(sp->stop_from));
+		sp->stop_from_len = d->src_len;
+		end_run(sp, "stop", SQ_EXIT_OK);
+		break;
+	case SQ_ACT_REJECT:
+		break;
+	}
+}
+
+/* --- housekeeping: keepalives and lost peers ----------------------------------------- */
+
+static void check_peers(struct sp *sp, int64_t now)
+{
+	for (uint8_t role = SQ_ROLE_ROUTER; role <= SQ_ROLE_MOBILE; role++) {
+		struct sq_peer *p = &sp->peers.peer[role];
+		if (!p->registered)
+			continue;
+		if (now - p->last_rx_ns >= sp->cfg->peer_timeout * 1000) {
+			char note[32];
+			snprintf(note, sizeof(note), "%s lost", sq_role_name(role));
+			note_peer(sp, note);
+			sq_peers_unregister(&sp->peers, role);
+			fprintf(stderr, "squall-emulator: the %s NPA sent nothing for %" PRId64
+				" ms (peer_timeout): it is lost\n", sq_role_name(role), sp->cfg->peer_timeout / 1000);
+			if (sp->state == RUN_STARTED)
+				end_run(sp, role == SQ_ROLE_ROUTER ? "router_lost" : "mobile_lost", SQ_EXIT_PEER_LOST);
+			continue;
+		}
+		if (now - p->last_tx_ns >= sp->cfg->keepalive * 1000)
+			send_to_peer(sp, p, SQ_MSG_KEEPALIVE, NULL, 0);
+	}
+}
+
+static int64_t next_housekeeping_ns(const struct sp *sp)
+{
+	int64_t next = MAX_NS;
+	for (uint8_t role = SQ_ROLE_ROUTER; role <= SQ_ROLE_MOBILE; role++) {
+		const struct sq_peer *p = &sp->peers.peer[role];
+		if (!p->registered)
+			continue;
+		int64_t lost = p->last_rx_ns + sp->cfg->peer_timeout * 1000;
+		int64_t keep = p->last_tx_ns + sp->cfg->keepalive * 1000;
+		next = lost < next ? lost : next;
+		next = keep < next ? keep : next;
+	}
+	return next;
+}
+
+/* --- the loop ------------------------------------------------------------------------ */
+
+static bool arm_timer(struct sp *sp, char *err, size_t errlen)
+{
+	int64_t next = next_housekeeping_ns(sp);
+	if (sp->state == RUN_STARTED) {
+		sq_time_us d = sq_model_next_deadline(sp->model);
+		if (d != SQ_TIME_NEVER && d < (MAX_NS - sp->start_ns) / 1000) {
+			int64_t at = sp->start_ns + d * 1000;
+			next = at < next ? at : next;
+		}
+	}
+	struct itimerspec its = { 0 };
+	if (next != MAX_NS) {
+		if (next <= 0)
+			next = 1;   /* zero would disarm */
+		its.it_value.tv_sec = next / 1000000000;
+		its.it_value.tv_nsec = next % 1000000000;
+	}
+	if (timerfd_settime(sp->timer, TFD_TIMER_ABSTIME, &its, NULL) < 0) {
+		snprintf(err, errlen, "timerfd_settime: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static void on_timer(struct sp *sp)
+{
+	uint64_t expirations;
+	if (read(sp->timer, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return;
+	if (sp->state == RUN_STARTED)
+		sq_model_advance(sp->model, model_now(sp));
+	check_peers(sp, mono_ns());
+}
+
+static void on_signal(struct sp *sp)
+{
+	struct signalfd_siginfo si;
+	if (read(sp->signals, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return;
+	fprintf(stderr, "squall-emulator: %s received, ending the run\n", strsignal((int)si.ssi_signo));
+	end_run(sp, si.ssi_signo == SIGINT ? "sigint" : "sigterm", SQ_EXIT_OK);
+}
+
+static void on_socket(struct sp *sp)
+{
+	/* Drain everything queued, one batch at a time. */
+	for (;;) {
+		int n = udp_batch_receive(sp->batch, sp->sock);
+		if (n <= 0)
+			return;
+		for (int i = 0; i < n && sp->state != RUN_ENDED; i++) {
+			struct sq_datagram d;
+			udp_batch_datagram(sp->batch, i, &d);
+			on_datagram(sp, &d);
+		}
+		if (sp->state == RUN_ENDED || n < BATCH)
+			return;
+	}
+}
+
+static bool loop(struct sp *sp, char *err, size_t errlen)
+{
+	while (sp->state != RUN_ENDED) {
+		if (!arm_timer(sp, err, errlen))
+			return false;
+		struct epoll_event evs[3];
+		int n = epoll_wait(sp->epoll, evs, 3, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "epoll_wait: %s", strerror(errno));
+			return false;
+		}
+		for (int i = 0; i < n && sp->state != RUN_ENDED; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == sp->signals)
+				on_signal(sp);
+			else if (fd == sp->timer)
+				on_timer(sp);
+			else
+				on_socket(sp);
+		}
+	}
+	return true;
+}
+
+/* --- setup and teardown -------------------------------------------------------------- */
+
+static bool add_to_epoll(int epfd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0;
+}
+
+static bool open_signals(struct sp *sp, char *err, size_t errlen)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
+	    (sp->signals = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "signalfd for SIGINT/SIGTERM: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+static bool setup(struct sp *sp, char *err, size_t errlen)
+{
+	const struct sq_emu_config *cfg = sp->cfg;
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	sp->model = sq_model_new(&cfg->link, on_model_event, sp, err, errlen);
+	if (!sp->model)
+		return false;
+	uint32_t mtu = cfg->link.dir[SQ_DOWN].mtu > cfg->link.dir[SQ_UP].mtu ? cfg->link.dir[SQ_DOWN].mtu
+										: cfg->link.dir[SQ_UP].mtu;
+	sq_pool_init(&sp->pool, mtu);
+	sq_lateness_init(&sp->lateness);
+	if (!open_signals(sp, err, errlen))
+		return false;
+	sp->batch = udp_batch_new(BATCH, RECV_SIZE);
+	if (!sp->batch) {
+		snprintf(err, errlen, "out of memory for the receive buffers");
+		return false;
+	}
+	sp->sock = udp_socket_open(&cfg->listen, cfg->listen_len, err, errlen);
+	if (sp->sock < 0)
+		return false;
+	sp->timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	sp->epoll = epoll_create1(EPOLL_CLOEXEC);
+	if (sp->timer < 0 || sp->epoll < 0 || !add_to_epoll(sp->epoll, sp->sock) ||
+	    !add_to_epoll(sp->epoll, sp->timer) || !add_to_epoll(sp->epoll, sp->signals)) {
+		snprintf(err, errlen, "timerfd/epoll setup: %s", strerror(errno));
+		return false;
+	}
+	if (!sq_event_log_open(&sp->log, cfg->log_path, err, errlen))
+		return false;
+	sp->open_ns = mono_ns();
+	sp->open_realtime_us = clock_ns(CLOCK_REALTIME) / 1000;
+	char where[80];
+	udp_socket_local_text(sp->sock, where, sizeof(where));
+	fprintf(stderr, "squall-emulator: listening on %s\n", where);
+	return true;
+}
+
+static void collect_totals(struct sp *sp, struct sq_log_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->end_us = (mono_ns() - (sp->was_started ? sp->start_ns : sp->open_ns)) / 1000;
+	for (int d = 0; d < SQ_DIRS; d++)
+		for (int e = 0; e < SQ_EV_TYPES; e++)
+			t->counters[d][e] = sq_model_count(sp->model, (enum sq_dir)d, (enum sq_event_type)e);
+	t->pending = sq_model_pending(sp->model);
+	memcpy(t->undeliverable, sp->undeliverable, sizeof(t->undeliverable));
+	t->send_errors = sp->send_errors;
+	memcpy(t->rejected, sp->rejected, sizeof(t->rejected));
+	t->lateness = &sp->lateness;
+	t->end_reason = sp->end_reason ? sp->end_reason : "error";
+}
+
+/* Writes the trailer and closes the log; false if the log is incomplete. */
+static bool finish_log(struct sp *sp, char *err, size_t errlen)
+{
+	if (!sp->log.header_written)
+		sq_event_log_header(&sp->log, sp->cfg, false, sp->open_ns, sp->open_realtime_us);
+	struct sq_log_totals totals;
+	collect_totals(sp, &totals);
+	sq_event_log_trailer(&sp->log, &totals);
+	bool ok = sq_event_log_close(&sp->log, err, errlen);
+	fprintf(stderr, "squall-emulator: summary\n");
+	sq_log_totals_print(stderr, &totals, "  ");
+	return ok;
+}
+
+/* The BYEs tell the NPAs and the runner's STOP that the log is complete. */
+static void say_goodbye(struct sp *sp)
+{
+	for (uint8_t role = SQ_ROLE_ROUTER; role <= SQ_ROLE_MOBILE; role++)
+		if (sp->peers.peer[role].registered)
+			send_to_peer(sp, &sp->peers.peer[role], SQ_MSG_BYE, NULL, 0);
+	if (sp->stop_from_len)
+		send_to_address(sp, SQ_MSG_BYE, NULL, 0, (const struct sockaddr *)&sp->stop_from, sp->stop_from_len);
+}
+
+static void teardown(struct sp *sp)
+{
+	if (sp->epoll >= 0)
+		close(sp->epoll);
+	if (sp->timer >= 0)
+		close(sp->timer);
+	if (sp->signals >= 0)
+		close(sp->signals);
+	if (sp->sock >= 0)
+		close(sp->sock);
+	udp_batch_free(sp->batch);
+	sq_model_free(sp->model);
+	sq_pool_destroy(&sp->pool);
+}
+
+int sq_sp_run(const struct sq_emu_config *cfg)
+{
+	struct sp *sp = calloc(1, sizeof(*sp));
+	if (!sp) {
+		fprintf(stderr, "squall-emulator: out of memory\n");
+		return SQ_EXIT_RUNTIME;
+	}
+	sp->cfg = cfg;
+	sp->sock = sp->timer = sp->signals = sp->epoll = -1;
+	char err[512] = "";
+	int code = SQ_EXIT_RUNTIME;
+	if (!setup(sp, err, sizeof(err))) {
+		fprintf(stderr, "squall-emulator: %s\n", err);
+	} else {
+		bool looped = loop(sp, err, sizeof(err));
+		if (!looped) {
+			fprintf(stderr, "squall-emulator: %s\n", err);
+			sp->end_reason = "error";
+		}
+		bool logged = finish_log(sp, err, sizeof(err));
+		if (!logged)
+			fprintf(stderr, "squall-emulator: %s\n", err);
+		say_goodbye(sp);
+		code = !looped || !logged ? SQ_EXIT_RUNTIME : sp->exit_code;
+	}
+	if (sp->log.f) {
+		char ignored[8];
+		sq_event_log_close(&sp->log, ignored, sizeof(ignored));
+	}
+	teardown(sp);
+	free(sp);
+	return code;
+}

@@ -1,0 +1,180 @@
+#include "units.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct unit {
+	const char *name;
+	uint64_t scale;   /* base units per unit */
+};
+
+static uint64_t pow10u(unsigned k)
+{
+	uint64_t v = 1;
+	while (k--)
+		v *= 10;
+	return v;
+}
+
+static unsigned decimal_exponent(uint64_t scale)
+{
+	unsigned m = 0;
+	for (; scale >= 10; scale /= 10)
+		m++;
+	return m;
+}
+
+/* Adds the fraction 0.DIGITS (k digits, value frac) times 10^m to *value if the
+ * result is whole and fits. */
+static bool add_fraction(uint64_t frac, unsigned k, unsigned m, uint64_t *value)
+{
+	uint64_t add;
+	if (k <= m) {
+		uint64_t mul = pow10u(m - k);
+		if (frac > UINT64_MAX / mul)
+			return false;
+		add = frac * mul;
+	} else {
+		uint64_t div = pow10u(k - m);
+		if (frac % div != 0)
+			return false;
+		add = frac / div;
+	}
+	if (*value > UINT64_MAX - add)
+		return false;
+	*value += add;
+	return true;
+}
+
+/* Parses "DIGITS[.DIGITS]" at s, scaled by scale (a power of ten); the result
+ * must be a whole number that fits. *end is set after the number. */
+static bool parse_scaled_decimal(const char *s, uint64_t scale, const char **end, uint64_t *out)
+{
+	const char *p = s;
+	uint64_t whole = 0;
+	if (!isdigit((unsigned char)*p))
+		return false;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (whole > (UINT64_MAX - 9) / 10)
+			return false;
+		whole = whole * 10 + (uint64_t)(*p - '0');
+	}
+	if (whole > UINT64_MAX / scale)
+		return false;
+	uint64_t value = whole * scale;
+	if (*p == '.') {
+		p++;
+		uint64_t frac = 0;
+		unsigned k = 0;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		for (; isdigit((unsigned char)*p); p++, k++) {
+			if (k >= 18)
+				return false;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+		}
+		if (!add_fraction(frac, k, decimal_exponent(scale), &value))
+			return false;
+	}
+	*end = p;
+	*out = value;
+	return true;
+}
+
+static bool parse_with_units(const char *s, const struct unit *units, uint64_t *out)
+{
+	for (const struct unit *u = units; u->name; u++) {
+		size_t n = strlen(s), un = strlen(u->name);
+		if (n <= un || strcmp(s + n - un, u->name) != 0)
+			continue;
+		const char *end;
+		uint64_t v;
+		if (!parse_scaled_decimal(s, u->scale, &end, &v))
+			return false;
+		if (end != s + n - un)
+			continue;   /* e.g. "5ms" tried against "s": unit text not all consumed */
+		*out = v;
+		return true;
+	}
+	return false;
+}
+
+bool sq_parse_duration(const char *s, int64_t *us)
+{
+	static const struct unit units[] = { { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { 0, 0 } };
+	uint64_t v;
+	if (!parse_with_units(s, units, &v) || v > (uint64_t)INT64_MAX / 2)
+		return false;
+	*us = (int64_t)v;
+	return true;
+}
+
+bool sq_parse_rate(const char *s, uint64_t *bps)
+{
+	static const struct unit units[] = {
+		{ "kbit", 1000 }, { "Mbit", 1000000 }, { "Gbit", 1000000000 }, { "bit", 1 }, { 0, 0 },
+	};
+	if (strcmp(s, "unlimited") == 0) {
+		*bps = UINT64_MAX;
+		return true;
+	}
+	uint64_t v;
+	if (!parse_with_units(s, units, &v) || v == UINT64_MAX)
+		return false;
+	*bps = v;
+	return true;
+}
+
+bool sq_parse_size(const char *s, uint32_t *bytes)
+{
+	static const struct unit units[] = { { "B", 1 }, { 0, 0 } };
+	uint64_t v;
+	if (!parse_with_units(s, units, &v) || v > UINT32_MAX)
+		return false;
+	*bytes = (uint32_t)v;
+	return true;
+}
+
+bool sq_parse_probability(const char *s, double *p)
+{
+	if (!*s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return false;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !isfinite(v) || v < 0.0 || v > 1.0)
+		return false;
+	*p = v;
+	return true;
+}
+
+bool sq_parse_count(const char *s, uint64_t max, uint64_t *v)
+{
+	if (!isdigit((unsigned char)*s))
+		return false;
+	uint64_t acc = 0;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return false;
+		uint64_t d = (uint64_t)(*s - '0');
+		if (d > max || acc > (max - d) / 10)
+			return false;
+		acc = acc * 10 + d;
+	}
+	*v = acc;
+	return true;
+}
+
+bool sq_parse_bool(const char *s, bool *b)
+{
+	if (strcmp(s, "true") == 0)
+		*b = true;
+	else if (strcmp(s, "false") == 0)
+		*b = false;
+	else
+		return false;
+	return true;
+}
