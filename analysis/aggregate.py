@@ -1,0 +1,60 @@
+"""Aggregation across replications and fairness.
+
+Percentiles use linear interpolation between the closest ranks (Hyndman & Fan type 7,
+numpy's default): for sorted x[0..n-1], p-th percentile = x[k] + f * (x[k+1] - x[k]) with
+k + f = p/100 * (n - 1)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    n: int          # replications with a value
+    failed: int     # replications that failed or had no value: counted, not dropped
+    min: float | None
+    p25: float | None
+    median: float | None
+    p75: float | None
+    max: float | None
+    mean: float | None
+
+
+def percentile(sorted_values: Sequence[float], p: float) -> float:
+    if not sorted_values:
+        raise ValueError("percentile of no values")
+    if not 0 <= p <= 100:
+        raise ValueError(f"percentile {p}: expected 0..100")
+    pos = p / 100 * (len(sorted_values) - 1)
+    k = math.floor(pos)
+    f = pos - k
+    if k + 1 >= len(sorted_values):
+        return float(sorted_values[k])
+    return sorted_values[k] + f * (sorted_values[k + 1] - sorted_values[k])
+
+
+def summarize(values: Sequence[float | None], failed: int = 0) -> Summary:
+    """Summary over replications; a None value (the replication failed or the metric was
+    undefined) is counted in `failed`."""
+    present = sorted(float(v) for v in values if v is not None)
+    failed += sum(v is None for v in values)
+    if not present:
+        return Summary(0, failed, None, None, None, None, None, None)
+    return Summary(n=len(present), failed=failed, min=present[0],
+                   p25=percentile(present, 25), median=percentile(present, 50),
+                   p75=percentile(present, 75), max=present[-1],
+                   mean=sum(present) / len(present))
+
+
+def jain_index(values: Sequence[float]) -> float | None:
+    """(Σx)² / (n Σx²): 1 when all equal, k/n when k of n share equally and the rest get 0.
+    None for no values or all zero."""
+    if not values:
+        return None
+    total_sq = sum(x * x for x in values)
+    if total_sq == 0:
+        return None
+    return sum(values) ** 2 / (len(values) * total_sq)

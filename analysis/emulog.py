@@ -1,0 +1,186 @@
+"""Reader for the emulator's event log (emulator/LOG_FORMAT.md, format 1)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.errors import LogFormatError
+
+SUPPORTED_FORMAT = 1
+COLUMNS = ("time_us", "event", "dir", "pkt_id", "ip_len", "state", "attempt", "sbuf", "rbuf",
+           "proto", "src", "sport", "dst", "dport", "ip_id", "tcp_seq", "tcp_ack",
+           "tcp_flags", "payload_len", "note")
+EVENTS = frozenset({"in", "enqueue", "drop_mtu", "drop_sbuf", "drop_router", "ecn_mark", "tx",
+                    "hit", "drop_err", "recv", "out", "stall", "resume", "state", "peer",
+                    "start"})
+# The events that end a packet's life in the link.
+FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err"})
+DIRS = frozenset({"down", "up"})
+TRAILER_KEYS = ("end", "counters", "rejected", "lateness_us")
+_INT_COLUMNS = ("pkt_id", "ip_len", "attempt", "sbuf", "rbuf", "sport", "dport", "ip_id",
+                "tcp_seq", "tcp_ack", "payload_len")
+
+
+@dataclass(frozen=True, slots=True)
+class LogEvent:
+    """One event line; None where the log has `-`."""
+    time_us: int
+    event: str
+    dir: str | None
+    pkt_id: int | None
+    ip_len: int | None
+    state: str | None
+    attempt: int | None
+    sbuf: int | None
+    rbuf: int | None
+    proto: str | None
+    src: str | None
+    sport: int | None
+    dst: str | None
+    dport: int | None
+    ip_id: int | None
+    tcp_seq: int | None
+    tcp_ack: int | None
+    tcp_flags: str | None
+    payload_len: int | None
+    note: str | None
+    line: int  # line number in the file, for messages
+
+
+@dataclass(slots=True)
+class EmulatorLog:
+    path: Path
+    format: int
+    seed: int | None
+    replication: int | None
+    started: bool | None
+    start_realtime_us: int | None
+    config: dict[str, str]
+    events: list[LogEvent]
+    end_us: int | None  # from the trailer's `# end time_us`
+    trailer: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    @property
+    def cut_short(self) -> bool:
+        """True when the trailer is missing: the emulator was killed; events are kept."""
+        return self.end_us is None
+
+
+def read_emulator_log(path: str | os.PathLike[str]) -> EmulatorLog:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise LogFormatError(f"{path}: cannot read the emulator log: {e}") from e
+    return _LogParser(path).parse(text.splitlines())
+
+
+class _LogParser:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.log = EmulatorLog(path=path, format=0, seed=None, replication=None, started=None,
+                               start_realtime_us=None, config={}, events=[], end_us=None)
+        self.in_trailer = False
+        self.addresses: dict[str, str] = {}
+
+    def error(self, lineno: int, what: str) -> LogFormatError:
+        return LogFormatError(f"{self.path}:{lineno}: {what}")
+
+    def parse(self, lines: list[str]) -> EmulatorLog:
+        for lineno, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            if line.startswith("#"):
+                self.comment(lineno, line[1:].strip())
+            else:
+                self.event_line(lineno, line)
+        if self.log.format == 0:
+            raise self.error(len(lines), "no `# format` line: not a squall emulator log "
+                             f"(expected `# format {SUPPORTED_FORMAT}` in the header)")
+        return self.log
+
+    def comment(self, lineno: int, body: str) -> None:
+        key, _, value = body.partition(" ")
+        value = value.strip()
+        if key == "format":
+            if value != str(SUPPORTED_FORMAT):
+                raise self.error(lineno, f"log format {value!r} is not supported; this "
+                                 f"reader understands format {SUPPORTED_FORMAT}")
+            self.log.format = SUPPORTED_FORMAT
+        elif key in ("seed", "replication", "start_realtime_us") and not self.log.events:
+            setattr(self.log, key, self.integer(lineno, key, value))
+        elif key == "started":
+            self.log.started = value == "yes"
+        elif key == "config":
+            name, sep, setting = value.partition("=")
+            if not sep:
+                raise self.error(lineno, f"config line {value!r}: expected `key = value`")
+            self.log.config[name.strip()] = setting.strip()
+        elif key == "columns":
+            if tuple(value.split()) != COLUMNS:
+                raise self.error(lineno, f"columns {value!r}; expected {' '.join(COLUMNS)}")
+        elif key in TRAILER_KEYS:
+            self.trailer(lineno, key, value)
+
+    def trailer(self, lineno: int, key: str, value: str) -> None:
+        self.in_trailer = True
+        words = value.split()
+        if key == "end":
+            if len(words) != 2 or words[0] != "time_us":
+                raise self.error(lineno, f"trailer `# end {value}`: expected `# end time_us N`")
+            self.log.end_us = self.integer(lineno, "end time_us", words[1])
+            return
+        name = key
+        if key == "counters" and words:
+            name, words = f"counters {words[0]}", words[1:]
+        self.log.trailer[name] = dict(zip(words[0::2], words[1::2]))
+
+    def integer(self, lineno: int, what: str, text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise self.error(lineno, f"{what} {text!r} is not an integer") from None
+
+    def address(self, lineno: int, text: str) -> str:
+        known = self.addresses.get(text)
+        if known is None:
+            try:
+                known = str(ipaddress.ip_address(text))
+            except ValueError:
+                raise self.error(lineno, f"address {text!r} is not an IPv4 or IPv6 "
+                                 "address") from None
+            self.addresses[text] = known
+        return known
+
+    def event_line(self, lineno: int, line: str) -> None:
+        if self.log.format == 0:
+            raise self.error(lineno, "event line before the `# format` header line")
+        if self.in_trailer:
+            raise self.error(lineno, "event line after the trailer")
+        cols = line.split("\t")
+        if len(cols) != len(COLUMNS):
+            raise self.error(lineno, f"{len(cols)} tab-separated columns; expected "
+                             f"{len(COLUMNS)} ({' '.join(COLUMNS)})")
+        raw = dict(zip(COLUMNS, cols))
+        values: dict[str, object] = {k: (None if v == "-" else v) for k, v in raw.items()}
+        values["time_us"] = self.integer(lineno, "time_us", raw["time_us"])
+        for name in _INT_COLUMNS:
+            if values[name] is not None:
+                values[name] = self.integer(lineno, name, raw[name])
+        if raw["event"] not in EVENTS:
+            raise self.error(lineno, f"unknown event {raw['event']!r}; expected one of "
+                             f"{', '.join(sorted(EVENTS))}")
+        if values["dir"] is not None and values["dir"] not in DIRS:
+            raise self.error(lineno, f"dir {raw['dir']!r}; expected down, up or -")
+        for name in ("src", "dst"):
+            if values[name] is not None:
+                values[name] = self.address(lineno, raw[name])
+        events = self.log.events
+        if events and values["time_us"] < events[-1].time_us:  # type: ignore[operator]
+            raise self.error(lineno, f"time_us {values['time_us']} is earlier than the "
+                             f"previous event's {events[-1].time_us}; expected "
+                             "non-decreasing times")
+        events.append(LogEvent(line=lineno, **values))  # type: ignore[arg-type]

@@ -1,0 +1,63 @@
+"""HTTP page response time at the client (IIP report section 6): the first SYN the
+client sent -> the last server FIN it received, over the page's connections."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from analysis.connections import Endpoint, TcpConnection
+from analysis.pcap import ACK, FIN, SYN
+
+
+@dataclass(frozen=True, slots=True)
+class PageTime:
+    client: str
+    connections: int
+    first_syn_us: int
+    last_server_fin_us: int
+    response_time_us: int
+
+
+def _first_syn_sent(conn: TcpConnection) -> int | None:
+    return next((p.ts_us for p in conn.packets if (p.src, p.sport) == conn.client
+                 and p.tcp_flags & SYN and not p.tcp_flags & ACK), None)
+
+
+def _first_server_fin(conn: TcpConnection) -> int | None:
+    """Arrival of the server's FIN at the client (the first copy, if it was resent)."""
+    return next((p.ts_us for p in conn.packets if (p.src, p.sport) == conn.server
+                 and p.tcp_flags & FIN), None)
+
+
+def page_response_time(conns: list[TcpConnection]) -> PageTime | None:
+    """Response time of one page from the client's capture; None when a connection's
+    SYN or server FIN is missing (the page did not complete inside the capture)."""
+    if not conns:
+        return None
+    starts = [_first_syn_sent(c) for c in conns]
+    ends = [_first_server_fin(c) for c in conns]
+    if any(s is None for s in starts) or any(e is None for e in ends):
+        return None
+    first = min(s for s in starts if s is not None)
+    last = max(e for e in ends if e is not None)
+    return PageTime(client=conns[0].client[0], connections=len(conns), first_syn_us=first,
+                    last_server_fin_us=last, response_time_us=last - first)
+
+
+def group_pages(conns: list[TcpConnection], server: Endpoint,
+                page_starts_us: list[int]) -> list[list[TcpConnection]]:
+    """Assigns the client's connections to `server` to pages: each connection belongs to
+    the last page that started at or before its first SYN. `page_starts_us` come from the
+    HTTP client's log (same host, same clock as the client capture)."""
+    starts = sorted(page_starts_us)
+    pages: list[list[TcpConnection]] = [[] for _ in starts]
+    for conn in conns:
+        if conn.server != server:
+            continue
+        syn = _first_syn_sent(conn)
+        if syn is None:
+            continue
+        index = max((i for i, s in enumerate(starts) if s <= syn), default=None)
+        if index is not None:
+            pages[index].append(conn)
+    return pages

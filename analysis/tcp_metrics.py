@@ -1,0 +1,257 @@
+"""Per-connection TCP metrics at the sender (IIP report section 6; analysis/README.md)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from analysis.connections import Endpoint, TcpConnection
+from analysis.intervals import IntervalSet
+from analysis.join import CONGESTION_FATES, UNSEEN, PacketFate
+from analysis.pcap import ACK, FIN, RST, SYN, Packet
+
+SEQ_MOD = 1 << 32
+RTO_FLOOR_US = 200_000  # Linux TCP_RTO_MIN: no timeout fires sooner
+DUPTHRESH = 3
+
+# Retransmission classes (README: "Retransmission classes").
+RTO = "rto"              # the first retransmission after a retransmission timeout
+AFTER_RTO = "after_rto"  # further retransmissions of the recovery that follows a timeout
+FAST = "fast"            # ACK-triggered loss recovery: >= 3 dupacks or SACK above the hole
+PROBE = "probe"          # after a silence, but not of the oldest outstanding data (TLP)
+OTHER = "other"
+CLASSES = (RTO, AFTER_RTO, FAST, PROBE, OTHER)
+
+
+@dataclass(frozen=True, slots=True)
+class Retransmission:
+    frame_no: int
+    ts_us: int
+    rel_seq: int            # relative to the sender's ISN (the SYN is 0)
+    length: int             # sequence space: payload + SYN + FIN
+    kind: str               # one of CLASSES
+    unnecessary: bool | None  # None without an emulator log
+
+
+@dataclass(slots=True)
+class TcpMetrics:
+    client: Endpoint
+    server: Endpoint
+    sender: Endpoint
+    complete: bool                  # handshake seen and the sender's FIN acknowledged
+    first_syn_us: int | None
+    first_data_us: int | None
+    data_acked_us: int | None       # ACK of the last data byte
+    fin_acked_us: int | None
+    elapsed_us: int | None          # first SYN -> ACK of the sender's FIN
+    response_us: int | None         # first data segment -> ACK of the sender's FIN
+    data_transmit_us: int | None    # first data segment -> ACK of the last data byte
+    bytes: int                      # distinct payload bytes sent
+    throughput_bytes_per_s: float | None   # bytes / elapsed
+    response_throughput_bytes_per_s: float | None  # bytes / response
+    packets_sent: int
+    retransmissions: int
+    retransmissions_by_kind: dict[str, int]
+    rto_events: int
+    fast_retransmits: int           # fast-recovery episodes
+    unnecessary_retransmissions: int | None
+    spurious_rtos: int | None
+    fates: dict[str, int] | None    # link fate -> count over the sender's packets; None w/o log
+    retransmission_list: list[Retransmission] = field(default_factory=list)
+
+    @property
+    def congestion_drops(self) -> int | None:
+        """Send buffer + router stage + packets that never reached the link (tc router)."""
+        if self.fates is None:
+            return None
+        return sum(self.fates.get(f, 0) for f in (*CONGESTION_FATES, UNSEEN))
+
+    @property
+    def error_drops(self) -> int | None:
+        return None if self.fates is None else self.fates.get("drop_err", 0)
+
+
+def _seq_space(p: Packet) -> int:
+    return p.payload_len + bool(p.tcp_flags & SYN) + bool(p.tcp_flags & FIN)
+
+
+def default_sender(conn: TcpConnection) -> Endpoint:
+    """The endpoint that sent more payload (the server for HTTP, the TTCP sender)."""
+    c, s = conn.payload_bytes(conn.client), conn.payload_bytes(conn.server)
+    return conn.client if c > s else conn.server
+
+
+def _sender_isn(conn: TcpConnection, sender: Endpoint) -> int:
+    sent = conn.sent_by(sender)
+    for p in sent:
+        if p.tcp_flags & SYN:
+            return p.tcp_seq
+    return (sent[0].tcp_seq - 1) % SEQ_MOD if sent else 0
+
+
+@dataclass(slots=True)
+class _State:
+    """The sender's view, rebuilt from its capture."""
+    isn: int
+    snd_una: int = 0
+    snd_max: int = 0
+    dupacks: int = 0
+    max_sack_right: int = 0
+    last_rx_us: int | None = None
+    timer_ref_us: int = 0           # when the retransmission timer was last (re)started
+    head_retransmitted: bool = False  # the oldest segment was resent since the last advance
+    rto_recover: int | None = None  # recovery point of an open RTO recovery
+    fast_recover: int | None = None
+    fin_end: int | None = None
+    acks: list[tuple[int, int]] = field(default_factory=list)  # (time, snd_una) advances
+
+    def rel(self, seq: int) -> int:
+        return (seq - self.isn) % SEQ_MOD
+
+
+class _Analyzer:
+    def __init__(self, conn: TcpConnection, sender: Endpoint,
+                 fates: dict[int, PacketFate] | None, rto_floor_us: int) -> None:
+        self.conn, self.sender, self.fates, self.floor = conn, sender, fates, rto_floor_us
+        self.st = _State(isn=_sender_isn(conn, sender))
+        self.delivered = IntervalSet()
+        self.retx: list[Retransmission] = []
+        self.first_syn_us: int | None = None
+        self.first_data_us: int | None = None
+        self.packets_sent = 0
+        self.fast_episodes = 0
+        self.fates_seen: Counter[str] = Counter()
+
+    def run(self) -> None:
+        for p in self.conn.packets:
+            if p.tcp_flags & SYN and self.first_syn_us is None:
+                self.first_syn_us = p.ts_us
+            if (p.src, p.sport) == self.sender:
+                self.on_sent(p)
+            else:
+                self.on_received(p)
+
+    def on_sent(self, p: Packet) -> None:
+        st = self.st
+        self.packets_sent += 1
+        fate = self.fates.get(p.frame_no) if self.fates is not None else None
+        if fate is not None:
+            self.fates_seen[fate.fate] += 1
+        length = _seq_space(p)
+        if length == 0:
+            return
+        start = 0 if p.tcp_flags & SYN else st.rel(p.tcp_seq)
+        end = start + length
+        if p.payload_len and self.first_data_us is None:
+            self.first_data_us = p.ts_us
+        if start < st.snd_max:
+            self.on_retransmission(p, start, end, fate)
+        elif st.snd_una == st.snd_max:
+            st.timer_ref_us = p.ts_us  # nothing was outstanding: the timer starts now
+        st.snd_max = max(st.snd_max, end)
+        if p.tcp_flags & FIN:
+            st.fin_end = end
+        if fate is not None and fate.fate == "out":
+            self.delivered.add(start, end)
+
+    def on_retransmission(self, p: Packet, start: int, end: int,
+                          fate: PacketFate | None) -> None:
+        kind = self.classify(p.ts_us, start, end)
+        unnecessary = None if self.fates is None else self.delivered.covers(start, end)
+        self.retx.append(Retransmission(p.frame_no, p.ts_us, start, end - start, kind,
+                                        unnecessary))
+        if start <= self.st.snd_una < end:
+            self.st.head_retransmitted = True
+            self.st.timer_ref_us = p.ts_us
+
+    def classify(self, t: int, start: int, end: int) -> str:
+        st = self.st
+        head = start <= st.snd_una < end
+        silent = st.last_rx_us is None or t - st.last_rx_us >= self.floor
+        fast_hint = st.dupacks >= DUPTHRESH or st.max_sack_right > end
+        timer_expired = t - st.timer_ref_us >= self.floor
+        if head and (silent or (timer_expired and (not fast_hint or st.head_retransmitted))):
+            st.rto_recover, st.fast_recover = st.snd_max, None
+            return RTO
+        if silent:
+            return PROBE
+        if st.rto_recover is not None:
+            return AFTER_RTO
+        if fast_hint:
+            if st.fast_recover is None:
+                self.fast_episodes += 1
+                st.fast_recover = st.snd_max
+            return FAST
+        return FAST if st.fast_recover is not None else OTHER
+
+    def on_received(self, p: Packet) -> None:
+        st = self.st
+        st.last_rx_us = p.ts_us
+        if not p.tcp_flags & ACK or p.tcp_flags & RST:
+            return
+        ack = st.rel(p.tcp_ack)
+        if ack > st.snd_max + 1 or ack >= SEQ_MOD // 2:
+            return  # not an acknowledgement of this sender's data (or before its ISN)
+        if ack > st.snd_una:
+            st.snd_una, st.dupacks, st.timer_ref_us = ack, 0, p.ts_us
+            st.head_retransmitted = False
+            st.acks.append((p.ts_us, ack))
+            if st.rto_recover is not None and ack >= st.rto_recover:
+                st.rto_recover = None
+            if st.fast_recover is not None and ack >= st.fast_recover:
+                st.fast_recover = None
+        elif (ack == st.snd_una and p.payload_len == 0 and not p.tcp_flags & (SYN | FIN)
+              and st.snd_max > st.snd_una):
+            st.dupacks += 1
+        for _, right in p.sack:
+            r = st.rel(right)
+            if r <= st.snd_max:
+                st.max_sack_right = max(st.max_sack_right, r)
+
+    def first_ack_at_least(self, point: int | None) -> int | None:
+        if point is None:
+            return None
+        return next((t for t, ack in self.st.acks if ack >= point), None)
+
+
+def _span(a: int | None, b: int | None) -> int | None:
+    return b - a if a is not None and b is not None else None
+
+
+def _rate(n: int, us: int | None) -> float | None:
+    return n / (us / 1e6) if us else None
+
+
+def tcp_metrics(conn: TcpConnection, sender: Endpoint | None = None,
+                fates: dict[int, PacketFate] | None = None,
+                rto_floor_us: int = RTO_FLOOR_US) -> TcpMetrics:
+    """Metrics of `conn` as captured at `sender` (default: the side that sent more payload).
+    `fates` (join_capture of that capture with the emulator log) enables drops and
+    unnecessary retransmissions."""
+    sender = sender or default_sender(conn)
+    a = _Analyzer(conn, sender, fates, rto_floor_us)
+    a.run()
+    st = a.st
+    data_end = (st.fin_end - 1) if st.fin_end is not None else st.snd_max
+    n_bytes = max(0, data_end - 1)  # data starts at relative sequence 1 (after the SYN)
+    fin_acked = a.first_ack_at_least(st.fin_end)
+    data_acked = a.first_ack_at_least(data_end) if n_bytes else None
+    elapsed = _span(a.first_syn_us, fin_acked)
+    response = _span(a.first_data_us, fin_acked)
+    kinds = Counter(r.kind for r in a.retx)
+    unnecessary = None if fates is None else sum(bool(r.unnecessary) for r in a.retx)
+    spurious = None if fates is None else sum(bool(r.unnecessary) for r in a.retx
+                                              if r.kind == RTO)
+    return TcpMetrics(
+        client=conn.client, server=conn.server, sender=sender,
+        complete=conn.saw_syn and fin_acked is not None,
+        first_syn_us=a.first_syn_us, first_data_us=a.first_data_us, data_acked_us=data_acked,
+        fin_acked_us=fin_acked, elapsed_us=elapsed, response_us=response,
+        data_transmit_us=_span(a.first_data_us, data_acked), bytes=n_bytes,
+        throughput_bytes_per_s=_rate(n_bytes, elapsed),
+        response_throughput_bytes_per_s=_rate(n_bytes, response),
+        packets_sent=a.packets_sent, retransmissions=len(a.retx),
+        retransmissions_by_kind={k: kinds.get(k, 0) for k in CLASSES},
+        rto_events=kinds.get(RTO, 0), fast_retransmits=a.fast_episodes,
+        unnecessary_retransmissions=unnecessary, spurious_rtos=spurious,
+        fates=dict(a.fates_seen) if fates is not None else None, retransmission_list=a.retx)

@@ -1,0 +1,105 @@
+"""Per-flow UDP metrics (IIP report section 6): throughput, jitter, loss by cause.
+
+The CBR generator's header (workloads/README.md, squall-udp) is parsed only in
+`generator_header`."""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from dataclasses import dataclass
+
+from analysis.connections import Endpoint, UdpFlow
+from analysis.join import PacketFate
+from analysis.pcap import Packet
+
+GENERATOR_MAGIC = 0x53515544  # "SQUD"
+_GENERATOR_HEADER = struct.Struct(">IQQ")  # magic, sequence number, send time (µs)
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorHeader:
+    seq: int
+    send_us: int  # the sender's CLOCK_REALTIME µs
+
+
+def generator_header(p: Packet) -> GeneratorHeader | None:
+    """The squall-udp header at the start of the payload, or None (not a generator
+    datagram, or the capture's snap length cut it)."""
+    if len(p.head) < _GENERATOR_HEADER.size or p.payload_len < _GENERATOR_HEADER.size:
+        return None
+    magic, seq, send_us = _GENERATOR_HEADER.unpack_from(p.head)
+    return GeneratorHeader(seq, send_us) if magic == GENERATOR_MAGIC else None
+
+
+@dataclass(slots=True)
+class UdpMetrics:
+    src: Endpoint
+    dst: Endpoint
+    received: int                  # generator datagrams in the receiver's capture
+    duplicates: int
+    reordered: int                 # arrived after a higher sequence number
+    bytes: int                     # received payload bytes (duplicates excluded)
+    first_recv_us: int | None
+    last_recv_us: int | None
+    throughput_bytes_per_s: float | None  # bytes / (last - first receive)
+    jitter_min_us: int | None      # over consecutive-sequence pairs, |Δrecv - Δsend|
+    jitter_max_us: int | None
+    jitter_mean_us: float | None
+    jitter_samples: int
+    sent: int | None               # datagrams in the sender's capture (None without it)
+    expected: int                  # highest sequence + 1 (or `sent` when known)
+    lost: int                      # expected - distinct received
+    fates: dict[str, int] | None   # link fate -> count over the sent datagrams
+
+
+def _jitter(arrivals: list[tuple[int, GeneratorHeader]]) -> list[int]:
+    samples = []
+    for (r1, h1), (r2, h2) in zip(arrivals, arrivals[1:]):
+        if h2.seq == h1.seq + 1:
+            samples.append(abs((r2 - r1) - (h2.send_us - h1.send_us)))
+    return samples
+
+
+def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
+                fates: dict[int, PacketFate] | None = None) -> UdpMetrics:
+    """`received`: the flow in the receiver's capture. `sent` (the same flow in the sender's
+    capture) and `fates` (join of the sender's capture with the emulator log) add the
+    number sent and the loss by cause."""
+    arrivals = [(p.ts_us, h, p.payload_len) for p in received.packets
+                if (h := generator_header(p)) is not None]
+    seen: set[int] = set()
+    duplicates = reordered = n_bytes = 0
+    highest = -1
+    unique: list[tuple[int, GeneratorHeader]] = []
+    for ts, h, size in arrivals:
+        if h.seq in seen:
+            duplicates += 1
+            continue
+        seen.add(h.seq)
+        reordered += h.seq < highest
+        highest = max(highest, h.seq)
+        n_bytes += size
+        unique.append((ts, h))
+    jitter = _jitter(unique)
+    first = arrivals[0][0] if arrivals else None
+    last = arrivals[-1][0] if arrivals else None
+    span = last - first if first is not None and last is not None else 0
+    sent_count = None
+    fate_counts = None
+    if sent is not None:
+        sent_seqs = {h.seq for p in sent.packets if (h := generator_header(p)) is not None}
+        sent_count = len(sent_seqs)
+        if fates is not None:
+            fate_counts = dict(Counter(fates[p.frame_no].fate for p in sent.packets
+                                       if p.frame_no in fates))
+    expected = sent_count if sent_count is not None else highest + 1
+    return UdpMetrics(
+        src=received.src, dst=received.dst, received=len(unique), duplicates=duplicates,
+        reordered=reordered, bytes=n_bytes, first_recv_us=first, last_recv_us=last,
+        throughput_bytes_per_s=n_bytes / (span / 1e6) if span > 0 else None,
+        jitter_min_us=min(jitter) if jitter else None,
+        jitter_max_us=max(jitter) if jitter else None,
+        jitter_mean_us=sum(jitter) / len(jitter) if jitter else None,
+        jitter_samples=len(jitter), sent=sent_count, expected=expected,
+        lost=max(0, expected - len(unique)), fates=fate_counts)
