@@ -3,7 +3,7 @@ MODEL_SRCS := $(addprefix emulator/src/model/,rng.c dist.c channel.c rate_schedu
 	link_check.c action_heap.c pkt_ring.c link_model.c)
 
 # Unit tests (cmocka, virtual time). test_model_support.c is shared by the model tests.
-UNIT_TESTS += test_rng test_dist test_channel test_model_link
+UNIT_TESTS += test_rng test_dist test_channel test_model_link test_model_arq
 test_rng_SRCS = emulator/tests/test_rng.c $(MODEL_SRCS)
 test_rng_LIBS = -lcmocka -lm
 test_dist_SRCS = emulator/tests/test_dist.c $(MODEL_SRCS)
