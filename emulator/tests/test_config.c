@@ -1,0 +1,434 @@
+/* The configuration file parser: every key, every unit, and the messages of bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "units.h"
+
+static const char *const MINIMAL =
+	"token = 0123456789abcdef\n"
+	"log = run.log\n"
+	"seed = 7\n"
+	"[channel]\n"
+	"good = fixed(10s)\n"
+	"bad = fixed(2s)\n"
+	"[down]\n"
+	"mtu = 576B\n"
+	"bandwidth = 64kbit\n"
+	"delay = 200ms\n"
+	"send_buffer = 9600B\n"
+	"[up]\n"
+	"mtu = 1500B\n"
+	"bandwidth = 32kbit\n"
+	"delay = 100ms\n"
+	"send_buffer = 4800B\n";
+
+static struct sq_emu_config *new_config(void)
+{
+	struct sq_emu_config *cfg = malloc(sizeof(*cfg));
+	assert_non_null(cfg);
+	sq_config_init(cfg);
+	return cfg;
+}
+
+static void free_config(struct sq_emu_config *cfg)
+{
+	sq_config_release(cfg);
+	free(cfg);
+}
+
+static bool parse_text(struct sq_emu_config *cfg, const char *text, char *err, size_t errlen)
+{
+	return sq_config_parse(cfg, "t.conf", text, strlen(text), err, errlen);
+}
+
+static void test_minimal_file_and_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	assert_true(parse_text(cfg, MINIMAL, err, sizeof(err)));
+	assert_true(sq_config_finish(cfg, err, sizeof(err)));
+	assert_int_equal(cfg->token, 0x0123456789abcdefULL);
+	assert_string_equal(cfg->log_path, "run.log");
+	assert_int_equal(cfg->link.seed, 7);
+	assert_int_equal(cfg->link.replication, 0);
+	assert_int_equal(cfg->keepalive, 1000000);
+	assert_int_equal(cfg->peer_timeout, 5000000);
+	assert_int_equal(cfg->autostart, SQ_AUTOSTART_NONE);
+	const struct sockaddr_in *a = (const void *)&cfg->listen;
+	assert_int_equal(a->sin_family, AF_INET);
+	assert_int_equal(ntohs(a->sin_port), 5300);
+	assert_int_equal(a->sin_addr.s_addr, htonl(INADDR_ANY));
+	assert_int_equal(cfg->link.channel.initial_state, SQ_GOOD);
+	assert_int_equal(cfg->link.channel.length[SQ_GOOD].kind, SQ_DIST_FIXED);
+	assert_int_equal(cfg->link.channel.length[SQ_GOOD].a, 10000000);
+	assert_int_equal(cfg->link.channel.length[SQ_BAD].a, 2000000);
+	const struct sq_direction_config *down = &cfg->link.dir[SQ_DOWN], *up = &cfg->link.dir[SQ_UP];
+	assert_int_equal(down->mtu, 576);
+	assert_int_equal(down->rate_len, 1);
+	assert_int_equal(down->rate[0].at_us, 0);
+	assert_int_equal(down->rate[0].rate_bps, 64000);
+	assert_int_equal(down->delay, 200000);
+	assert_int_equal(down->send_buffer, 9600);
+	assert_int_equal(down->recv_buffer, 65536);
+	assert_int_equal(down->overhead, 0);
+	assert_true(down->error[SQ_GOOD] == 0.0 && down->error[SQ_BAD] == 0.0);
+	assert_int_equal(down->arq_retransmissions, 0);
+	assert_int_equal(down->arq_delay, 0);
+	assert_true(down->in_order);
+	assert_int_equal(up->mtu, 1500);
+	assert_int_equal(up->rate[0].rate_bps, 32000);
+	assert_int_equal(up->delay, 100000);
+	assert_int_equal(up->send_buffer, 4800);
+	free_config(cfg);
+}
+
+static void test_every_key(void **state)
+{
+	(void)state;
+	static const char *const text =
+		"  listen = [::1]:6000   # comment\n"
+		"token = FEDCBA9876543210\n"
+		"log = /var/tmp/x.log\n"
+		"seed = 18446744073709551615\n"
+		"replication = 4294967295\n"
+		"keepalive = 250ms\n"
+		"peer_timeout = 1.5s\n"
+		"autostart = peers\n"
+		"\n"
+		"[ channel ]\n"
+		"initial = bad\n"
+		"good = exponential(10s, min=1s, max=30s)\n"
+		"bad = uniform(1s, 3s)\n"
+		"[up]\n"
+		"mtu = 1500B\n"
+		"bandwidth = 0s:64kbit, 10s:32kbit, 20.5s:0bit, 30s:unlimited\n"
+		"delay = 250us\n"
+		"send_buffer = 12000B\n"
+		"recv_buffer = 9600B\n"
+		"overhead = 7B\n"
+		"error_good = 0.001\n"
+		"error_bad = 0.63\n"
+		"arq_retransmissions = 3\n"
+		"arq_delay = 700ms\n"
+		"in_order = false\n"
+		"[down]\n"
+		"mtu = 576B\n"
+		"bandwidth = 1.5Mbit\n"
+		"delay = 0us\n"
+		"send_buffer = 0B\n";
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	assert_true(parse_text(cfg, text, err, sizeof(err)));
+	const struct sockaddr_in6 *a6 = (const void *)&cfg->listen;
+	assert_int_equal(a6->sin6_family, AF_INET6);
+	assert_int_equal(ntohs(a6->sin6_port), 6000);
+	assert_true(IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr));
+	assert_int_equal(cfg->token, 0xfedcba9876543210ULL);
+	assert_int_equal(cfg->link.seed, UINT64_MAX);
+	assert_int_equal(cfg->link.replication, UINT32_MAX);
+	assert_int_equal(cfg->keepalive, 250000);
+	assert_int_equal(cfg->peer_timeout, 1500000);
+	assert_int_equal(cfg->autostart, SQ_AUTOSTART_PEERS);
+	const struct sq_channel_config *ch = &cfg->link.channel;
+	assert_int_equal(ch->initial_state, SQ_BAD);
+	assert_int_equal(ch->length[SQ_GOOD].kind, SQ_DIST_EXPONENTIAL);
+	assert_int_equal(ch->length[SQ_GOOD].a, 10000000);
+	assert_true(ch->length[SQ_GOOD].truncated);
+	assert_int_equal(ch->length[SQ_GOOD].min, 1000000);
+	assert_int_equal(ch->length[SQ_GOOD].max, 30000000);
+	assert_int_equal(ch->length[SQ_BAD].kind, SQ_DIST_UNIFORM);
+	assert_int_equal(ch->length[SQ_BAD].a, 1000000);
+	assert_int_equal(ch->length[SQ_BAD].b, 3000000);
+	const struct sq_direction_config *up = &cfg->link.dir[SQ_UP];
+	assert_int_equal(up->rate_len, 4);
+	assert_int_equal(up->rate[1].at_us, 10000000);
+	assert_int_equal(up->rate[1].rate_bps, 32000);
+	assert_int_equal(up->rate[2].at_us, 20500000);
+	assert_int_equal(up->rate[2].rate_bps, 0);
+	assert_int_equal(up->rate[3].rate_bps, SQ_RATE_UNLIMITED);
+	assert_int_equal(up->delay, 250);
+	assert_int_equal(up->recv_buffer, 9600);
+	assert_int_equal(up->overhead, 7);
+	assert_true(up->error[SQ_GOOD] == 0.001);
+	assert_true(up->error[SQ_BAD] == 0.63);
+	assert_int_equal(up->arq_retransmissions, 3);
+	assert_int_equal(up->arq_delay, 700000);
+	assert_false(up->in_order);
+	assert_int_equal(cfg->link.dir[SQ_DOWN].rate[0].rate_bps, 1500000);
+	free_config(cfg);
+}
+
+static void test_units(void **state)
+{
+	(void)state;
+	int64_t us;
+	uint64_t bps;
+	uint32_t bytes;
+	double p;
+	assert_true(sq_parse_duration("1us", &us) && us == 1);
+	assert_true(sq_parse_duration("3ms", &us) && us == 3000);
+	assert_true(sq_parse_duration("2s", &us) && us == 2000000);
+	assert_true(sq_parse_duration("0.000001s", &us) && us == 1);
+	assert_true(sq_parse_duration("1.25ms", &us) && us == 1250);
+	assert_false(sq_parse_duration("1.0005ms", &us));   /* not a whole µs */
+	assert_false(sq_parse_duration("2", &us));
+	assert_false(sq_parse_duration("2 s", &us));
+	assert_false(sq_parse_duration("-2s", &us));
+	assert_false(sq_parse_duration("2min", &us));
+	assert_false(sq_parse_duration("s", &us));
+	assert_false(sq_parse_duration(".5s", &us));
+	assert_false(sq_parse_duration("99999999999999999999s", &us));
+	assert_true(sq_parse_rate("9600bit", &bps) && bps == 9600);
+	assert_true(sq_parse_rate("64kbit", &bps) && bps == 64000);
+	assert_true(sq_parse_rate("2Mbit", &bps) && bps == 2000000);
+	assert_true(sq_parse_rate("1Gbit", &bps) && bps == 1000000000);
+	assert_true(sq_parse_rate("0.5kbit", &bps) && bps == 500);
+	assert_true(sq_parse_rate("unlimited", &bps) && bps == SQ_RATE_UNLIMITED);
+	assert_false(sq_parse_rate("64kbps", &bps));
+	assert_false(sq_parse_rate("64Kbit", &bps));
+	assert_false(sq_parse_rate("0.5bit", &bps));
+	assert_true(sq_parse_size("576B", &bytes) && bytes == 576);
+	assert_false(sq_parse_size("576", &bytes));
+	assert_false(sq_parse_size("1kB", &bytes));
+	assert_false(sq_parse_size("4294967296B", &bytes));
+	assert_true(sq_parse_probability("0", &p) && p == 0.0);
+	assert_true(sq_parse_probability("1", &p) && p == 1.0);
+	assert_true(sq_parse_probability("1e-3", &p) && p == 0.001);
+	assert_false(sq_parse_probability("1.01", &p));
+	assert_false(sq_parse_probability("-0", &p));
+	assert_false(sq_parse_probability("nan", &p));
+	assert_false(sq_parse_probability("0.5x", &p));
+}
+
+static char *canonical_text(const struct sq_emu_config *cfg)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	sq_config_write(cfg, f, "");
+	fclose(f);
+	return text;
+}
+
+/* Appends the canonical lines whose key starts with prefix, without it. */
+static void append_keys(char *out, const char *canonical, const char *prefix)
+{
+	char *copy = strdup(canonical);
+	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
+		const char *dot = strchr(line, '.'), *eq = strchr(line, '=');
+		bool sectioned = dot && dot < eq;
+		if (*prefix ? strncmp(line, prefix, strlen(prefix)) == 0 : !sectioned)
+			strcat(strcat(out, line + strlen(prefix)), "\n");
+	}
+	free(copy);
+}
+
+static void test_canonical_output_parses_back(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	assert_true(parse_text(cfg, MINIMAL, err, sizeof(err)));
+	char *text = canonical_text(cfg);
+	assert_non_null(strstr(text, "down.bandwidth = 64000bit\n"));
+	assert_non_null(strstr(text, "channel.good = fixed(10000000us)\n"));
+	assert_non_null(strstr(text, "token = 0123456789abcdef\n"));
+	assert_non_null(strstr(text, "up.recv_buffer = 65536B\n"));
+	char *rebuilt = calloc(1, strlen(text) + 64);
+	append_keys(rebuilt, text, "");
+	strcat(rebuilt, "[channel]\n");
+	append_keys(rebuilt, text, "channel.");
+	strcat(rebuilt, "[down]\n");
+	append_keys(rebuilt, text, "down.");
+	strcat(rebuilt, "[up]\n");
+	append_keys(rebuilt, text, "up.");
+	struct sq_emu_config *back = new_config();
+	if (!parse_text(back, rebuilt, err, sizeof(err)))
+		fail_msg("canonical output does not parse: %s", err);
+	char *again = canonical_text(back);
+	assert_string_equal(again, text);
+	free(again);
+	free(rebuilt);
+	free(text);
+	free_config(back);
+	free_config(cfg);
+}
+
+static void test_overrides_and_required_process_keys(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	const char *no_process = strstr(MINIMAL, "[channel]");
+	assert_true(parse_text(cfg, no_process, err, sizeof(err)));
+	assert_false(sq_config_finish(cfg, err, sizeof(err)));
+	assert_string_equal(err, "t.conf: token: missing, set it in the file or with --token");
+	assert_true(sq_config_override(cfg, "token", "00000000000000ff", "--token", err, sizeof(err)));
+	assert_false(sq_config_finish(cfg, err, sizeof(err)));
+	assert_string_equal(err, "t.conf: log: missing, set it in the file or with --log");
+	assert_true(sq_config_override(cfg, "log", "x.log", "--log", err, sizeof(err)));
+	assert_false(sq_config_finish(cfg, err, sizeof(err)));
+	assert_string_equal(err, "t.conf: seed: missing, set it in the file or with --seed");
+	assert_true(sq_config_override(cfg, "seed", "99", "--seed", err, sizeof(err)));
+	assert_true(sq_config_override(cfg, "replication", "12", "--replication", err, sizeof(err)));
+	assert_true(sq_config_override(cfg, "listen", "127.0.0.1:0", "--listen", err, sizeof(err)));
+	assert_true(sq_config_finish(cfg, err, sizeof(err)));
+	assert_int_equal(cfg->token, 0xff);
+	assert_int_equal(cfg->link.seed, 99);
+	assert_int_equal(cfg->link.replication, 12);
+	assert_false(sq_config_override(cfg, "seed", "-1", "--seed", err, sizeof(err)));
+	assert_string_equal(err, "--seed: expected a decimal integer in [0, 18446744073709551615], got '-1'");
+	free_config(cfg);
+}
+
+static void test_trace(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	const char *text = "token = 0123456789abcdef\nlog = l\nseed = 1\n"
+			   "[channel]\ntrace = states.trace\n"
+			   "[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 1B\n"
+			   "[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 1B\n";
+	assert_true(sq_config_parse(cfg, "dir/sub/run.conf", text, strlen(text), err, sizeof(err)));
+	assert_string_equal(cfg->trace_path, "dir/sub/states.trace");
+	const char *trace = "# a trace\ngood 2s\n\nbad 500ms  # short\ngood 1.5s\n";
+	assert_true(sq_config_parse_trace(cfg, "states.trace", trace, strlen(trace), err, sizeof(err)));
+	assert_int_equal(cfg->link.channel.trace_len, 3);
+	assert_int_equal(cfg->link.channel.trace[0].state, SQ_GOOD);
+	assert_int_equal(cfg->link.channel.trace[0].duration, 2000000);
+	assert_int_equal(cfg->link.channel.trace[1].state, SQ_BAD);
+	assert_int_equal(cfg->link.channel.trace[1].duration, 500000);
+	assert_int_equal(cfg->link.channel.trace[2].duration, 1500000);
+	const char *bad_trace = "good 2s\nugly 1s\n";
+	assert_false(sq_config_parse_trace(cfg, "states.trace", bad_trace, strlen(bad_trace), err, sizeof(err)));
+	assert_non_null(strstr(err, "states.trace:2: expected 'good DURATION' or 'bad DURATION'"));
+	const char *zero = "good 0s\n";
+	assert_false(sq_config_parse_trace(cfg, "z.trace", zero, strlen(zero), err, sizeof(err)));
+	assert_non_null(strstr(err, "z.trace:1: "));
+	assert_false(sq_config_parse_trace(cfg, "e.trace", "# nothing\n", 10, err, sizeof(err)));
+	assert_string_equal(err, "e.trace: expected at least one 'good|bad DURATION' line");
+	/* The earlier good trace is still in place. */
+	assert_int_equal(cfg->link.channel.trace_len, 3);
+	free_config(cfg);
+}
+
+/* One bad input: the text replaces line `line` of MINIMAL (1-based), or is
+ * appended when line is 0; the message must start with `expected`. */
+struct bad_case {
+	int line;
+	const char *text;
+	const char *expected;
+};
+
+static const struct bad_case bad_cases[] = {
+	{ 9, "bandwidth = 64kbps", "t.conf:9: down.bandwidth: expected a rate like 64kbit" },
+	{ 9, "bandwidth = 0s:64kbit, 0s:32kbit", "t.conf:9: down.bandwidth: expected a rate" },
+	{ 9, "bandwidth = 1s:64kbit", "t.conf:9: down.bandwidth: expected a rate" },
+	{ 8, "mtu = 576", "t.conf:8: down.mtu: expected a size in bytes in [20B, 65535B] like 576B, got '576'" },
+	{ 8, "mtu = 70000B", "t.conf:8: down.mtu: expected a size in bytes in [20B, 65535B]" },
+	{ 10, "delay = 200", "t.conf:10: down.delay: expected a duration like 200ms (units us, ms, s), got '200'" },
+	{ 11, "send_buffer = 9.6kB", "t.conf:11: down.send_buffer: expected a size in bytes like 576B, got '9.6kB'" },
+	{ 1, "token = 0123", "t.conf:1: token: expected exactly 16 hex digits, got '0123'" },
+	{ 1, "token = 0123456789abcdeg", "t.conf:1: token: expected exactly 16 hex digits" },
+	{ 3, "seed = forty", "t.conf:3: seed: expected a decimal integer in [0, 18446744073709551615], got 'forty'" },
+	{ 5, "good = fixed(0s)", "t.conf:5: channel.good: expected fixed(D), uniform(D, D), exponential(MEAN)" },
+	{ 6, "bad = uniform(3s, 1s)", "t.conf:6: channel.bad: expected fixed(D)" },
+	{ 6, "bad = exponential(1s, min=5s, max=2s)", "t.conf:6: channel.bad: expected fixed(D)" },
+	{ 6, "bad = exponential(1s, mean=5s)", "t.conf:6: channel.bad: expected fixed(D)" },
+	{ 6, "bad = normal(1s)", "t.conf:6: channel.bad: expected fixed(D)" },
+	{ 0, "error_bad = 1.5", "t.conf:17: up.error_bad: expected a probability in [0, 1] like 0.63, got '1.5'" },
+	{ 0, "in_order = yes", "t.conf:17: up.in_order: expected 'true' or 'false', got 'yes'" },
+	{ 0, "arq_retransmissions = many", "t.conf:17: up.arq_retransmissions: expected a count in [0, 1000]" },
+	{ 0, "colour = blue", "t.conf:17: up.colour: unknown key" },
+	{ 0, "mtu = 576B", "t.conf:17: up.mtu: key appears twice" },
+	{ 0, "[down]", "t.conf:17: [down]: section appears twice" },
+	{ 0, "[router]", "t.conf:17: [router]: unknown section, expected [channel], [down] or [up]" },
+	{ 0, "just words", "t.conf:17: expected 'key = value' or a [section], got 'just words'" },
+	{ 2, "listen = localhost:5300", "t.conf:2: listen: expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300" },
+	{ 2, "listen = 127.0.0.1:65536", "t.conf:2: listen: expected ADDR:PORT" },
+	{ 2, "autostart = always", "t.conf:2: autostart: expected 'none' or 'peers', got 'always'" },
+	{ 2, "keepalive = 0s", "t.conf:2: keepalive: expected a duration > 0" },
+	{ 2, "peer_timeout = 500ms", "t.conf: peer_timeout: must be longer than keepalive (1000000us), got 500000us" },
+	{ 9, "# bandwidth removed", "t.conf: down.bandwidth: missing required key" },
+	{ 15, "", "t.conf: up.delay: missing required key" },
+	{ 6, "", "t.conf: channel.bad: missing, expected a distribution like exponential(10s)" },
+	{ 6, "trace = x.trace", "t.conf: channel.trace: cannot be combined with channel.good" },
+	{ 0, "[nothing", "t.conf:17: expected a section header [channel], [down] or [up], got '[nothing'" },
+};
+
+/* MINIMAL with line `line` replaced by text (or text appended). */
+static char *edited_minimal(int line, const char *text)
+{
+	char *out = calloc(1, strlen(MINIMAL) + strlen(text) + 2);
+	const char *p = MINIMAL;
+	for (int n = 1; *p; n++) {
+		const char *nl = strchr(p, '\n');
+		if (n == line)
+			strcat(strcat(out, text), "\n");
+		else
+			strncat(out, p, (size_t)(nl - p) + 1);
+		p = nl + 1;
+	}
+	if (line == 0)
+		strcat(strcat(out, text), "\n");
+	return out;
+}
+
+static void test_bad_inputs_name_line_and_key(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		const struct bad_case *c = &bad_cases[i];
+		char *text = edited_minimal(c->line, c->text);
+		struct sq_emu_config *cfg = new_config();
+		char err[512] = "";
+		bool ok = parse_text(cfg, text, err, sizeof(err));
+		if (ok || strncmp(err, c->expected, strlen(c->expected)) != 0)
+			fail_msg("case %zu (%s): got %s '%s', expected '%s'", i, c->text, ok ? "success" : "error",
+				 err, c->expected);
+		free_config(cfg);
+		free(text);
+	}
+}
+
+static void test_missing_section_and_nul_byte(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	const char *no_up = "[channel]\ngood = fixed(1s)\nbad = fixed(1s)\n[down]\nmtu = 576B\n"
+			    "bandwidth = 1kbit\ndelay = 0s\nsend_buffer = 1B\n";
+	assert_false(parse_text(cfg, no_up, err, sizeof(err)));
+	assert_string_equal(err, "t.conf: [up]: missing section");
+	const char with_nul[] = "seed = 1\nlog = a\0b\n";
+	assert_false(sq_config_parse(cfg, "t.conf", with_nul, sizeof(with_nul) - 1, err, sizeof(err)));
+	assert_string_equal(err, "t.conf:2: line contains a NUL byte");
+	free_config(cfg);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_minimal_file_and_defaults),
+		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_canonical_output_parses_back),
+		cmocka_unit_test(test_overrides_and_required_process_keys),
+		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_bad_inputs_name_line_and_key),
+		cmocka_unit_test(test_missing_section_and_nul_byte),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
