@@ -1,0 +1,19 @@
+# squall-npa: the Network Protocol Adapter (npa/README.md).
+# NPA_NET_SRCS is what squall-naive-relay (bench/) reuses to configure its TUNs.
+NPA_NET_SRCS = npa/src/netspec.c npa/src/cli_values.c npa/src/tun.c npa/src/netconf.c
+NPA_CORE_SRCS = $(NPA_NET_SRCS) npa/src/options.c npa/src/inbound.c npa/src/counters.c \
+	npa/src/sp_link.c npa/src/registration.c npa/src/relay.c $(COMMON_SRCS)
+
+PROGRAMS += squall-npa
+squall-npa_SRCS = npa/src/main.c $(NPA_CORE_SRCS)
+squall-npa_LIBS = $(NL_LIBS)
+
+UNIT_TESTS += test_npa_options test_npa_inbound
+test_npa_options_SRCS = npa/tests/test_options.c npa/src/options.c npa/src/netspec.c \
+	npa/src/cli_values.c $(COMMON_SRCS)
+test_npa_options_LIBS = -lcmocka
+test_npa_inbound_SRCS = npa/tests/test_inbound.c npa/src/inbound.c $(COMMON_SRCS)
+test_npa_inbound_LIBS = -lcmocka
+
+FUZZERS += fuzz_npa_inbound
+fuzz_npa_inbound_SRCS = npa/fuzz/fuzz_inbound.c npa/src/inbound.c $(COMMON_SRCS)

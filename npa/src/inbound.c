@@ -1,0 +1,68 @@
+#include "inbound.h"
+
+#include <netinet/in.h>
+#include <string.h>
+
+int npa_same_endpoint(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b,
+		      socklen_t blen)
+{
+	if (alen < sizeof(sa_family_t) || blen < sizeof(sa_family_t) || a->sa_family != b->sa_family)
+		return 0;
+	if (a->sa_family == AF_INET && alen >= sizeof(struct sockaddr_in)
+	    && blen >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->sa_family == AF_INET6 && alen >= sizeof(struct sockaddr_in6)
+	    && blen >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+		return x->sin6_port == y->sin6_port
+			&& memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+	}
+	return 0;
+}
+
+static int sp_sends(uint8_t type)
+{
+	return type == SQ_MSG_WELCOME || type == SQ_MSG_DATA || type == SQ_MSG_KEEPALIVE
+		|| type == SQ_MSG_BYE;
+}
+
+static int looks_like_ip(const uint8_t *payload, size_t len)
+{
+	return len > 0 && ((payload[0] >> 4) == 4 || (payload[0] >> 4) == 6);
+}
+
+enum npa_reject npa_inbound_check(const struct npa_inbound_policy *policy,
+				  const uint8_t *buf, size_t len,
+				  const struct sockaddr *src, socklen_t src_len,
+				  struct sq_wire_header *h)
+{
+	if (!npa_same_endpoint(policy->sp_addr, policy->sp_addr_len, src, src_len))
+		return NPA_REJECT_WRONG_SOURCE;
+	enum sq_wire_error e = sq_wire_decode(buf, len, h);
+	if (e != SQ_WIRE_OK)
+		return (enum npa_reject)e;
+	if (h->token != policy->token)
+		return NPA_REJECT_WRONG_TOKEN;
+	if (h->role != SQ_ROLE_SP)
+		return NPA_REJECT_WRONG_SENDER;
+	if (!sp_sends(h->type))
+		return NPA_REJECT_UNEXPECTED;
+	if (h->type == SQ_MSG_DATA && !looks_like_ip(buf + SQ_WIRE_HEADER_LEN, h->length))
+		return NPA_REJECT_NOT_IP;
+	return NPA_ACCEPT;
+}
+
+const char *npa_reject_name(enum npa_reject r)
+{
+	switch (r) {
+	case NPA_ACCEPT: return "accepted";
+	case NPA_REJECT_WRONG_SOURCE: return "wrong_source";
+	case NPA_REJECT_WRONG_TOKEN: return "wrong_token";
+	case NPA_REJECT_WRONG_SENDER: return "wrong_sender_role";
+	case NPA_REJECT_UNEXPECTED: return "unexpected_type";
+	case NPA_REJECT_NOT_IP: return "not_ip";
+	default: return sq_wire_error_name((enum sq_wire_error)r);
+	}
+}

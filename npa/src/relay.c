@@ -1,0 +1,338 @@
+#include "relay.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "monotonic.h"
+
+#define BATCH 32
+#define BUF_LEN SQ_WIRE_MAX_DATAGRAM
+/* Batches per wakeup and direction before the other fds get their turn;
+ * level-triggered epoll brings us back for the rest. */
+#define ROUNDS_PER_WAKEUP 8
+
+enum tag { TAG_TUN, TAG_SOCK, TAG_SIGNAL, TAG_KEEPALIVE, TAG_PEER };
+
+struct relay {
+	const struct npa_relay_config *cfg;
+	struct npa_counters *counters;
+	int epfd, keepalive_fd, peer_fd;
+	/* TUN -> SP: up to BATCH DATA messages, [sent, count) still to send. */
+	uint8_t *to_sp_buf;
+	struct mmsghdr to_sp_msgs[BATCH];
+	struct iovec to_sp_iov[BATCH];
+	unsigned to_sp_count, to_sp_sent;
+	bool tun_paused;
+	/* SP -> TUN */
+	uint8_t *from_sp_buf;
+	struct mmsghdr from_sp_msgs[BATCH];
+	struct iovec from_sp_iov[BATCH];
+	struct sockaddr_storage from_sp_src[BATCH];
+	int64_t last_rx_us;
+	bool sp_said_bye;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct relay *r, const char *what)
+{
+	snprintf(r->err, r->errlen, "%s: %s", what, strerror(errno));
+	return -1;
+}
+
+static int arm_timer(int fd, int64_t first_us, int64_t interval_us)
+{
+	struct itimerspec its = {
+		.it_value = { first_us / 1000000, (first_us % 1000000) * 1000 },
+		.it_interval = { interval_us / 1000000, (interval_us % 1000000) * 1000 },
+	};
+	return timerfd_settime(fd, 0, &its, NULL);
+}
+
+static int watch(struct relay *r, int op, int fd, uint32_t events, enum tag tag)
+{
+	struct epoll_event ev = { .events = events, .data.u32 = tag };
+	return epoll_ctl(r->epfd, op, fd, &ev);
+}
+
+static void prepare_buffers(struct relay *r)
+{
+	const struct npa_endpoint *sp = r->cfg->link->sp;
+	for (int i = 0; i < BATCH; i++) {
+		r->to_sp_iov[i].iov_base = r->to_sp_buf + (size_t)i * BUF_LEN;
+		r->to_sp_msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = (void *)&sp->addr, .msg_namelen = sp->addr_len,
+			.msg_iov = &r->to_sp_iov[i], .msg_iovlen = 1,
+		};
+		r->from_sp_iov[i].iov_base = r->from_sp_buf + (size_t)i * BUF_LEN;
+		r->from_sp_msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &r->from_sp_src[i], .msg_iov = &r->from_sp_iov[i], .msg_iovlen = 1,
+		};
+	}
+}
+
+static int setup(struct relay *r)
+{
+	r->to_sp_buf = malloc((size_t)BATCH * BUF_LEN);
+	r->from_sp_buf = malloc((size_t)BATCH * BUF_LEN);
+	if (r->to_sp_buf == NULL || r->from_sp_buf == NULL) {
+		errno = ENOMEM;
+		return fail(r, "cannot allocate the relay buffers");
+	}
+	prepare_buffers(r);
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	r->keepalive_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	r->peer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r->epfd < 0 || r->keepalive_fd < 0 || r->peer_fd < 0)
+		return fail(r, "cannot create the relay's epoll and timer fds");
+	if (watch(r, EPOLL_CTL_ADD, r->cfg->tun_fd, EPOLLIN, TAG_TUN)
+	    || watch(r, EPOLL_CTL_ADD, r->cfg->link->fd, EPOLLIN, TAG_SOCK)
+	    || watch(r, EPOLL_CTL_ADD, r->cfg->signal_fd, EPOLLIN, TAG_SIGNAL)
+	    || watch(r, EPOLL_CTL_ADD, r->keepalive_fd, EPOLLIN, TAG_KEEPALIVE)
+	    || watch(r, EPOLL_CTL_ADD, r->peer_fd, EPOLLIN, TAG_PEER))
+		return fail(r, "cannot register the relay's fds with epoll");
+	r->last_rx_us = npa_now_us();
+	if (arm_timer(r->keepalive_fd, r->cfg->keepalive_us, r->cfg->keepalive_us)
+	    || arm_timer(r->peer_fd, r->cfg->peer_timeout_us, 0))
+		return fail(r, "cannot arm the keepalive and peer timers");
+	return 0;
+}
+
+static void teardown(struct relay *r)
+{
+	if (r->epfd >= 0)
+		close(r->epfd);
+	if (r->keepalive_fd >= 0)
+		close(r->keepalive_fd);
+	if (r->peer_fd >= 0)
+		close(r->peer_fd);
+	free(r->to_sp_buf);
+	free(r->from_sp_buf);
+}
+
+/* While the socket cannot take more, stop reading the TUN: the packets then
+ * wait in the TUN's queue (back-pressure) instead of being dropped here. */
+static int pause_tun(struct relay *r, bool pause)
+{
+	if (r->tun_paused == pause)
+		return 0;
+	r->tun_paused = pause;
+	if (watch(r, EPOLL_CTL_MOD, r->cfg->tun_fd, pause ? 0 : EPOLLIN, TAG_TUN)
+	    || watch(r, EPOLL_CTL_MOD, r->cfg->link->fd, pause ? EPOLLIN | EPOLLOUT : EPOLLIN,
+		     TAG_SOCK))
+		return fail(r, "cannot change the relay's epoll registration");
+	return 0;
+}
+
+/* Returns 1 while messages remain (socket full), 0 when all went out. */
+static int flush_to_sp(struct relay *r)
+{
+	while (r->to_sp_sent < r->to_sp_count) {
+		int n = sendmmsg(r->cfg->link->fd, r->to_sp_msgs + r->to_sp_sent,
+				 r->to_sp_count - r->to_sp_sent, 0);
+		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return 1;
+		if (n < 0 && errno != EINTR) {
+			r->counters->sp_tx_errors++;  /* this message cannot be sent: skip it */
+			r->to_sp_sent++;
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			r->counters->sp_tx_packets++;
+			r->counters->sp_tx_bytes += r->to_sp_iov[r->to_sp_sent + i].iov_len
+				- SQ_WIRE_HEADER_LEN;
+		}
+		r->to_sp_sent += n < 0 ? 0 : (unsigned)n;
+	}
+	r->to_sp_count = r->to_sp_sent = 0;
+	return 0;
+}
+
+/* Reads up to BATCH packets; returns how many, or -1 on a TUN error. */
+static int read_tun_batch(struct relay *r)
+{
+	struct npa_sp_link *link = r->cfg->link;
+	while (r->to_sp_count < BATCH) {
+		uint8_t *buf = r->to_sp_iov[r->to_sp_count].iov_base;
+		ssize_t n = read(r->cfg->tun_fd, buf + SQ_WIRE_HEADER_LEN, BUF_LEN - SQ_WIRE_HEADER_LEN);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0)
+			return fail(r, "cannot read from the TUN device");
+		npa_sp_link_header(link, buf, SQ_MSG_DATA, (uint16_t)n);
+		r->to_sp_iov[r->to_sp_count].iov_len = SQ_WIRE_HEADER_LEN + (size_t)n;
+		r->to_sp_count++;
+		r->counters->tun_rx_packets++;
+		r->counters->tun_rx_bytes += (uint64_t)n;
+	}
+	return (int)r->to_sp_count;
+}
+
+static int tun_to_sp(struct relay *r)
+{
+	for (int round = 0; round < ROUNDS_PER_WAKEUP; round++) {
+		int n = read_tun_batch(r);
+		if (n <= 0)
+			return n;
+		if (flush_to_sp(r))
+			return pause_tun(r, true);
+		if (n < BATCH)
+			return 0;
+	}
+	return 0;
+}
+
+static int resume_to_sp(struct relay *r)
+{
+	return flush_to_sp(r) ? 0 : pause_tun(r, false);
+}
+
+static void deliver(struct relay *r, const struct sq_wire_header *h, const uint8_t *payload)
+{
+	switch (h->type) {
+	case SQ_MSG_DATA:
+		r->counters->sp_rx_packets++;
+		r->counters->sp_rx_bytes += h->length;
+		if (write(r->cfg->tun_fd, payload, h->length) == (ssize_t)h->length) {
+			r->counters->tun_tx_packets++;
+			r->counters->tun_tx_bytes += h->length;
+		} else {
+			r->counters->tun_tx_errors++;
+		}
+		break;
+	case SQ_MSG_KEEPALIVE:
+		r->counters->keepalives_received++;
+		break;
+	case SQ_MSG_BYE:
+		r->sp_said_bye = true;
+		break;
+	default:
+		break;  /* a repeated WELCOME answering an early HELLO */
+	}
+}
+
+static void handle_datagrams(struct relay *r, int n)
+{
+	struct npa_sp_link *link = r->cfg->link;
+	for (int i = 0; i < n; i++) {
+		struct msghdr *m = &r->from_sp_msgs[i].msg_hdr;
+		const uint8_t *buf = r->from_sp_iov[i].iov_base;
+		struct sq_wire_header h;
+		if (npa_sp_link_accept(link, buf, r->from_sp_msgs[i].msg_len, m->msg_name,
+				       m->msg_namelen, &h) != NPA_ACCEPT)
+			continue;
+		r->last_rx_us = npa_now_us();
+		deliver(r, &h, buf + SQ_WIRE_HEADER_LEN);
+	}
+}
+
+static int sp_to_tun(struct relay *r)
+{
+	for (int round = 0; round < ROUNDS_PER_WAKEUP; round++) {
+		for (int i = 0; i < BATCH; i++) {
+			r->from_sp_msgs[i].msg_hdr.msg_namelen = sizeof(r->from_sp_src[i]);
+			r->from_sp_iov[i].iov_len = BUF_LEN;
+		}
+		int n = recvmmsg(r->cfg->link->fd, r->from_sp_msgs, BATCH, MSG_DONTWAIT, NULL);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n < 0 && errno != ECONNREFUSED)
+			return fail(r, "cannot receive from the emulator's socket");
+		if (n > 0)
+			handle_datagrams(r, n);
+		if (n < BATCH)
+			return 0;
+	}
+	return 0;
+}
+
+static void send_keepalive(struct relay *r)
+{
+	uint64_t expirations;
+	if (read(r->keepalive_fd, &expirations, sizeof(expirations)) < 0)
+		return;
+	if (npa_sp_link_send_control(r->cfg->link, SQ_MSG_KEEPALIVE) == 0)
+		r->counters->keepalives_sent++;
+}
+
+/* Returns 1 when the SP has been silent for the peer timeout. */
+static int check_peer(struct relay *r)
+{
+	uint64_t expirations;
+	if (read(r->peer_fd, &expirations, sizeof(expirations)) < 0)
+		return 0;
+	int64_t silent = npa_now_us() - r->last_rx_us;
+	if (silent >= r->cfg->peer_timeout_us)
+		return 1;
+	arm_timer(r->peer_fd, r->cfg->peer_timeout_us - silent, 0);
+	return 0;
+}
+
+static int handle_event(struct relay *r, const struct epoll_event *ev, enum npa_relay_end *end)
+{
+	switch ((enum tag)ev->data.u32) {
+	case TAG_TUN:
+		return tun_to_sp(r);
+	case TAG_SOCK:
+		if ((ev->events & EPOLLOUT) && resume_to_sp(r))
+			return -1;
+		return (ev->events & EPOLLIN) ? sp_to_tun(r) : 0;
+	case TAG_SIGNAL:
+		*end = NPA_RELAY_SIGNAL;
+		return 1;
+	case TAG_KEEPALIVE:
+		send_keepalive(r);
+		return 0;
+	case TAG_PEER:
+		if (!check_peer(r))
+			return 0;
+		*end = NPA_RELAY_PEER_LOST;
+		return 1;
+	}
+	return 0;
+}
+
+static enum npa_relay_end loop(struct relay *r)
+{
+	struct epoll_event events[8];
+	enum npa_relay_end end = NPA_RELAY_FAILED;
+	for (;;) {
+		int n = epoll_wait(r->epfd, events, 8, -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			fail(r, "epoll_wait failed in the relay");
+			return NPA_RELAY_FAILED;
+		}
+		for (int i = 0; i < n; i++) {
+			int rc = handle_event(r, &events[i], &end);
+			if (rc < 0)
+				return NPA_RELAY_FAILED;
+			if (rc > 0)
+				return end;
+		}
+		if (r->sp_said_bye)
+			return NPA_RELAY_SP_BYE;
+	}
+}
+
+enum npa_relay_end npa_relay_run(const struct npa_relay_config *cfg, char *err, size_t errlen)
+{
+	struct relay r = {
+		.cfg = cfg, .counters = cfg->link->counters, .epfd = -1, .keepalive_fd = -1,
+		.peer_fd = -1, .err = err, .errlen = errlen,
+	};
+	enum npa_relay_end end = setup(&r) == 0 ? loop(&r) : NPA_RELAY_FAILED;
+	teardown(&r);
+	return end;
+}
