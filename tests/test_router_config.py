@@ -173,3 +173,15 @@ def test_bad_single_class_configs(section, message):
 def test_a_router_section_that_is_not_a_table():
     with pytest.raises(ConfigError, match=r"^scenarios/x.toml: router: expected a table"):
         parse_router("tc", WHERE, LINK)  # type: ignore[arg-type]
+
+
+def test_every_example_in_the_documentation_is_valid():
+    import re
+    import tomllib
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "router.md").read_text()
+    examples = [block for block in re.findall(r"```toml\n(.*?)```", doc, re.S) if block.startswith("[router]")]
+    assert len(examples) == 4
+    for block in examples:
+        parse_router(tomllib.loads(block)["router"], "docs/router.md: router", LINK)
