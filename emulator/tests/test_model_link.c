@@ -73,6 +73,49 @@ static void unlimited_rate_takes_no_time(void **state)
 	assert_int_equal(single_packet_out_time(f, 1500), 25);
 }
 
+static void zero_time_link_emits_everything_at_the_arrival_instant(void **state)
+{
+	struct fixture *f = *state;
+	f->tl.rate[SQ_DOWN][0].rate_bps = SQ_RATE_UNLIMITED;
+	struct sq_model *m = tl_model(&f->tl, &f->rec);
+	tl_send(m, SQ_DOWN, 700, 1500);
+	tl_send(m, SQ_DOWN, 700, 40);
+	const enum sq_event_type want[] = { SQ_EV_IN, SQ_EV_ENQUEUE, SQ_EV_TX, SQ_EV_RECV, SQ_EV_OUT,
+					    SQ_EV_IN, SQ_EV_ENQUEUE, SQ_EV_TX, SQ_EV_RECV, SQ_EV_OUT };
+	assert_int_equal(f->rec.n, 10);
+	for (size_t i = 0; i < 10; i++) {
+		assert_int_equal(f->rec.ev[i].type, want[i]);
+		assert_int_equal(f->rec.ev[i].t, 700);
+		assert_int_equal(f->rec.ev[i].pkt_id, i < 5 ? 1 : 2);
+	}
+	/* The first packet's (zero-length) serialisation has ended before the second arrives. */
+	assert_int_equal(f->rec.ev[5].sbuf, 0);
+	assert_int_equal(sq_model_next_deadline(m), TL_FOREVER);
+	sq_model_free(m);
+}
+
+static void state_change_comes_before_other_events_at_the_same_time(void **state)
+{
+	struct fixture *f = *state;
+	f->tl.cfg.channel.length[SQ_GOOD].a = 12500;
+	struct sq_model *m = tl_model(&f->tl, &f->rec);
+	uint64_t a = tl_send(m, SQ_DOWN, 0, 100);
+	uint64_t b = tl_send(m, SQ_DOWN, 0, 100);
+	sq_model_advance(m, 100000);
+	long change = rec_find(&f->rec, SQ_EV_STATE, SQ_DOWN, 0, -1);
+	long recv = rec_find(&f->rec, SQ_EV_RECV, SQ_DOWN, a, 0);
+	assert_int_equal(f->rec.ev[change].t, 12500);
+	assert_int_equal(f->rec.ev[change].state, SQ_BAD);
+	assert_int_equal(recv, change + 1);
+	assert_int_equal(f->rec.ev[recv].state, SQ_BAD);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_TX, SQ_DOWN, b, 0), 12500);
+	/* Time never goes back: an earlier now is the previous one. */
+	sq_model_advance(m, 5);
+	assert_int_equal(tl_send(m, SQ_DOWN, 3, 100), 3);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_IN, SQ_DOWN, 3, 0), 100000);
+	sq_model_free(m);
+}
+
 static void packet_event_sequence_is_complete_and_ordered(void **state)
 {
 	struct fixture *f = *state;
@@ -333,6 +376,8 @@ int main(void)
 		T(serialisation_is_exact_with_the_ceiling),
 		T(propagation_delay_is_added_after_serialisation),
 		T(unlimited_rate_takes_no_time),
+		T(zero_time_link_emits_everything_at_the_arrival_instant),
+		T(state_change_comes_before_other_events_at_the_same_time),
 		T(packet_event_sequence_is_complete_and_ordered),
 		T(back_to_back_train_is_serialised_one_after_another),
 		T(send_buffer_fits_at_the_limit_and_drops_one_byte_more),

@@ -281,6 +281,8 @@ void sq_model_advance(struct sq_model *m, sq_time_us now)
 	for (;;) {
 		sq_time_us change = sq_channel_current(m->channel).end;
 		sq_time_us action = next_action_time(m);
+		if (change == SQ_TIME_NEVER && action == SQ_TIME_NEVER)
+			break;
 		if (change <= action && change <= now) {
 			/* A state change comes first among simultaneous events. */
 			m->now = change;

@@ -75,7 +75,8 @@ void sq_model_free(struct sq_model *m);
 uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 			 const struct sq_pkt_meta *meta, void *user);
 
-/* Emits every event up to and including time now. */
+/* Emits every event up to and including time now (channel state changes
+ * included, so advance to the times the run really reaches). */
 void sq_model_advance(struct sq_model *m, sq_time_us now);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
