@@ -1,5 +1,6 @@
 # The Simulation Process (emulator/README.md). The link model's sources come
 # from emulator/src/model/module.mk ($(MODEL_SRCS)).
+EMU_CONFIG_SRCS = emulator/src/units.c emulator/src/config_file.c
 EMU_CORE_SRCS = $(addprefix emulator/src/,units.c config_file.c pktinfo.c log_line.c \
 	lateness.c peers.c packet_pool.c event_log.c ecn_mark.c)
 
@@ -11,3 +12,20 @@ squall-emulator_LIBS = -lm
 UNIT_TESTS += test_emu_config
 test_emu_config_SRCS = emulator/tests/test_config.c emulator/src/units.c emulator/src/config_file.c
 test_emu_config_LIBS = -lcmocka -lm
+
+UNIT_TESTS += test_emu_wire test_emu_pktinfo
+test_emu_wire_SRCS = emulator/tests/test_wire.c $(COMMON_SRCS)
+test_emu_wire_LIBS = -lcmocka
+test_emu_pktinfo_SRCS = emulator/tests/test_pktinfo.c emulator/src/pktinfo.c emulator/src/ecn_mark.c
+test_emu_pktinfo_LIBS = -lcmocka
+
+# Log tests use the model only for its event/state names.
+UNIT_TESTS += test_emu_log
+test_emu_log_SRCS = emulator/tests/test_log.c emulator/src/log_line.c emulator/src/lateness.c \
+	emulator/src/event_log.c emulator/src/pktinfo.c emulator/src/peers.c $(EMU_CONFIG_SRCS) \
+	$(MODEL_SRCS) $(COMMON_SRCS)
+test_emu_log_LIBS = -lcmocka -lm
+
+UNIT_TESTS += test_emu_peers
+test_emu_peers_SRCS = emulator/tests/test_peers.c emulator/src/peers.c emulator/src/pktinfo.c $(COMMON_SRCS)
+test_emu_peers_LIBS = -lcmocka

@@ -75,8 +75,12 @@ static size_t skip_ipv6_extensions(const uint8_t *p, size_t len, uint8_t *next)
 			hlen = ((size_t)p[off + 1] + 1) * 8;
 			break;
 		case PROTO_FRAGMENT:
-			if (off + 8 > len || (get16(p + off + 2) & 0xfff8) != 0)
+			if (off + 8 > len)
 				return 0;
+			if ((get16(p + off + 2) & 0xfff8) != 0) {
+				*next = p[off];   /* a later fragment: the protocol, but no header */
+				return 0;
+			}
 			hlen = 8;
 			break;
 		case PROTO_AH:

@@ -1,0 +1,188 @@
+/* The event log: line formatting, lateness statistics and the file layout. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "event_log.h"
+#include "lateness.h"
+#include "log_line.h"
+#include "test_pktinfo_packets.h"
+
+static void test_packet_event_line(void **state)
+{
+	(void)state;
+	uint8_t p[200];
+	size_t len = tp_ipv4(p, 6, 0, tp_tcp(p + 20, SQ_TCP_SYN | SQ_TCP_ACK, 0, 60));
+	struct sq_pkt_meta m;
+	struct sq_pkt_identity id;
+	assert_true(sq_pkt_inspect(p, len, &m, &id));
+	struct sq_event ev = {
+		.t = 1234567, .type = SQ_EV_OUT, .dir = SQ_UP, .pkt_id = 42, .ip_len = 100,
+		.state = SQ_BAD, .attempt = 2, .sbuf = 300, .rbuf = 100,
+	};
+	struct sq_log_record r = sq_log_record_of_event(&ev, &id);
+	char line[SQ_LOG_LINE_MAX];
+	size_t n = sq_log_format(&r, line, sizeof(line));
+	assert_string_equal(line, "1234567\tout\tup\t42\t100\tbad\t2\t300\t100\ttcp\t198.18.0.1\t5000\t"
+				  "198.18.1.2\t80\t4660\t1000\t2000\tSA\t60\t-\n");
+	assert_int_equal(n, strlen(line));
+}
+
+static void test_enqueue_has_no_attempt_and_udp_no_tcp_fields(void **state)
+{
+	(void)state;
+	uint8_t p[100];
+	size_t len = tp_ipv6(p, 17, 0, tp_udp(p + 40, 10));
+	struct sq_pkt_meta m;
+	struct sq_pkt_identity id;
+	assert_true(sq_pkt_inspect(p, len, &m, &id));
+	struct sq_event ev = { .t = 5, .type = SQ_EV_ENQUEUE, .dir = SQ_DOWN, .pkt_id = 1, .ip_len = 58,
+			       .state = SQ_GOOD, .sbuf = 58 };
+	struct sq_log_record r = sq_log_record_of_event(&ev, &id);
+	char line[SQ_LOG_LINE_MAX];
+	sq_log_format(&r, line, sizeof(line));
+	assert_string_equal(line, "5\tenqueue\tdown\t1\t58\tgood\t-\t58\t0\tudp\t2001:db8::1\t4000\t"
+				  "2001:db8::2\t5000\t-\t-\t-\t-\t10\t-\n");
+}
+
+static void test_state_and_peer_lines(void **state)
+{
+	(void)state;
+	struct sq_event ev = { .t = 10342117, .type = SQ_EV_STATE, .state = SQ_BAD };
+	struct sq_log_record r = sq_log_record_of_event(&ev, NULL);
+	char line[SQ_LOG_LINE_MAX];
+	sq_log_format(&r, line, sizeof(line));
+	assert_string_equal(line, "10342117\tstate\t-\t-\t-\tbad\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tgood\n");
+	struct sq_log_record peer = { .t = -1500, .event = "peer", .note = "router up 198.18.0.1:40000" };
+	sq_log_format(&peer, line, sizeof(line));
+	assert_string_equal(line, "-1500\tpeer\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t"
+				  "router up 198.18.0.1:40000\n");
+	int columns = 1;
+	for (const char *c = line; *c; c++)
+		columns += *c == '\t';
+	assert_int_equal(columns, 20);
+}
+
+static void test_tcp_flags_and_truncation(void **state)
+{
+	(void)state;
+	char f[9];
+	sq_tcp_flags_text(0, f);
+	assert_string_equal(f, ".");
+	sq_tcp_flags_text(0xff, f);
+	assert_string_equal(f, "FSRPAUEC");
+	sq_tcp_flags_text(SQ_TCP_FIN | SQ_TCP_ACK, f);
+	assert_string_equal(f, "FA");
+	struct sq_log_record r = { .t = 1, .event = "peer", .note = "a long note" };
+	char small[12];
+	size_t n = sq_log_format(&r, small, sizeof(small));
+	assert_int_equal(n, 11);
+	assert_string_equal(small, "1\tpeer\t-\t-\n");   /* cut, but still one whole line */
+}
+
+static void test_lateness_quantiles(void **state)
+{
+	(void)state;
+	struct sq_lateness *l = malloc(sizeof(*l));
+	sq_lateness_init(l);
+	assert_int_equal(sq_lateness_quantile_us(l, 0.5), 0);
+	for (int i = 1; i <= 100; i++)
+		sq_lateness_add(l, i * 1000 + 999);   /* 1..100 µs, sub-µs parts dropped */
+	sq_lateness_add(l, -5000);                 /* early: counted as 0 */
+	assert_int_equal(l->count, 101);
+	assert_int_equal(l->early, 1);
+	assert_int_equal(sq_lateness_quantile_us(l, 0.5), 50);
+	assert_int_equal(sq_lateness_quantile_us(l, 0.99), 99);
+	assert_int_equal(sq_lateness_max_us(l), 100);
+	/* Large values keep < 0.2 % error and never exceed the maximum. */
+	sq_lateness_init(l);
+	sq_lateness_add(l, 1234567000);
+	uint64_t q = sq_lateness_quantile_us(l, 0.5);
+	assert_true(q <= 1234567 && q >= 1234567 - 1234567 / 500);
+	sq_lateness_add(l, INT64_MAX);
+	assert_int_equal(l->count, 2);
+	free(l);
+}
+
+static char *read_all(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char *buf = calloc(1, 1 << 16);
+	size_t n = fread(buf, 1, (1 << 16) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_file_layout(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/squall-test-log-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct sq_emu_config *cfg = malloc(sizeof(*cfg));
+	sq_config_init(cfg);
+	static const char *const text = "token = 00000000000000aa\nlog = x\nseed = 9\nreplication = 2\n"
+		"[channel]\ngood = fixed(1s)\nbad = fixed(1s)\n"
+		"[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 1ms\nsend_buffer = 1000B\n"
+		"[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 1ms\nsend_buffer = 1000B\n";
+	char err[256];
+	assert_true(sq_config_parse(cfg, "c", text, strlen(text), err, sizeof(err)));
+	struct sq_event_log log;
+	assert_true(sq_event_log_open(&log, path, err, sizeof(err)));
+	sq_event_log_prestart(&log, 1000000, "router up 127.0.0.1:1");
+	sq_event_log_prestart(&log, 1999999, "mobile up 127.0.0.1:2");
+	sq_event_log_header(&log, cfg, true, 2000000, 1795312345678901);
+	struct sq_log_record r = { .t = 0, .event = "start", .note = "1795312345678901" };
+	sq_event_log_write(&log, &r);
+	struct sq_lateness *lat = malloc(sizeof(*lat));
+	sq_lateness_init(lat);
+	sq_lateness_add(lat, 12000);
+	struct sq_log_totals totals = { .end_us = 777, .pending = 1, .lateness = lat, .end_reason = "stop" };
+	totals.counters[SQ_DOWN][SQ_EV_IN] = 3;
+	totals.rejected[SQ_REJ_BAD_TOKEN] = 4;
+	sq_event_log_trailer(&log, &totals);
+	assert_true(sq_event_log_close(&log, err, sizeof(err)));
+	char *content = read_all(path);
+	const char *expected_start =
+		"# squall-emulator event log\n# format 1\n# seed 9\n# replication 2\n# started yes\n"
+		"# start_realtime_us 1795312345678901\n# config listen = 0.0.0.0:5300\n";
+	assert_memory_equal(content, expected_start, strlen(expected_start));
+	assert_non_null(strstr(content, "# config down.bandwidth = 64000bit\n"));
+	assert_non_null(strstr(content, "# columns time_us event dir pkt_id"));
+	assert_non_null(strstr(content, "\n-1000\tpeer\t-"));
+	assert_non_null(strstr(content, "\n-1\tpeer\t-"));   /* 1 ns before t = 0 is -1 µs */
+	assert_non_null(strstr(content, "\n0\tstart\t-"));
+	assert_non_null(strstr(content, "\n# end time_us 777 reason stop\n# counters down in 3 enqueue 0 "));
+	assert_non_null(strstr(content, "\n# pending 1\n"));
+	assert_non_null(strstr(content, " bad_token 4 "));
+	assert_non_null(strstr(content, "\n# lateness_us n 1 p50 12 p99 12 max 12 early 0\n"));
+	assert_true(strstr(content, "\n-1000\tpeer") < strstr(content, "\n0\tstart"));
+	free(content);
+	free(lat);
+	free(cfg);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_packet_event_line),
+		cmocka_unit_test(test_enqueue_has_no_attempt_and_udp_no_tcp_fields),
+		cmocka_unit_test(test_state_and_peer_lines),
+		cmocka_unit_test(test_tcp_flags_and_truncation),
+		cmocka_unit_test(test_lateness_quantiles),
+		cmocka_unit_test(test_file_layout),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

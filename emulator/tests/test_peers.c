@@ -1,0 +1,174 @@
+/* The SP's datagram classification: what is accepted, what is rejected and why. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "peers.h"
+#include "test_pktinfo_packets.h"
+
+#define TOKEN 0x0123456789abcdefULL
+
+struct fixture {
+	struct sq_peers peers;
+	struct sockaddr_in router, mobile, stranger;
+	uint8_t buf[SQ_WIRE_HEADER_LEN + 300];
+};
+
+static struct sockaddr_in addr(const char *ip, uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	inet_pton(AF_INET, ip, &a.sin_addr);
+	return a;
+}
+
+static void setup_fixture(struct fixture *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->router = addr("198.18.0.1", 40000);
+	f->mobile = addr("198.18.0.2", 40001);
+	f->stranger = addr("198.18.0.1", 40002);
+	assert_true(sq_peers_register(&f->peers, SQ_ROLE_ROUTER, (struct sockaddr *)&f->router, sizeof(f->router), 1));
+	assert_true(sq_peers_register(&f->peers, SQ_ROLE_MOBILE, (struct sockaddr *)&f->mobile, sizeof(f->mobile), 2));
+}
+
+/* Builds a message with an IPv4/UDP packet as payload when type is DATA. */
+static size_t message(struct fixture *f, uint8_t type, uint8_t role, uint64_t token)
+{
+	size_t plen = 0;
+	if (type == SQ_MSG_DATA)
+		plen = tp_ipv4(f->buf + SQ_WIRE_HEADER_LEN, 17, 0, tp_udp(f->buf + SQ_WIRE_HEADER_LEN + 20, 30));
+	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role, .token = token,
+				    .length = (uint16_t)plen };
+	sq_wire_encode(f->buf, &h);
+	return SQ_WIRE_HEADER_LEN + plen;
+}
+
+static struct sq_classified classify(struct fixture *f, size_t len, const struct sockaddr_in *from, bool started)
+{
+	struct sq_datagram d = { .buf = f->buf, .len = len, .src = (const struct sockaddr *)from,
+				 .src_len = sizeof(*from) };
+	struct sq_classified c;
+	sq_classify(&f->peers, TOKEN, started, &d, &c);
+	return c;
+}
+
+static void expect_reject(struct fixture *f, size_t len, const struct sockaddr_in *from, bool started,
+			  enum sq_reject reason)
+{
+	struct sq_classified c = classify(f, len, from, started);
+	assert_int_equal(c.action, SQ_ACT_REJECT);
+	if (c.reason != reason)
+		fail_msg("rejected as %s, expected %s", sq_reject_name(c.reason), sq_reject_name(reason));
+}
+
+static void test_accepted_messages(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup_fixture(&f);
+	struct sq_classified c = classify(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.router, true);
+	assert_int_equal(c.action, SQ_ACT_DATA);
+	assert_int_equal(c.h.role, SQ_ROLE_ROUTER);
+	assert_int_equal(c.meta.ip_len, 58);
+	assert_int_equal(c.id.dport, 5000);
+	assert_ptr_equal(c.payload, f.buf + SQ_WIRE_HEADER_LEN);
+	c = classify(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN), &f.mobile, true);
+	assert_int_equal(c.action, SQ_ACT_DATA);
+	/* HELLO from anyone with the token (it is how an address registers). */
+	assert_int_equal(classify(&f, message(&f, SQ_MSG_HELLO, SQ_ROLE_MOBILE, TOKEN), &f.stranger, false).action,
+			 SQ_ACT_HELLO);
+	assert_int_equal(classify(&f, message(&f, SQ_MSG_KEEPALIVE, SQ_ROLE_MOBILE, TOKEN), &f.mobile, false).action,
+			 SQ_ACT_KEEPALIVE);
+	assert_int_equal(classify(&f, message(&f, SQ_MSG_BYE, SQ_ROLE_ROUTER, TOKEN), &f.router, true).action,
+			 SQ_ACT_BYE);
+	assert_int_equal(classify(&f, message(&f, SQ_MSG_START, SQ_ROLE_CONTROL, TOKEN), &f.stranger, false).action,
+			 SQ_ACT_START);
+	assert_int_equal(classify(&f, message(&f, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN), &f.stranger, true).action,
+			 SQ_ACT_STOP);
+}
+
+static void test_every_reject_reason(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup_fixture(&f);
+	size_t n = message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN);
+	expect_reject(&f, 10, &f.router, true, SQ_REJ_TRUNCATED);
+	expect_reject(&f, n - 1, &f.router, true, SQ_REJ_TRUNCATED);
+	expect_reject(&f, n + 1, &f.router, true, SQ_REJ_BAD_LENGTH);
+	f.buf[0] = 'X';
+	expect_reject(&f, n, &f.router, true, SQ_REJ_BAD_MAGIC);
+	message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN);
+	f.buf[4] = 2;
+	expect_reject(&f, n, &f.router, true, SQ_REJ_BAD_VERSION);
+	message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN);
+	f.buf[5] = 99;
+	expect_reject(&f, n, &f.router, true, SQ_REJ_BAD_TYPE);
+	message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN);
+	f.buf[6] = 4;
+	expect_reject(&f, n, &f.router, true, SQ_REJ_BAD_ROLE);
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN + 1), &f.router, true, SQ_REJ_BAD_TOKEN);
+	expect_reject(&f, message(&f, SQ_MSG_HELLO, SQ_ROLE_ROUTER, 0), &f.router, false, SQ_REJ_BAD_TOKEN);
+	expect_reject(&f, message(&f, SQ_MSG_WELCOME, SQ_ROLE_SP, TOKEN), &f.router, true, SQ_REJ_UNEXPECTED_TYPE);
+	expect_reject(&f, message(&f, SQ_MSG_STARTED, SQ_ROLE_SP, TOKEN), &f.router, true, SQ_REJ_UNEXPECTED_TYPE);
+	expect_reject(&f, message(&f, SQ_MSG_HELLO, SQ_ROLE_CONTROL, TOKEN), &f.router, false, SQ_REJ_UNEXPECTED_ROLE);
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_SP, TOKEN), &f.router, true, SQ_REJ_UNEXPECTED_ROLE);
+	expect_reject(&f, message(&f, SQ_MSG_START, SQ_ROLE_ROUTER, TOKEN), &f.router, false, SQ_REJ_UNEXPECTED_ROLE);
+	/* DATA from a port that did not register, or claiming the other role. */
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.stranger, true, SQ_REJ_UNKNOWN_SOURCE);
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN), &f.router, true, SQ_REJ_UNKNOWN_SOURCE);
+	expect_reject(&f, message(&f, SQ_MSG_KEEPALIVE, SQ_ROLE_ROUTER, TOKEN), &f.stranger, true, SQ_REJ_UNKNOWN_SOURCE);
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.router, false, SQ_REJ_PRESTART);
+	n = message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN);
+	f.buf[SQ_WIRE_HEADER_LEN] = 0x75;   /* not IP */
+	expect_reject(&f, n, &f.router, true, SQ_REJ_BAD_PACKET);
+	/* A HELLO with a payload. */
+	struct sq_wire_header h = { .version = 1, .type = SQ_MSG_HELLO, .role = SQ_ROLE_ROUTER, .token = TOKEN, .length = 2 };
+	sq_wire_encode(f.buf, &h);
+	expect_reject(&f, SQ_WIRE_HEADER_LEN + 2, &f.router, false, SQ_REJ_BAD_PAYLOAD);
+	struct sq_datagram big = { .buf = f.buf, .len = SQ_WIRE_HEADER_LEN, .oversized = true,
+				   .src = (const struct sockaddr *)&f.router, .src_len = sizeof(f.router) };
+	struct sq_classified c;
+	sq_classify(&f.peers, TOKEN, true, &big, &c);
+	assert_int_equal(c.reason, SQ_REJ_OVERSIZED);
+}
+
+static void test_registration(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup_fixture(&f);
+	/* A repeated HELLO is not news; a new port replaces the old one. */
+	assert_false(sq_peers_register(&f.peers, SQ_ROLE_ROUTER, (struct sockaddr *)&f.router, sizeof(f.router), 5));
+	assert_int_equal(f.peers.peer[SQ_ROLE_ROUTER].last_rx_ns, 5);
+	assert_true(sq_peers_register(&f.peers, SQ_ROLE_ROUTER, (struct sockaddr *)&f.stranger, sizeof(f.stranger), 6));
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.router, true, SQ_REJ_UNKNOWN_SOURCE);
+	assert_int_equal(classify(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.stranger, true).action,
+			 SQ_ACT_DATA);
+	sq_peers_unregister(&f.peers, SQ_ROLE_ROUTER);
+	expect_reject(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.stranger, true, SQ_REJ_UNKNOWN_SOURCE);
+	char text[64];
+	sq_sockaddr_text((struct sockaddr *)&f.mobile, text, sizeof(text));
+	assert_string_equal(text, "198.18.0.2:40001");
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_port = htons(7) };
+	inet_pton(AF_INET6, "2001:db8::9", &a6.sin6_addr);
+	sq_sockaddr_text((struct sockaddr *)&a6, text, sizeof(text));
+	assert_string_equal(text, "[2001:db8::9]:7");
+	assert_false(sq_sockaddr_equal((struct sockaddr *)&a6, sizeof(a6), (struct sockaddr *)&f.mobile, sizeof(f.mobile)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_accepted_messages),
+		cmocka_unit_test(test_every_reject_reason),
+		cmocka_unit_test(test_registration),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
