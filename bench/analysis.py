@@ -1,0 +1,112 @@
+"""Benchmark: capture header extraction speed (packets per second on one core).
+
+Writes a synthetic pcap of TCP segments (Ethernet, IPv4, TCP with a timestamp option,
+512-byte payload captured in full) and times `analysis.pcap.read_capture` on it: the C
+reader plus the numpy load. Also times the conversion of the records to Packet objects,
+which the per-connection metrics use.
+
+    python -m bench.analysis [RESULTS_DIR] [--packets N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from analysis.pcap import ip_packets, read_capture
+
+DEFAULT_PACKETS = 2_000_000
+PAYLOAD = 512
+
+
+def _template() -> bytes:
+    eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
+    ip_len = 20 + 32 + PAYLOAD
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, ip_len, 1, 0x4000, 64, 6, 0,
+                     bytes([198, 18, 60, 1]), bytes([198, 18, 61, 2]))
+    options = b"\x01\x01\x08\x0a" + struct.pack(">II", 1, 2)
+    tcp = struct.pack(">HHIIBBHHH", 40000, 5001, 1, 1, (32 // 4) << 4, 0x18, 65535, 0, 0)
+    return eth + ip + tcp + options + b"d" * PAYLOAD
+
+
+def write_synthetic_pcap(path: Path, packets: int) -> int:
+    """A little-endian µs pcap of `packets` frames with increasing times, IP ids and
+    sequence numbers. Returns the file size."""
+    frame = np.frombuffer(_template(), np.uint8)
+    rec_len = 16 + len(frame)
+    buf = np.empty((packets, rec_len), np.uint8)
+    buf[:, 16:] = frame
+    i = np.arange(packets, dtype=np.uint64)
+    ts = np.uint64(1_795_312_345_000_000) + i * np.uint64(100)
+    header = np.empty(packets, np.dtype([("s", "<u4"), ("us", "<u4"), ("cap", "<u4"),
+                                         ("len", "<u4")]))
+    header["s"] = ts // np.uint64(1_000_000)
+    header["us"] = ts % np.uint64(1_000_000)
+    header["cap"] = header["len"] = len(frame)
+    buf[:, :16] = header.view(np.uint8).reshape(packets, 16)
+    ip_id = (i % np.uint64(65536)).astype(">u2")
+    buf[:, 16 + 18:16 + 20] = ip_id.view(np.uint8).reshape(packets, 2)
+    seq = (np.uint64(1) + i * np.uint64(PAYLOAD)).astype(np.uint32).astype(">u4")
+    buf[:, 16 + 38:16 + 42] = seq.view(np.uint8).reshape(packets, 4)
+    file_header = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)
+    with open(path, "wb") as f:
+        f.write(file_header)
+        f.write(buf.tobytes())
+    return len(file_header) + buf.size
+
+
+def measure(packets: int = DEFAULT_PACKETS, workdir: Path | None = None) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path = Path(tmp) / "synthetic.pcap"
+        size = write_synthetic_pcap(path, packets)
+        start = time.perf_counter()
+        capture = read_capture(path)
+        read_s = time.perf_counter() - start
+        if len(capture.records) != packets:
+            raise RuntimeError(f"{path}: read {len(capture.records)} records, wrote {packets}")
+        sample = min(packets, 200_000)
+        sliced = type(capture)(capture.path, capture.linktype, capture.records[:sample])
+        start = time.perf_counter()
+        ip_packets(sliced)
+        objects_s = time.perf_counter() - start
+    return {
+        "packets": packets,
+        "file_bytes": size,
+        "read_seconds": read_s,
+        "records_per_s": packets / read_s,
+        "megabytes_per_s": size / read_s / 1e6,
+        "packet_objects_per_s": sample / objects_s,
+    }
+
+
+def run(results_dir: str | Path) -> dict[str, float]:
+    """The bench registry's entry point: measures and writes analysis.json."""
+    results = Path(results_dir)
+    results.mkdir(parents=True, exist_ok=True)
+    numbers = measure()
+    (results / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
+    return numbers
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results_dir", nargs="?", default="bench/results")
+    parser.add_argument("--packets", type=int, default=DEFAULT_PACKETS)
+    args = parser.parse_args(argv)
+    numbers = measure(args.packets)
+    Path(args.results_dir).mkdir(parents=True, exist_ok=True)
+    (Path(args.results_dir) / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
+    json.dump(numbers, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
