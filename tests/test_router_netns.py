@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from testbed import netns
 from testbed.link_session import bin_dir
 from testbed.router import apply_router, collect_stats, qdisc_available, teardown_router
 from testbed.router_config import RouterConfig, parse_router
+from testbed.router_monitor import QueueMonitor, read_queue_samples
 
 WHERE = "test: router"
 RATE = 64_000
@@ -77,34 +77,6 @@ def veth_link(request: pytest.FixtureRequest) -> Iterator[VethLink]:
     assert not any(netns.exists(ns) for ns in (f"sq{lane}-emu", f"sq{lane}-mobile"))
 
 
-class QueueMonitor:
-    """squall-queue-monitor in a namespace; stopped with SIGTERM, killed if it hangs."""
-
-    def __init__(self, ns: str, output: Path, interval: str):
-        self.output = output
-        self.proc = netns.popen_in(ns, [str(bin_dir() / "squall-queue-monitor"), "--dev", DEV,
-                                        "--output", str(output), "--interval", interval],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        ready = self.proc.stdout.readline().strip()
-        assert ready == "ready", f"monitor said {ready!r}; stderr: {self.proc.stderr.read()}"
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=10)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-
-    def rows(self) -> list[dict]:
-        lines = self.output.read_text().splitlines()
-        columns = next(l for l in lines if l.startswith("# columns ")).split()[2:]
-        assert lines[-1].startswith("# end samples "), "the monitor's trailer is missing"
-        return [dict(zip(columns, l.split("\t"))) for l in lines if not l.startswith("#")]
-
-
 def _udp(ns: str, argv: list[str], **kw) -> subprocess.Popen:
     return netns.popen_in(ns, [str(bin_dir() / "squall-udp"), *argv], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, **kw)
@@ -147,28 +119,30 @@ def test_pfifo_20_never_holds_more_than_20_packets_and_counts_every_drop(veth_li
     batch = apply_router(link.sender_ns, parse_router(PFIFO_20, WHERE, RATE), DEV)
     assert "pfifo limit 20" in batch
     receiver = _start_receiver(link, 6001)
-    monitor = QueueMonitor(link.sender_ns, tmp_path / "router-queue.tsv", "1ms")
+    monitor = QueueMonitor.start(link.sender_ns, tmp_path / "router-queue.tsv", bin_dir=bin_dir(),
+                                 interval_us=1000)
     try:
         sender = _udp(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
                                        "--rate", "max", "--count", "200"])
         sent = _summary(sender)
         received = _summary(receiver)
     finally:
-        code = monitor.stop()
+        monitor.stop()
         _stop_all(receiver)
-    assert code == 0
     leaf = _qdisc_stats(link, "10:")
     packets_sent = sent["packets"]
     assert packets_sent == 200
     assert received["received"] < packets_sent, "the burst should have overflowed the 20-packet queue"
     assert leaf["drops"] == packets_sent - received["received"]
 
-    pfifo_rows = [r for r in monitor.rows() if r["object"] == "qdisc" and r["handle"] == "10:"]
-    assert len(pfifo_rows) > 100
-    backlogs = [int(r["backlog_pkts"]) for r in pfifo_rows]
-    assert max(backlogs) == 20, "the queue should have filled up to exactly its limit"
-    assert int(pfifo_rows[-1]["drops"]) == leaf["drops"]
-    times = [int(r["time_us"]) for r in pfifo_rows]
+    samples = read_queue_samples(monitor.output)
+    assert samples.interval_us == 1000 and samples.samples is not None
+    pfifo_rows = samples.of("qdisc", "10:")
+    assert len(pfifo_rows) == samples.samples > 100
+    assert max(r.backlog_pkts for r in pfifo_rows) == 20, "the queue should have filled up to exactly its limit"
+    assert pfifo_rows[-1].drops == leaf["drops"]
+    assert all(r.marks is None for r in pfifo_rows)
+    times = [r.time_us for r in pfifo_rows]
     assert times == sorted(times)
     teardown_router(link.sender_ns, DEV)
     assert _root_kind(link) != "htb"
@@ -247,17 +221,53 @@ def test_red_is_applied_or_refused_with_the_reason(veth_link, tmp_path):
     require_programs("squall-queue-monitor", "squall-udp")
     apply_router(link.sender_ns, config, DEV)
     receiver = _start_receiver(link, 6001)
-    monitor = QueueMonitor(link.sender_ns, tmp_path / "router-queue.tsv", "1ms")
+    monitor = QueueMonitor.start(link.sender_ns, tmp_path / "router-queue.tsv", bin_dir=bin_dir(),
+                                 interval_us=1000)
     try:
         sent = _summary(_udp(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
                                               "--rate", "256kbit", "--duration", "3s"]))
         received = _summary(receiver)
     finally:
-        code = monitor.stop()
+        monitor.stop()
         _stop_all(receiver)
-    assert code == 0
     red = _qdisc_stats(link, "10:")
     assert red["drops"] == sent["packets"] - received["received"]
-    rows = [r for r in monitor.rows() if r["handle"] == "10:" and r["object"] == "qdisc"]
-    assert max(int(r["backlog_bytes"]) for r in rows) <= 11000
-    assert all(r["marks"] != "-" for r in rows), "RED rows carry the kernel's mark count"
+    rows = read_queue_samples(monitor.output).of("qdisc", "10:")
+    assert max(r.backlog_bytes for r in rows) <= 11000
+    assert all(r.marks is not None for r in rows), "RED rows carry the kernel's mark count"
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [5], indirect=True)
+def test_monitor_times_on_the_given_t0_and_stops_after_its_duration(veth_link, tmp_path):
+    require_programs("squall-queue-monitor")
+    import time
+
+    link = veth_link
+    apply_router(link.sender_ns, parse_router(PFIFO_20, WHERE, RATE), DEV)
+    t0 = time.time_ns() // 1000
+    out = tmp_path / "q.tsv"
+    proc = netns.run_in(link.sender_ns, [str(bin_dir() / "squall-queue-monitor"), "--dev", DEV, "--output",
+                                         str(out), "--interval", "2ms", "--duration", "200ms",
+                                         "--t0-realtime-us", str(t0)])
+    assert proc.stdout == "ready\n"
+    samples = read_queue_samples(out)
+    assert samples.t0_realtime_us == t0 and samples.interval_us == 2000
+    assert samples.samples == 101 - samples.missed
+    # Four objects per sample: root qdisc 1:, leaf 10:, classes 1:1 and 1:10.
+    assert {(r.object, r.handle) for r in samples.rows} == {
+        ("class", "1:1"), ("class", "1:10"), ("qdisc", "1:"), ("qdisc", "10:")}
+    assert len(samples.rows) == 4 * samples.samples
+    first, last = samples.rows[0].time_us, samples.rows[-1].time_us
+    assert 0 <= first < last
+    assert last - first >= 200_000 - 2 * 2000
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [6], indirect=True)
+def test_monitor_refuses_a_missing_device_by_name(veth_link, tmp_path):
+    require_programs("squall-queue-monitor")
+    from testbed.router_monitor import QueueMonitorError
+
+    with pytest.raises(QueueMonitorError, match=r'device "nowhere0" not found in this network namespace'):
+        QueueMonitor.start(veth_link.sender_ns, tmp_path / "q.tsv", bin_dir=bin_dir(), dev="nowhere0")
