@@ -20,3 +20,13 @@ squall-http_SRCS = $(WL_COMMON_SRCS) workloads/src/http/http_main.c workloads/sr
   workloads/src/http/http_conn.c workloads/src/http/http_summary.c workloads/src/http/http_request.c \
   workloads/src/http/http_response.c workloads/src/http/http_workloads.c
 squall-http_LIBS := -lm
+
+# Unit tests (cmocka, sanitizer build).
+UNIT_TESTS += test_wl_parse test_udp_stats test_http_messages
+test_wl_parse_SRCS = workloads/tests/test_wl_parse.c workloads/src/common/wl_parse.c
+test_wl_parse_LIBS := -lcmocka -lm
+test_udp_stats_SRCS = workloads/tests/test_udp_stats.c workloads/src/udp/udp_stats.c workloads/src/udp/udp_payload.c
+test_udp_stats_LIBS := -lcmocka -lm
+test_http_messages_SRCS = workloads/tests/test_http_messages.c workloads/src/http/http_request.c \
+  workloads/src/http/http_response.c
+test_http_messages_LIBS := -lcmocka
