@@ -3,7 +3,7 @@ MODEL_SRCS := $(addprefix emulator/src/model/,rng.c dist.c channel.c rate_schedu
 	link_check.c action_heap.c pkt_ring.c link_model.c)
 
 # Unit tests (cmocka, virtual time). test_model_support.c is shared by the model tests.
-UNIT_TESTS += test_rng test_dist test_channel test_model_link test_model_arq
+UNIT_TESTS += test_rng test_dist test_channel test_model_link test_model_arq test_model_reference
 test_rng_SRCS = emulator/tests/test_rng.c $(MODEL_SRCS)
 test_rng_LIBS = -lcmocka -lm
 test_dist_SRCS = emulator/tests/test_dist.c $(MODEL_SRCS)
@@ -14,3 +14,5 @@ test_model_link_SRCS = emulator/tests/test_model_link.c emulator/tests/test_mode
 test_model_link_LIBS = -lcmocka -lm
 test_model_arq_SRCS = emulator/tests/test_model_arq.c emulator/tests/test_model_support.c $(MODEL_SRCS)
 test_model_arq_LIBS = -lcmocka -lm
+test_model_reference_SRCS = emulator/tests/test_model_reference.c emulator/tests/test_model_support.c $(MODEL_SRCS)
+test_model_reference_LIBS = -lcmocka -lm
