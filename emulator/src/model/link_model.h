@@ -10,7 +10,7 @@
  * The caller must never go back in time: every now passed in must be >= the
  * previous one. sq_model_next_deadline() says when the model next needs
  * sq_model_advance() (a delivery, a transmission end, an ARQ retry, a channel
- * state change, a bandwidth change).
+ * state change; bandwidth steps are folded into transmission end times).
  *
  * Semantics are specified in emulator/LINK_MODEL.md.
  */
