@@ -59,6 +59,7 @@ struct sq_event {
 	void *user;                /* the pointer given to sq_model_arrive() */
 };
 
+/* Called for every event, synchronously; it must not call back into the model. */
 typedef void (*sq_event_sink)(void *ctx, const struct sq_event *ev);
 
 struct sq_model;
