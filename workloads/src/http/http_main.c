@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
+#include "http_request.h"
 #include "http_workloads.h"
 #include "wl_log.h"
 #include "wl_parse.h"
@@ -153,6 +154,26 @@ static const char *check_combination(const struct cli *cli)
     return NULL;
 }
 
+/* Refuses a --request-size that cannot hold the longest request of the page. */
+static int check_request_size(const struct http_config *cfg)
+{
+    char host[WL_ENDPOINT_STRLEN + 64], url[HTTP_URL_MAX];
+    if (cfg->host)
+        snprintf(host, sizeof host, "%s", cfg->host);
+    else
+        wl_format_endpoint(&cfg->remote, host, sizeof host);
+    for (unsigned i = 0; i < cfg->object_count; i++) {
+        snprintf(url, sizeof url, "/obj/%u-%llu", i, (unsigned long long)cfg->sizes[i]);
+        size_t min = http_request_min_size(url, host, cfg->http11, cfg->http11);
+        if (cfg->request_size < min) {
+            fprintf(stderr, "--request-size: %llu bytes cannot hold the request for %s (at least %zu "
+                    "bytes are needed)\n", (unsigned long long)cfg->request_size, url, min);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int run(const struct http_config *cfg)
 {
     struct http_page *page = calloc(1, sizeof *page);
@@ -212,6 +233,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "squall-http: %s\n%s", problem, usage);
         return EXIT_USAGE;
     }
+    if (check_request_size(&cli.cfg) != 0)
+        return EXIT_USAGE;
     wl_install_signal_handlers();
     return run(&cli.cfg);
 }

@@ -1,0 +1,100 @@
+"""Workload labels and the generators' handling of bad input (no root needed)."""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from testbed import workload_profiles
+from testbed.errors import ConfigError
+from testbed.link_session import bin_dir
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(bin_dir() / argv[0]), *argv[1:]], capture_output=True, text=True, timeout=30)
+
+
+def test_client_table_matches_workloads_toml() -> None:
+    built_in = json.loads(run("squall-http", "--list-workloads").stdout)
+    pages = {name: list(w.sizes) for name, w in workload_profiles.all_workloads().items()
+             if isinstance(w, workload_profiles.HttpPage)}
+    assert built_in == pages
+
+
+def test_study_labels_have_the_study_sizes() -> None:
+    # Saarto 2003 workloads slide / IIP report tables 5 and 6.
+    assert workload_profiles.load("s+2s").sizes == (6288, 2096, 2096)
+    assert workload_profiles.load("l+8m").sizes == (71788,) + (8384,) * 8
+    bulk = workload_profiles.load("bulk-90")
+    assert (bulk.count, bulk.length, bulk.total_bytes) == (90, 2096, 188640)
+    cbr = workload_profiles.load("cbr-32k")
+    assert (cbr.size, cbr.rate_bps, cbr.interval_us) == (132, 32000, 33000)
+
+
+def test_unknown_label_is_refused_by_loader_and_client() -> None:
+    with pytest.raises(ConfigError, match="unknown workloads profile 'x\\+9z'.*s\\+2s"):
+        workload_profiles.load("x+9z")
+    r = run("squall-http", "--connect", "198.18.40.1:80", "--workload", "x+9z")
+    assert r.returncode == 2
+    assert "--workload: unknown label 'x+9z'" in r.stderr and "s+2s" in r.stderr
+
+
+@pytest.mark.parametrize("table, key", [
+    ({"kind": "http", "main": "0B"}, "main"),
+    ({"kind": "http", "main": "6288B", "inline": ["-5B"]}, "inline[0]"),
+    ({"kind": "bulk", "count": 0, "length": "2096B"}, "count"),
+    ({"kind": "cbr", "size": "132B", "rate": "0kbit"}, "rate"),
+    ({"kind": "cbr", "size": "10B", "rate": "32kbit"}, "size"),
+    ({"kind": "video"}, "kind"),
+    ({"kind": "bulk", "count": 3, "length": "1B", "colour": 1}, "colour"),
+])
+def test_bad_profiles_name_the_key(table: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        workload_profiles.from_table("w", table, "workloads.toml: w")
+    assert err.value.where == f"workloads.toml: w.{key}"
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["squall-bulk", "send", "--connect", "198.18.40.1:5001", "--count", "0"], "--count"),
+    (["squall-bulk", "send", "--connect", "198.18.40.1:5001", "--length", "-2096"], "--length"),
+    (["squall-bulk", "send", "--connect", "198.18.40.300:5001"], "--connect"),
+    (["squall-bulk", "recv", "--listen", "198.18.40.1"], "--listen"),
+    (["squall-bulk", "send", "--connect", "198.18.40.1:5001", "--tos", "256"], "--tos"),
+    (["squall-bulk", "send", "--connect", "198.18.40.1:5001", "--start-offset", "-5s"], "--start-offset"),
+    (["squall-udp", "send", "--connect", "198.18.40.1:6001", "--size", "0", "--rate", "32kbit", "--count", "1"], "--size"),
+    (["squall-udp", "send", "--connect", "198.18.40.1:6001", "--size", "132", "--rate", "-32kbit", "--count", "1"], "--rate"),
+    (["squall-udp", "send", "--connect", "198.18.40.1:6001", "--size", "132", "--rate", "0pps", "--count", "1"], "--rate"),
+    (["squall-udp", "send", "--connect", "198.18.40.1:6001", "--size", "132", "--rate", "32kbit"], "--duration DUR or --count N"),
+    (["squall-udp", "recv", "--listen", "[::1:6001"], "--listen"),
+    (["squall-udp", "recv", "--listen", "198.18.40.1:6001", "--idle-timeout", "0"], "--idle-timeout"),
+    (["squall-http", "--connect", "198.18.40.1:80", "--objects", "6288,0"], "--objects"),
+    (["squall-http", "--connect", "198.18.40.1:80", "--objects", "6288", "--http", "2"], "--http"),
+    (["squall-http", "--connect", "198.18.40.1:80", "--workload", "s+2s", "--parallel", "0"], "--parallel"),
+    (["squall-http", "--connect", "198.18.40.1:80", "--workload", "s+2s", "--http", "1.1", "--persistent", "3"], "--persistent"),
+    (["squall-http", "--connect", "198.18.40.1:80", "--workload", "s+2s", "--pipeline"], "--pipeline"),
+    (["squall-http", "--connect", "198.18.40.1:80", "--workload", "s+2s", "--timeout", "0"], "--timeout"),
+    (["squall-udp", "fly"], "'send' or 'recv'"),
+])
+def test_bad_arguments_exit_2_naming_the_flag(argv: list[str], flag: str) -> None:
+    r = run(*argv)
+    assert r.returncode == 2, r
+    assert flag in r.stderr
+
+
+def test_refused_connection_exits_1_with_a_json_summary() -> None:
+    # Port 1 on loopback: nothing listens there, the kernel answers with a reset.
+    r = run("squall-bulk", "send", "--connect", "127.0.0.1:1", "--count", "1")
+    assert r.returncode == 1
+    summary = json.loads(r.stdout.splitlines()[-1])
+    assert summary["ok"] is False and "connecting to 127.0.0.1:1" in summary["error"]
+    r = run("squall-http", "--connect", "127.0.0.1:1", "--workload", "s+2s", "--timeout", "5s")
+    assert r.returncode == 1
+    assert "connection 0 to 127.0.0.1:1: connect" in json.loads(r.stdout.splitlines()[-1])["error"]
+
+
+def test_request_size_too_small_is_an_error() -> None:
+    r = run("squall-http", "--connect", "198.18.40.1:80", "--objects", "100", "--request-size", "40")
+    assert r.returncode == 2
+    assert "--request-size: 40 bytes cannot hold the request for /obj/0-100" in r.stderr
