@@ -19,7 +19,8 @@ EVENTS = frozenset({"in", "enqueue", "drop_mtu", "drop_sbuf", "drop_router", "ec
 # The events that end a packet's life in the link.
 FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err"})
 DIRS = frozenset({"down", "up"})
-TRAILER_KEYS = ("end", "counters", "rejected", "lateness_us")
+TRAILER_KEYS = ("end", "counters", "state_changes", "pending", "undeliverable", "rejected",
+                "lateness_us")
 _INT_COLUMNS = ("pkt_id", "ip_len", "attempt", "sbuf", "rbuf", "sport", "dport", "ip_id",
                 "tcp_seq", "tcp_ack", "payload_len")
 
@@ -61,6 +62,8 @@ class EmulatorLog:
     config: dict[str, str]
     events: list[LogEvent]
     end_us: int | None  # from the trailer's `# end time_us`
+    # trailer line -> its key/value pairs, e.g. trailer["counters down"]["drop_err"],
+    # trailer["end"]["reason"], trailer["pending"]["count"]
     trailer: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
@@ -129,13 +132,15 @@ class _LogParser:
         self.in_trailer = True
         words = value.split()
         if key == "end":
-            if len(words) != 2 or words[0] != "time_us":
-                raise self.error(lineno, f"trailer `# end {value}`: expected `# end time_us N`")
+            if len(words) < 2 or words[0] != "time_us":
+                raise self.error(lineno, f"trailer `# end {value}`: expected "
+                                 "`# end time_us N ...`")
             self.log.end_us = self.integer(lineno, "end time_us", words[1])
-            return
         name = key
         if key == "counters" and words:
             name, words = f"counters {words[0]}", words[1:]
+        elif len(words) == 1:  # `# pending N`, `# state_changes N`
+            words = ["count", words[0]]
         self.log.trailer[name] = dict(zip(words[0::2], words[1::2]))
 
     def integer(self, lineno: int, what: str, text: str) -> int:

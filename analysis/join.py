@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from analysis.emulog import FINAL_EVENTS, EmulatorLog, LogEvent
-from analysis.pcap import PROTO_TCP, PROTO_UDP, Packet
+from analysis.pcap import FRAGMENT, PROTO_TCP, PROTO_UDP, Packet
 
 PROTO_NAMES = {1: "icmp", 6: "tcp", 17: "udp", 58: "icmp6"}
 
@@ -39,11 +39,14 @@ class PacketFate:
 
 
 def packet_identity(p: Packet) -> PacketIdentity:
-    ports = p.proto in (PROTO_TCP, PROTO_UDP)
-    tcp = p.proto == PROTO_TCP
+    """As the emulator logs it: ports, TCP fields and payload length only for TCP/UDP
+    packets that carry their transport header; IP id only for IPv4."""
+    ports = p.proto in (PROTO_TCP, PROTO_UDP) and not p.status & FRAGMENT
+    tcp = ports and p.proto == PROTO_TCP
     return (PROTO_NAMES.get(p.proto, str(p.proto)), p.src, p.sport if ports else None, p.dst,
             p.dport if ports else None, p.ip_id if p.ip_version == 4 else None,
-            p.tcp_seq if tcp else None, p.tcp_ack if tcp else None, p.payload_len)
+            p.tcp_seq if tcp else None, p.tcp_ack if tcp else None,
+            p.payload_len if ports else None)
 
 
 def event_identity(e: LogEvent) -> PacketIdentity:

@@ -148,6 +148,7 @@ def test_emulator_log_header_events_trailer(tmp_path: Path) -> None:
     assert log.config == {"down.rate_bps": "64000"}
     assert not log.cut_short and log.end_us == 201 * MS + 100 * MS
     assert log.trailer["counters down"] == {"in": "1", "out": "1"}
+    assert log.trailer["end"]["reason"] == "stop" and log.trailer["pending"]["count"] == "0"
     first_in = [e for e in log.events if e.event == "in"][0]
     assert (first_in.dir, first_in.pkt_id, first_in.proto, first_in.tcp_flags) == (
         "down", 1, "tcp", "S")

@@ -106,8 +106,12 @@ class ScriptedLink:
         lines += [text for _, _, text in sorted(self.log_lines)]
         if trailer:
             end = max((t for t, _, _ in self.log_lines), default=0)
-            lines += [f"# end time_us {end}", "# counters down in 1 out 1",
-                      "# counters up in 1 out 1", "# lateness_us n 1 p50 1 p99 1 max 1"]
+            # As squall-emulator writes it (emulator/src/event_log.c).
+            lines += [f"# end time_us {end} reason stop", "# counters down in 1 out 1",
+                      "# counters up in 1 out 1", "# state_changes 0", "# pending 0",
+                      "# undeliverable down 0 up 0 send_errors 0",
+                      "# rejected truncated 0 bad_magic 0",
+                      "# lateness_us n 1 p50 1 p99 1 max 1 early 0"]
         log.write_text("\n".join(lines) + "\n")
         return fixed, mobile, log
 
