@@ -111,7 +111,7 @@ def parse_router(section: dict, where: str, link_rate_bps: int) -> RouterConfig:
     _expect_table(section, where)
     _reject_unknown(section, where, {"engine", "rate", "queue", "classes", "default", "filters"})
     engine = _parse_engine(section.get("engine", "tc"), f"{where}.engine")
-    rate = _positive_rate(section["rate"], f"{where}.rate") if "rate" in section else link_rate_bps
+    rate = positive_rate(section["rate"], f"{where}.rate") if "rate" in section else link_rate_bps
     if "queue" in section and "classes" in section:
         raise ConfigError(where, "has both `queue` (one class, no DiffServ) and `classes` (DiffServ); "
                                  "give exactly one of them")
@@ -160,8 +160,8 @@ def _parse_class(name: str, body: object, where: str, parent_rate: int, link_rat
     _reject_unknown(body, where, {"rate", "ceil", "priority", "quantum", "queue"})
     if "rate" not in body:
         raise ConfigError(f"{where}.rate", "is missing; expected the guaranteed rate, such as \"32kbit\"")
-    rate = _positive_rate(body["rate"], f"{where}.rate")
-    ceil = _positive_rate(body["ceil"], f"{where}.ceil") if "ceil" in body else parent_rate
+    rate = positive_rate(body["rate"], f"{where}.rate")
+    ceil = positive_rate(body["ceil"], f"{where}.ceil") if "ceil" in body else parent_rate
     if ceil > parent_rate:
         raise ConfigError(f"{where}.ceil", f"{ceil} bit/s is above the router rate {parent_rate} bit/s; "
                                            "a class cannot borrow more than its parent has")
@@ -222,7 +222,7 @@ def _parse_red(body: dict, where: str, link_rate: int) -> RedQueue:
                                           "reach max")
     burst = _red_burst(body, where, low, high, avpkt)
     probability = _probability(body.get("probability", RED_DEFAULT_PROBABILITY), f"{where}.probability")
-    bandwidth = _positive_rate(body["bandwidth"], f"{where}.bandwidth") if "bandwidth" in body else link_rate
+    bandwidth = positive_rate(body["bandwidth"], f"{where}.bandwidth") if "bandwidth" in body else link_rate
     ecn = body.get("ecn", False)
     if not isinstance(ecn, bool):
         raise ConfigError(f"{where}.ecn", f"{ecn!r} is not true or false")
@@ -339,7 +339,8 @@ def _required(table: dict, key: str, where: str) -> object:
     return table[key]
 
 
-def _positive_rate(value: object, where: str) -> int:
+def positive_rate(value: object, where: str) -> int:
+    """A rate with a unit, above zero (integer bit/s)."""
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
         raise ConfigError(where, f"{value} is not a positive rate; expected e.g. \"64kbit\"")
     if isinstance(value, str) and value.strip().startswith("-"):

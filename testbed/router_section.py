@@ -1,0 +1,52 @@
+"""The `[router]` section as the scenario loader sees it: profiles, the link's rate, registration.
+
+Importing this module registers `parse_router_section` as the loader's parser of `router`
+(testbed.scenario.SECTION_PARSERS). `router = "name"` (or `profile = "name"` in the table)
+takes a profile from scenarios/profiles/routers.toml; keys beside it override the profile's.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+from .profiles import PROFILE_DIR, ProfileSet, deep_merge
+from .router_config import RouterConfig, parse_router, positive_rate
+from .scenario import SECTION_PARSERS, ResolvedCell
+
+PROFILE_KIND = "routers"
+
+
+def parse_router_section(table: Mapping[str, Any], where: str, cell: ResolvedCell,
+                         profile_dir: Path = PROFILE_DIR) -> RouterConfig:
+    """`where` is like `scenarios/x.toml: router`; the router's default rate is the downlink rate."""
+    resolved = _with_profile(table, where, profile_dir)
+    return parse_router(resolved, where, _link_rate(resolved, where, cell))
+
+
+def _with_profile(table: Mapping[str, Any], where: str, profile_dir: Path) -> dict[str, Any]:
+    if not isinstance(table, Mapping):
+        raise ConfigError(where, f"expected a router profile name or a table, found {table!r}")
+    if "profile" not in table:
+        return dict(table)
+    profiles = ProfileSet.load(PROFILE_KIND, profile_dir)
+    overrides = {k: v for k, v in table.items() if k != "profile"}
+    return deep_merge(profiles.resolve(table["profile"], f"{where}.profile"), overrides)
+
+
+def _link_rate(table: Mapping[str, Any], where: str, cell: ResolvedCell) -> int:
+    try:
+        rate = cell.link.down.rate_bps
+    except ValueError:
+        rate = None
+    if rate is not None:
+        return rate
+    if "rate" not in table:
+        raise ConfigError(f"{where}.rate", "is missing; the link's downlink bandwidth is not one constant "
+                                           "rate (a schedule or unlimited), so give the router's rate")
+    # Then only RED's default `bandwidth` needs it: the router's own rate is the best guess.
+    return positive_rate(table["rate"], f"{where}.rate")
+
+
+SECTION_PARSERS["router"] = parse_router_section
