@@ -271,3 +271,19 @@ def test_monitor_refuses_a_missing_device_by_name(veth_link, tmp_path):
 
     with pytest.raises(QueueMonitorError, match=r'device "nowhere0" not found in this network namespace'):
         QueueMonitor.start(veth_link.sender_ns, tmp_path / "q.tsv", bin_dir=bin_dir(), dev="nowhere0")
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [7], indirect=True)
+def test_a_tc_failure_names_the_batch_line(veth_link):
+    from testbed.router import RouterError
+
+    link = veth_link
+    section = {"default": "BE", "classes": {
+        "EF": {"rate": "32kbit", "queue": {"discipline": "pfifo", "limit": 10}},
+        "BE": {"rate": "32kbit", "queue": {"discipline": "pfifo", "limit": 20}}}}
+    config = parse_router(section, WHERE, RATE)
+    with pytest.raises(RouterError, match=r"failed at tc batch line 1 `qdisc add dev nowhere0 root handle 1: "
+                                          r"htb default 20`: .*Cannot find device"):
+        apply_router(link.sender_ns, config, "nowhere0")
+    assert _root_kind(link) != "htb", "the real device was not touched"

@@ -112,3 +112,14 @@ def test_class_statistics_text_is_parsed():
         {"class": "htb", "handle": "1:10", "parent": "1:1", "bytes": 1520, "packets": 12, "drops": 5,
          "overlimits": 7, "requeues": 1, "backlog": 2640, "qlen": 20, "lended": 10, "borrowed": 2, "giants": 0},
     ]
+
+
+def test_a_batch_failure_message_names_the_line():
+    from testbed.router import _batch_failure_message
+
+    batch = "qdisc add dev wl0 root handle 1: htb default 10\nqdisc add dev wl0 parent 1:10 handle 10: red limit 1\n"
+    message = _batch_failure_message("sq3-emu", "wl0", batch, "Error: Specified qdisc kind is unknown.\n"
+                                                                "Command failed -:2\n")
+    assert message == ("applying the router on wl0 in namespace sq3-emu failed at tc batch line 2 "
+                       "`qdisc add dev wl0 parent 1:10 handle 10: red limit 1`: "
+                       "Error: Specified qdisc kind is unknown. Command failed -:2")
