@@ -278,3 +278,37 @@ def test_existing_device_is_refused(ns, start_npa):
     assert npa.proc.wait(10) == 1
     assert "a device named wl0 already exists" in npa.stderr()
     assert netns.run_in(NS, ["ip", "link", "show", "wl0"], check=False).returncode == 0
+
+
+def test_ipv6_address_and_route_and_packet(ns, tmp_path):
+    for key in ("all", "default"):
+        netns.run_in(NS, ["sysctl", "-q", "-w", f"net.ipv6.conf.{key}.disable_ipv6=0"])
+    argv = [str(bin_dir() / "squall-npa"), "--role", "mobile", "--emulator", f"{SP_ADDR}:{SP_PORT}",
+            "--token", TOKEN_HEX, "--address", "2001:db8:10::2/64", "--route", "2001:db8:11::/48"]
+    out, err = tmp_path / "v6.stdout", tmp_path / "v6.stderr"
+    with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN) as sp:
+        with open(out, "wb") as o, open(err, "wb") as e:
+            npa = NPA(netns.popen_in(ns, argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e), out, err)
+        try:
+            assert npa.ready_line() == "ready wl0 mtu 1500"
+            infos = ip_json("-6", "addr", "show", "wl0")[0]["addr_info"]
+            global_addrs = [(a["local"], a["prefixlen"]) for a in infos if a.get("scope") == "global"]
+            assert global_addrs == [("2001:db8:10::2", 64)]
+            routes = [r["dst"] for r in ip_json("-6", "route", "show", "dev", "wl0")]
+            assert "2001:db8:11::/48" in routes and "2001:db8:10::/64" in routes
+            with netns_socket(NS, socket.AF_INET6, socket.SOCK_DGRAM) as app:
+                app.bind(("2001:db8:10::2", 0))
+                app.sendto(b"over ipv6", ("2001:db8:11::5", 9000))
+                while True:   # skip router/neighbour solicitations the kernel may send
+                    packet = sp.wait_for(wire.MsgType.DATA).message.payload
+                    if packet[6] == socket.IPPROTO_UDP:
+                        break
+            assert packet[0] >> 4 == 6
+            assert socket.inet_ntop(socket.AF_INET6, packet[24:40]) == "2001:db8:11::5"
+            assert packet[48:] == b"over ipv6"
+            assert npa.stop() == 0
+        finally:
+            if npa.proc.poll() is None:
+                npa.proc.kill()
+                npa.proc.wait()
+    assert netns.run_in(NS, ["ip", "link", "show", "wl0"], check=False).returncode != 0
