@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Iterator
 
 from . import netns
+from .capture import Capture
 
 
 @dataclass(frozen=True)
@@ -49,9 +51,10 @@ def delete(net: VethNet) -> None:
 
 
 @contextmanager
-def veth_net(lane: int, rate: str | None = None) -> Iterator[VethNet]:
+def veth_net(lane: int, rate: str | None = None, limit: str = "200000") -> Iterator[VethNet]:
     """Both namespaces with 198.18.<lane>.1/24 (fixed) and .2 (mobile); rate shapes both
-    directions with TBF. Leftovers of an earlier crashed run on this lane are removed first."""
+    directions with TBF (queue of `limit` bytes). Leftovers of an earlier crashed run on this
+    lane are removed first."""
     net = addresses(lane)
     delete(net)
     try:
@@ -66,7 +69,15 @@ def veth_net(lane: int, rate: str | None = None) -> Iterator[VethNet]:
             netns.run_in(ns, ["ip", "link", "set", "eth0", "up"])
             _offloads_off(ns, "eth0")
             if rate:
-                shape(ns, "eth0", rate)
+                shape(ns, "eth0", rate, limit=limit)
         yield net
     finally:
         delete(net)
+
+
+def payload_capture(ns: str, dev: str, path: Path, bpf_filter: str = "") -> Capture:
+    """A tcpdump capture that keeps whole packets (the testbed's captures keep headers only),
+    for tests that check payload sizes and contents."""
+    cap = Capture(ns, dev, path, bpf_filter)
+    cap.argv[cap.argv.index("-s") + 1] = "0"
+    return cap
