@@ -1,0 +1,48 @@
+"""Flat rows (one per connection / flow) for CSV and JSON output."""
+
+from __future__ import annotations
+
+from analysis.tcp_metrics import CLASSES, TcpMetrics
+from analysis.udp_metrics import UdpMetrics
+
+Row = dict[str, object]
+
+
+def _endpoint(e: tuple[str, int]) -> str:
+    return f"[{e[0]}]:{e[1]}" if ":" in e[0] else f"{e[0]}:{e[1]}"
+
+
+def tcp_row(side: str, m: TcpMetrics) -> Row:
+    row: Row = {
+        "kind": "tcp", "measured_at": side, "client": _endpoint(m.client),
+        "server": _endpoint(m.server), "sender": _endpoint(m.sender), "complete": m.complete,
+        "first_syn_us": m.first_syn_us, "elapsed_us": m.elapsed_us,
+        "response_us": m.response_us, "data_transmit_us": m.data_transmit_us,
+        "bytes": m.bytes, "throughput_bytes_per_s": m.throughput_bytes_per_s,
+        "response_throughput_bytes_per_s": m.response_throughput_bytes_per_s,
+        "packets_sent": m.packets_sent, "retransmissions": m.retransmissions,
+        "unnecessary_retransmissions": m.unnecessary_retransmissions,
+        "rto_events": m.rto_events, "spurious_rtos": m.spurious_rtos,
+        "fast_retransmits": m.fast_retransmits,
+        "congestion_drops": m.congestion_drops, "error_drops": m.error_drops,
+    }
+    for kind in CLASSES:
+        row[f"retx_{kind}"] = m.retransmissions_by_kind.get(kind, 0)
+    for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
+        row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)
+    return row
+
+
+def udp_row(side: str, m: UdpMetrics) -> Row:
+    row: Row = {
+        "kind": "udp", "received_at": side, "src": _endpoint(m.src), "dst": _endpoint(m.dst),
+        "sent": m.sent, "received": m.received, "expected": m.expected, "lost": m.lost,
+        "duplicates": m.duplicates, "reordered": m.reordered, "bytes": m.bytes,
+        "first_recv_us": m.first_recv_us, "last_recv_us": m.last_recv_us,
+        "throughput_bytes_per_s": m.throughput_bytes_per_s,
+        "jitter_min_us": m.jitter_min_us, "jitter_max_us": m.jitter_max_us,
+        "jitter_mean_us": m.jitter_mean_us, "jitter_samples": m.jitter_samples,
+    }
+    for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
+        row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)
+    return row
