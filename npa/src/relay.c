@@ -180,6 +180,8 @@ static int read_tun_batch(struct relay *r)
 
 static int tun_to_sp(struct relay *r)
 {
+	if (r->tun_paused)
+		return 0;  /* an event fetched before the pause */
 	for (int round = 0; round < ROUNDS_PER_WAKEUP; round++) {
 		int n = read_tun_batch(r);
 		if (n <= 0)
