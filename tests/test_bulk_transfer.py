@@ -1,0 +1,96 @@
+"""squall-bulk over a real veth pair: every byte arrives, the receiver's times match the
+capture, several connections into one receiver, TOS marking and start offset."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, TCP
+
+from conftest import require_programs, run_to_completion
+from testbed.capture import Capture, read_packets
+from testbed.link_session import bin_dir
+from testbed.processes import ProgramGroup
+from testbed.workload_testnet import veth_net
+
+pytestmark = pytest.mark.netns
+LANE = 44
+PORT = 5001
+
+
+def payload_len(p: IP) -> int:
+    return p.len - p.ihl * 4 - p[TCP].dataofs * 4
+
+
+def delivered_bytes(packets: list, sport: int) -> int:
+    """Distinct sequence space carried by data segments of one connection (retransmissions once)."""
+    covered: set[int] = set()
+    for p in packets:
+        if p.haslayer(TCP) and p[TCP].sport == sport and payload_len(p) > 0:
+            covered.update(range(p[TCP].seq, p[TCP].seq + payload_len(p)))
+    return len(covered)
+
+
+def test_transfer_arrives_complete_with_times_and_tos(tmp_path: Path) -> None:
+    require_programs("squall-bulk")
+    bulk = str(bin_dir() / "squall-bulk")
+    with veth_net(LANE, rate="2mbit") as net, ProgramGroup(tmp_path / "progs") as group:
+        with Capture(net.mobile_ns, "eth0", tmp_path / "mobile.pcap", f"tcp port {PORT}"):
+            group.start("recv", net.mobile_ns, [bulk, "recv", "--listen", f"{net.mobile_addr}:{PORT}",
+                                                "--log", str(tmp_path / "recv.log")])
+            group.wait_ready("recv", "listening", 5)
+            started_us = time.time_ns() // 1000
+            sent = run_to_completion(group, "send", net.fixed_ns,
+                                     [bulk, "send", "--connect", f"{net.mobile_addr}:{PORT}", "--count", "90",
+                                      "--length", "2096", "--tos", "0xb8", "--start-offset", "500ms"], 60)
+            assert group.wait_exit("recv", 10) == 0, group.stderr()["recv"]
+        received = json.loads(group.programs["recv"].stdout().splitlines()[-1])
+    assert sent["bytes"] == received["bytes"] == 90 * 2096
+    assert sent["connect_start_us"] - started_us >= 500_000
+    packets = read_packets(tmp_path / "mobile.pcap")
+    sport = int(sent["local"].rsplit(":", 1)[1])
+    assert delivered_bytes(packets, sport) == 188640
+    data = [p for p in packets if p[TCP].sport == sport and payload_len(p) > 0]
+    assert {p.tos for p in data} == {0xB8}
+    # The receiver's first/last byte times fall on the capture's first/last data segment.
+    first_us, last_us = float(data[0].time) * 1e6, float(data[-1].time) * 1e6
+    assert 0 <= received["first_byte_us"] - first_us < 50_000
+    assert 0 <= received["last_byte_us"] - last_us < 50_000
+    goodput = received["bytes"] * 8 / ((received["last_byte_us"] - received["first_byte_us"]) / 1e6)
+    assert goodput < 2.1e6  # shaped to 2 Mbit/s
+    events = [line.split("\t")[1] for line in (tmp_path / "recv.log").read_text().splitlines()
+              if not line.startswith("#")]
+    assert events == ["accept", "first_byte", "last_byte", "end"]
+
+
+def test_receiver_takes_several_connections(tmp_path: Path) -> None:
+    require_programs("squall-bulk")
+    bulk = str(bin_dir() / "squall-bulk")
+    with veth_net(LANE) as net, ProgramGroup(tmp_path / "progs") as group:
+        group.start("recv", net.mobile_ns, [bulk, "recv", "--listen", f"{net.mobile_addr}:{PORT}",
+                                            "--connections", "3"])
+        group.wait_ready("recv", "listening", 5)
+        for i, count in enumerate((100, 100, 90)):
+            group.start(f"send{i}", net.fixed_ns, [bulk, "send", "--connect", f"{net.mobile_addr}:{PORT}",
+                                                   "--count", str(count), "--nodelay"])
+        for i in range(3):
+            assert group.wait_exit(f"send{i}", 30) == 0, group.stderr()[f"send{i}"]
+        assert group.wait_exit("recv", 10) == 0, group.stderr()["recv"]
+        received = json.loads(group.programs["recv"].stdout().splitlines()[-1])
+    assert sorted(c["bytes"] for c in received["connections"]) == [90 * 2096, 100 * 2096, 100 * 2096]
+    assert received["bytes"] == 290 * 2096
+    assert received["first_byte_us"] == min(c["first_byte_us"] for c in received["connections"])
+
+
+def test_interrupted_receiver_reports_incomplete(tmp_path: Path) -> None:
+    require_programs("squall-bulk")
+    bulk = str(bin_dir() / "squall-bulk")
+    with veth_net(LANE) as net, ProgramGroup(tmp_path / "progs") as group:
+        group.start("recv", net.mobile_ns, [bulk, "recv", "--listen", f"{net.mobile_addr}:{PORT}"])
+        group.wait_ready("recv", "listening", 5)
+        code = group.stop("recv")
+        summary = json.loads(group.programs["recv"].stdout().splitlines()[-1])
+    assert code == 1
+    assert summary["ok"] is False and "0 of 1 connections" in summary["error"]
