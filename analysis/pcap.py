@@ -83,6 +83,8 @@ class Packet:
     status: int
     icmp_type: int  # ICMP/ICMPv6 type and code; 0 for other protocols
     icmp_code: int
+    mss: int | None     # TCP MSS option
+    wscale: int | None  # TCP window scale option
 
     @property
     def syn(self) -> bool:
@@ -166,7 +168,7 @@ def ip_packets(capture: Capture) -> list[Packet]:
     columns = {name: r[name].tolist() for name in (
         "ts_us", "frame_no", "ip_version", "proto", "sport", "dport", "ip_id", "ip_len",
         "payload_len", "tos", "tcp_seq", "tcp_ack", "tcp_flags", "window", "ts_val", "ts_ecr",
-        "status", "n_sack", "head_len", "icmp_type", "icmp_code")}
+        "status", "n_sack", "head_len", "icmp_type", "icmp_code", "mss", "wscale")}
     src = [bytes(x) for x in r["src"]]
     dst = [bytes(x) for x in r["dst"]]
     head = [bytes(x) for x in r["head"]]
@@ -192,7 +194,9 @@ def ip_packets(capture: Capture) -> list[Packet]:
             ts_ecr=columns["ts_ecr"][i] if has_ts else None,
             sack=tuple((sack[i][2 * b], sack[i][2 * b + 1]) for b in range(n_sack)),
             head=head[i][:columns["head_len"][i]], status=status,
-            icmp_type=columns["icmp_type"][i], icmp_code=columns["icmp_code"][i]))
+            icmp_type=columns["icmp_type"][i], icmp_code=columns["icmp_code"][i],
+            mss=columns["mss"][i] or None,
+            wscale=None if columns["wscale"][i] == 0xff else columns["wscale"][i]))
     return packets
 
 
