@@ -15,13 +15,19 @@ from .router_tc import render_tc_batch
 
 DEFAULT_DEVICE = "wl0"
 _PROBE_DEVICE = "sqprobe0"
-# Minimal valid options per kind: only the kind's existence is being asked.
-_PROBE_OPTIONS = {
-    "htb": "htb",
-    "pfifo": "pfifo limit 1",
-    "bfifo": "bfifo limit 1500",
-    "red": "red limit 3000 min 500 max 1500 avpkt 500 burst 1 probability 0.1 bandwidth 64kbit",
+# Per kind, the tc commands (after `tc`, device as {dev}) that succeed only if the kernel has
+# it; options are minimal and valid, only the kind's existence is being asked.
+_PROBES = {
+    "htb": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb"]],
+    "pfifo": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "pfifo", "limit", "1"]],
+    "bfifo": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "bfifo", "limit", "1500"]],
+    "red": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "red", "limit", "3000", "min", "500",
+             "max", "1500", "avpkt", "500", "burst", "1", "probability", "0.1", "bandwidth", "64kbit"]],
+    "u32": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb"],
+            ["filter", "add", "dev", "{dev}", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+             "match", "ip", "protocol", "6", "0xff", "flowid", "1:1"]],
 }
+_KERNEL_MODULES = {"pfifo": "sch_fifo", "bfifo": "sch_fifo", "u32": "cls_u32"}
 _BATCH_FAILURE = re.compile(r"Command failed -:(\d+)")
 
 
@@ -29,41 +35,59 @@ class RouterError(RuntimeError):
     """The router could not be applied; the message says what, why and what to do."""
 
 
-# qdisc kinds known present per namespace: the probe runs once per namespace and kind.
-_available: dict[tuple[str, str], bool] = {}
+# Probe outcomes per (namespace, kind): None when the kind works, else tc's complaint.
+_probed: dict[tuple[str, str], str | None] = {}
 
 
 def qdisc_available(ns: str, kind: str) -> bool:
-    """Whether the kernel behind `ns` can create qdisc `kind` (tried on a scratch veth in `ns`)."""
+    """Whether the kernel behind `ns` can create qdisc (or classifier) `kind`, tried once per
+    namespace on a scratch veth created and removed inside `ns`."""
+    return _probe_once(ns, kind) is None
+
+
+def _probe_once(ns: str, kind: str) -> str | None:
     key = (ns, kind)
-    if key not in _available:
-        _available[key] = _probe(ns, kind)
-    return _available[key]
+    if key not in _probed:
+        _probed[key] = _probe(ns, kind)
+    return _probed[key]
 
 
-def _probe(ns: str, kind: str) -> bool:
+def _probe(ns: str, kind: str) -> str | None:
     peer = f"{_PROBE_DEVICE}p"
-    netns.run_in(ns, ["ip", "link", "add", _PROBE_DEVICE, "type", "veth", "peer", "name", peer])
+    made = netns.run_in(ns, ["ip", "link", "add", _PROBE_DEVICE, "type", "veth", "peer", "name", peer],
+                        check=False)
+    if made.returncode != 0:
+        raise RouterError(f"cannot check which qdiscs the kernel has: creating the scratch veth "
+                          f"{_PROBE_DEVICE} in namespace {ns} failed: {made.stderr.strip()}")
     try:
-        proc = netns.run_in(ns, ["tc", "qdisc", "add", "dev", _PROBE_DEVICE, "root", "handle", "1:",
-                                 *_PROBE_OPTIONS[kind].split()], check=False)
-        return proc.returncode == 0
+        for argv in _PROBES[kind]:
+            proc = netns.run_in(ns, ["tc", *(a.format(dev=_PROBE_DEVICE) for a in argv)], check=False)
+            if proc.returncode != 0:
+                return " ".join(proc.stderr.split()) or f"tc exited {proc.returncode}"
+        return None
     finally:
         netns.run_in(ns, ["ip", "link", "del", _PROBE_DEVICE], check=False)
 
 
+def needed_kinds(config: RouterConfig) -> tuple[str, ...]:
+    """Every qdisc and classifier kind the configuration's batch uses."""
+    return ("htb", *config.disciplines(), *(("u32",) if config.filters else ()))
+
+
 def check_kernel_support(ns: str, config: RouterConfig) -> None:
-    for kind in ("htb", *config.disciplines()):
-        if not qdisc_available(ns, kind):
-            raise RouterError(_missing_kind_message(kind))
+    for kind in needed_kinds(config):
+        complaint = _probe_once(ns, kind)
+        if complaint is not None:
+            raise RouterError(_missing_kind_message(ns, kind, complaint))
 
 
-def _missing_kind_message(kind: str) -> str:
-    module = f"sch_{kind}" if kind not in ("pfifo", "bfifo") else "sch_fifo"
+def _missing_kind_message(ns: str, kind: str, complaint: str) -> str:
+    module = _KERNEL_MODULES.get(kind, f"sch_{kind}")
+    what = "classifier" if kind == "u32" else "qdisc"
     hint = (" Set `engine = \"emulator\"` in the scenario's [router] section to run the same router "
             "in the emulator's router stage instead." if kind == "red" else "")
-    return (f"the kernel cannot create a `{kind}` qdisc (tc reports the kind unknown: the kernel was "
-            f"built without {module}); the router configuration needs it.{hint}")
+    return (f"the router configuration needs a `{kind}` {what}, and the kernel of namespace {ns} cannot "
+            f"create one (tc: \"{complaint}\"; the kernel probably lacks {module}).{hint}")
 
 
 def apply_router(ns: str, config: RouterConfig, dev: str = DEFAULT_DEVICE) -> str:
