@@ -162,7 +162,10 @@ static void note_peer(struct sp *sp, const char *note)
 		sq_event_log_prestart(&sp->log, mono_ns(), note);
 		return;
 	}
-	struct sq_log_record r = { .t = model_now(sp), .event = "peer", .note = note };
+	/* Let the model report what is due first, so the log stays in time order. */
+	sq_time_us now = model_now(sp);
+	sq_model_advance(sp->model, now);
+	struct sq_log_record r = { .t = now, .event = "peer", .note = note };
 	sq_event_log_write(&sp->log, &r);
 }
 

@@ -90,6 +90,9 @@ int udp_batch_receive(struct udp_batch *b, int fd)
 		b->msgs[i].msg_len = 0;
 	}
 	int n = recvmmsg(fd, b->msgs, b->count, MSG_DONTWAIT, NULL);
+	/* An ICMP error for an earlier send is reported once; the queue is still there. */
+	if (n < 0 && errno == ECONNREFUSED)
+		n = recvmmsg(fd, b->msgs, b->count, MSG_DONTWAIT, NULL);
 	if (n < 0)
 		return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
 	return n;
