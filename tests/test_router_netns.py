@@ -289,3 +289,35 @@ def test_a_tc_failure_names_the_batch_line(veth_link):
                                           r"htb default 20`: .*Cannot find device"):
         apply_router(link.sender_ns, config, "nowhere0")
     assert _root_kind(link) != "htb", "the real device was not touched"
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [8], indirect=True)
+def test_a_replication_leaves_complete_router_files_or_none(veth_link, tmp_path):
+    require_programs("squall-queue-monitor")
+    from testbed.router_session import RouterRun
+
+    link = veth_link
+    config = parse_router(PFIFO_20, WHERE, RATE)
+    done = tmp_path / "rep-01"
+    done.mkdir()
+    with RouterRun(link.sender_ns, config, done, bin_dir=bin_dir(), dev=DEV, interval_us=1000) as router:
+        assert _root_kind(link) == "htb"
+        router.start_monitor(t0_realtime_us=1)
+        stats = router.finish()
+    assert _root_kind(link) != "htb"
+    assert sorted(p.name for p in done.iterdir()) == ["router-queue.tsv", "router.tc", "tc-stats.json"]
+    assert (done / "router.tc").read_text() == router.batch
+    assert json.loads((done / "tc-stats.json").read_text()) == stats
+    assert {q["handle"] for q in stats["qdisc"]} == {"1:", "10:"}
+    assert read_queue_samples(done / "router-queue.tsv").samples
+
+    failed = tmp_path / "rep-02"
+    failed.mkdir()
+    with pytest.raises(RuntimeError, match="flow failed"):
+        with RouterRun(link.sender_ns, config, failed, bin_dir=bin_dir(), dev=DEV) as router:
+            router.start_monitor()
+            raise RuntimeError("flow failed")
+    assert sorted(p.name for p in failed.iterdir()) == ["router.tc"]
+    assert _root_kind(link) != "htb"
+    assert netns.pids(link.sender_ns) == [], "the monitor was left running"
