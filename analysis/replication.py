@@ -77,7 +77,11 @@ def analyse_replication(directory: str | os.PathLike[str],
         for conn in cap.tcp:
             sender = default_sender(conn)
             if sender[0] in sides[side]:
-                result.tcp.append((side, tcp_metrics(conn, sender, cap.fates, rto_floor_us)))
+                m = tcp_metrics(conn, sender, cap.fates, rto_floor_us)
+                other = captures[other_side]
+                if other is not None:
+                    m.reverse_fates = _reverse_fates(conn, sender, other)
+                result.tcp.append((side, m))
             elif sender[0] not in sides[other_side]:
                 result.warnings.append(f"{directory / CAPTURES[side]}: TCP {conn.client} -> "
                                        f"{conn.server}: sender {sender} never reached the "
@@ -89,6 +93,23 @@ def analyse_replication(directory: str | os.PathLike[str],
             sent = _same_flow(other.udp, flow) if other is not None else None
             result.udp.append((side, udp_metrics(flow, sent, other.fates if other else None)))
     return result
+
+
+def _reverse_fates(conn: TcpConnection, sender: tuple[str, int],
+                   other: HostCapture) -> dict[str, int] | None:
+    """Fates of the receiver's packets, from the receiver's own capture."""
+    first = conn.packets[0]
+    twin = next((c for c in other.tcp if {c.client, c.server} == {conn.client, conn.server}
+                 and c.packets[0].tcp_seq == first.tcp_seq), None)
+    if twin is None:
+        return None
+    receiver = conn.server if sender == conn.client else conn.client
+    counts: dict[str, int] = {}
+    for p in twin.sent_by(receiver):
+        fate = other.fates.get(p.frame_no)
+        if fate is not None:
+            counts[fate.fate] = counts.get(fate.fate, 0) + 1
+    return counts
 
 
 def _same_flow(flows: list[UdpFlow], flow: UdpFlow) -> UdpFlow | None:

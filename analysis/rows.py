@@ -30,6 +30,9 @@ def tcp_row(side: str, m: TcpMetrics) -> Row:
         row[f"retx_{kind}"] = m.retransmissions_by_kind.get(kind, 0)
     for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
         row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)
+    for fate in ("drop_sbuf", "drop_router", "drop_err", "drop_mtu", "pending"):
+        row[f"ack_fate_{fate}"] = (None if m.reverse_fates is None
+                                   else m.reverse_fates.get(fate, 0))
     return row
 
 

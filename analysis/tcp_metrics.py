@@ -57,6 +57,9 @@ class TcpMetrics:
     unnecessary_retransmissions: int | None
     spurious_rtos: int | None
     fates: dict[str, int] | None    # link fate -> count over the sender's packets; None w/o log
+    # the same over the receiver's packets (ACKs), from the receiver's capture; filled by
+    # analysis.replication when both captures are there
+    reverse_fates: dict[str, int] | None = None
     retransmission_list: list[Retransmission] = field(default_factory=list)
 
     @property

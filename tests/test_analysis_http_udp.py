@@ -115,3 +115,19 @@ def test_udp_without_sender_capture_uses_sequence_numbers(tmp_path: Path) -> Non
     m = udp_metrics(flow)
     assert (m.received, m.duplicates, m.expected, m.lost) == (3, 1, 4, 1)
     assert m.sent is None and m.fates is None
+
+
+def test_http10_classes_rank_inline_objects_by_throughput(tmp_path: Path) -> None:
+    from analysis.classes import MAIN, http10_classes
+
+    link = ScriptedLink()
+    done = http10_connection(link, 0, 41000, 1000)
+    # Same timing, different sizes: the larger object has the higher throughput.
+    for k, size in enumerate((200, 900, 500), start=1):
+        http10_connection(link, done + k * MS, 41000 + k, size)
+    fixed, _, _ = link.write(tmp_path)
+    server = (FIXED, SERVER_PORT)
+    metrics = [tcp_metrics(c, sender=server) for c in tcp_connections(read_packets(fixed))]
+    classes = http10_classes(list(reversed(metrics)))
+    assert [(label, m.bytes) for label, m in classes] == [
+        (MAIN, 1000), ("inline1", 900), ("inline2", 500), ("inline3", 200)]

@@ -38,8 +38,8 @@ def download(link: ScriptedLink) -> None:
     def f(t: int, seq: int, ack: int, flags: str, payload: int = 0, **kw: object) -> None:
         link.send(t, tcp(FIXED, MOBILE, 40000, 5001, seq, ack, flags, payload), **kw)  # type: ignore[arg-type]
 
-    def m(t: int, seq: int, ack: int, flags: str) -> None:
-        link.send(t, tcp(MOBILE, FIXED, 5001, 40000, seq, ack, flags))
+    def m(t: int, seq: int, ack: int, flags: str, **kw: object) -> None:
+        link.send(t, tcp(MOBILE, FIXED, 5001, 40000, seq, ack, flags), **kw)  # type: ignore[arg-type]
 
     f(0, 100, 0, "S")
     m(100 * MS, 900, 101, "SA")
@@ -47,6 +47,7 @@ def download(link: ScriptedLink) -> None:
     f(200 * MS, 101, 901, "PA", 1000, fate="drop_sbuf")
     f(1200 * MS, 101, 901, "PA", 1000)
     m(1300 * MS, 901, 1101, "A")
+    m(1301 * MS, 901, 1101, "A", fate="drop_err", hits=1)  # a lost duplicate ACK
     f(1400 * MS, 1101, 901, "FA")
     m(1500 * MS, 901, 1102, "FA")
     f(1600 * MS, 1102, 902, "A")
@@ -79,6 +80,8 @@ def test_each_connection_is_measured_at_its_sender(tmp_path: Path) -> None:
     assert side == "fixed"
     assert (down.bytes, down.elapsed_us, down.error_drops, down.congestion_drops) == (
         1000, 1600 * MS, 0, 1)
+    assert down.reverse_fates == {"out": 3, "drop_err": 1}
+    assert up.reverse_fates == {"out": 3}
 
     [(side, udp)] = r.udp
     assert side == "mobile"
