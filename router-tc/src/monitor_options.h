@@ -9,7 +9,7 @@
 
 struct monitor_options {
 	const char *device;     /* --dev, required */
-	const char *output;     /* --output, required; "-" is stdout */
+	const char *output;     /* --output, required (stdout is for the ready line) */
 	int64_t interval_us;    /* --interval, default 10 ms */
 	int64_t t0_realtime_us; /* --t0-realtime-us, default 0: absolute CLOCK_REALTIME */
 	int64_t duration_us;    /* --duration, 0 = until SIGINT/SIGTERM */

@@ -40,13 +40,6 @@ static int open_signal_fd(void)
 	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-static FILE *open_output(const char *path)
-{
-	if (strcmp(path, "-") == 0)
-		return stdout;
-	return fopen(path, "w");
-}
-
 static int take_sample(struct monitor *m)
 {
 	char err[256];
@@ -114,7 +107,7 @@ static int setup(struct monitor *m)
 		perror("squall-queue-monitor: blocking SIGINT/SIGTERM into a signalfd");
 		return -1;
 	}
-	m->out = open_output(m->opts.output);
+	m->out = fopen(m->opts.output, "w");
 	if (m->out == NULL) {
 		fprintf(stderr, "squall-queue-monitor: opening output \"%s\" for writing: %s\n", m->opts.output,
 			strerror(errno));
@@ -135,7 +128,7 @@ static int finish(struct monitor *m, int status)
 	if (m->out) {
 		if (status == 0 && sample_trailer_write(m->out, m->samples, m->missed) != 0)
 			status = -1;
-		if (fflush(m->out) != 0 || (m->out != stdout && fclose(m->out) != 0)) {
+		if (fflush(m->out) != 0 || fclose(m->out) != 0) {
 			fprintf(stderr, "squall-queue-monitor: writing \"%s\": %s\n", m->opts.output, strerror(errno));
 			status = -1;
 		}

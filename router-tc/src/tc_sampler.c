@@ -1,5 +1,6 @@
 #include "tc_sampler.h"
 
+#include <errno.h>
 #include <net/if.h>
 #include <netlink/cache.h>
 #include <netlink/netlink.h>
@@ -133,7 +134,7 @@ int tc_sampler_write_sample(struct tc_sampler *sampler, int64_t time_us, FILE *o
 	int qdisc_rows = write_cache_rows(sampler, sampler->qdiscs, false, time_us, out);
 	int class_rows = qdisc_rows < 0 ? -1 : write_cache_rows(sampler, sampler->classes, true, time_us, out);
 	if (class_rows < 0) {
-		snprintf(err, err_len, "writing the sample failed");
+		snprintf(err, err_len, "writing the sample to the output file failed: %s", strerror(errno));
 		return -1;
 	}
 	return qdisc_rows + class_rows;

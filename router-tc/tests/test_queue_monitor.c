@@ -47,9 +47,10 @@ static void test_options_defaults_and_values(void **state)
 	assert_int_equal(opts.t0_realtime_us, 0);
 	assert_int_equal(opts.duration_us, 0);
 
-	const char *full[] = { "m", "--dev", "wl0", "--output", "-", "--interval", "1ms",
+	const char *full[] = { "m", "--dev", "wl0", "--output", "q2.tsv", "--interval", "1ms",
 			       "--t0-realtime-us", "1795312345678901", "--duration", "2s" };
 	assert_int_equal(parse(&opts, err, 11, full), 0);
+	assert_string_equal(opts.output, "q2.tsv");
 	assert_int_equal(opts.interval_us, 1000);
 	assert_int_equal(opts.t0_realtime_us, 1795312345678901LL);
 	assert_int_equal(opts.duration_us, 2000000);
