@@ -18,6 +18,9 @@
 #define SQ_MAX_TRACE_STEPS 100000
 #define SQ_CONFIG_PATH_MAX 4096
 #define SQ_DEFAULT_PORT 5300
+/* An exponential given only a min gets this max: the longest state length the
+ * link model accepts (about 11.6 days). */
+#define SQ_DIST_NO_MAX 1000000000000LL
 
 enum sq_autostart { SQ_AUTOSTART_NONE, SQ_AUTOSTART_PEERS };
 

@@ -174,7 +174,7 @@ static char *trim(char *s)
 
 #define DIST_EXPECTED                                                                          \
 	"expected fixed(D), uniform(D, D), exponential(MEAN) or "                              \
-	"exponential(MEAN, min=D, max=D) with durations > 0 like 2s, min <= max"
+	"exponential(MEAN, min=D, max=D) with durations > 0 like 2s (min may be 0), min <= max"
 
 /* Splits "name(a, b, c)" into name and up to max trimmed arguments, in place. */
 static int split_call(char *s, char **name, char **args, int max)
@@ -211,10 +211,10 @@ static bool parse_exponential_bounds(struct sq_dist *d, char **args, int n)
 {
 	bool have_min = false, have_max = false;
 	d->min = 0;
-	d->max = SQ_TIME_NEVER;
+	d->max = SQ_DIST_NO_MAX;
 	for (int i = 1; i < n; i++) {
 		if (strncmp(args[i], "min=", 4) == 0 && !have_min) {
-			if (!parse_positive(trim(args[i] + 4), &d->min))
+			if (!sq_parse_duration(trim(args[i] + 4), &d->min))
 				return false;
 			have_min = true;
 		} else if (strncmp(args[i], "max=", 4) == 0 && !have_max) {
@@ -798,10 +798,8 @@ static void write_dist(FILE *out, const struct sq_dist *d)
 		break;
 	case SQ_DIST_EXPONENTIAL:
 		fprintf(out, "exponential(%" PRId64 "us", d->a);
-		if (d->truncated && d->min > 0)
-			fprintf(out, ", min=%" PRId64 "us", d->min);
-		if (d->truncated && d->max != SQ_TIME_NEVER)
-			fprintf(out, ", max=%" PRId64 "us", d->max);
+		if (d->truncated)
+			fprintf(out, ", min=%" PRId64 "us, max=%" PRId64 "us", d->min, d->max);
 		fputc(')', out);
 		break;
 	}

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 		code = 1;
 	} else if (cli.timeline) {
 		code = print_timeline(cfg, cli.timeline);
-	} else if (!sq_config_finish(cfg, err, sizeof(err))) {
+	} else if (!sq_config_finish(cfg, err, sizeof(err)) || !sq_sp_check_config(cfg, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		code = 1;
 	} else {

@@ -518,6 +518,24 @@ static void teardown(struct sp *sp)
 	sq_pool_destroy(&sp->pool);
 }
 
+static void ignore_event(void *ctx, const struct sq_event *ev)
+{
+	(void)ctx;
+	(void)ev;
+}
+
+bool sq_sp_check_config(const struct sq_emu_config *cfg, char *err, size_t errlen)
+{
+	char why[400];
+	struct sq_model *m = sq_model_new(&cfg->link, ignore_event, NULL, why, sizeof(why));
+	if (!m) {
+		snprintf(err, errlen, "%.300s: the link model refuses the configuration: %s", cfg->source, why);
+		return false;
+	}
+	sq_model_free(m);
+	return true;
+}
+
 int sq_sp_run(const struct sq_emu_config *cfg)
 {
 	struct sp *sp = calloc(1, sizeof(*sp));

@@ -403,6 +403,32 @@ static void test_bad_inputs_name_line_and_key(void **state)
 	}
 }
 
+static void test_exponential_bounds(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = edited_minimal(5, "good = exponential(10s, min=0us, max=30s)");
+	assert_true(parse_text(cfg, text, err, sizeof(err)));
+	assert_true(cfg->link.channel.length[SQ_GOOD].truncated);
+	assert_int_equal(cfg->link.channel.length[SQ_GOOD].min, 0);
+	free(text);
+	text = edited_minimal(5, "good = exponential(10s, max=30s)");
+	assert_true(parse_text(cfg, text, err, sizeof(err)));
+	assert_int_equal(cfg->link.channel.length[SQ_GOOD].min, 0);
+	assert_int_equal(cfg->link.channel.length[SQ_GOOD].max, 30000000);
+	free(text);
+	text = edited_minimal(5, "good = exponential(10s, min=2s)");
+	assert_true(parse_text(cfg, text, err, sizeof(err)));
+	assert_int_equal(cfg->link.channel.length[SQ_GOOD].max, SQ_DIST_NO_MAX);
+	free(text);
+	text = edited_minimal(5, "good = exponential(10s)");
+	assert_true(parse_text(cfg, text, err, sizeof(err)));
+	assert_false(cfg->link.channel.length[SQ_GOOD].truncated);
+	free(text);
+	free_config(cfg);
+}
+
 static void test_missing_section_and_nul_byte(void **state)
 {
 	(void)state;
@@ -428,6 +454,7 @@ int main(void)
 		cmocka_unit_test(test_overrides_and_required_process_keys),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_bad_inputs_name_line_and_key),
+		cmocka_unit_test(test_exponential_bounds),
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
