@@ -27,7 +27,7 @@ class CaptureError(RuntimeError):
 class Capture:
     def __init__(self, ns: str, dev: str, path: Path, bpf_filter: str = "", *, start_timeout_s: float = 5.0):
         self.ns, self.dev, self.path = ns, dev, Path(path)
-        self.argv: list[str] = ["tcpdump", "-i", dev, "-w", str(self.path), "-U", "-n", "-s", str(SNAPLEN),
+        self.argv: list[str] = ["tcpdump", "-i", dev, "-w", str(self.path), "-U", "--immediate-mode", "-n", "-s", str(SNAPLEN),
                                 "-Z", "root", "--time-stamp-precision=micro"]
         if bpf_filter:
             self.argv.append(bpf_filter)

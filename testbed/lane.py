@@ -36,9 +36,21 @@ class Owner:
         return process_start_ticks(self.pid) == self.start_ticks
 
 
+class LaneBusy(RuntimeError):
+    """The lane belongs to another process that is still running."""
+
+
 def create(lane: int) -> LaneAddresses:
-    """Builds lane `lane`; a leftover of the same lane (a crashed run) is removed first."""
+    """Builds lane `lane`; a leftover of the same lane (a crashed run) is removed first.
+
+    Raises LaneBusy if another live process created the lane: two runs on one lane
+    would corrupt each other's measurements.
+    """
     addr = lane_addresses(lane)
+    owner = read_owner(lane)
+    if owner is not None and owner.pid != os.getpid() and owner.alive() and lane in lanes_present():
+        raise LaneBusy(f"lane {lane} (namespaces sq{lane}-*) is in use by process {owner.pid}; "
+                       "use another lane number, or stop that process")
     teardown(lane)
     _write_owner(lane)
     try:

@@ -84,3 +84,23 @@ def test_cleanup_leftovers_removes_lanes_of_dead_runs_only() -> None:
     finally:
         lanes.teardown(dead)
         lanes.teardown(alive)
+
+
+@pytest.mark.netns
+def test_a_lane_of_a_live_process_is_not_taken_over() -> None:
+    number = lane_base() + 1
+    try:
+        lanes.create(number)
+        other = subprocess.Popen(["sleep", "30"])
+        try:
+            ticks = lanes.process_start_ticks(other.pid)
+            lanes._owner_path(number).write_text(f'{{"pid": {other.pid}, "start_ticks": {ticks}}}\n')
+            with pytest.raises(lanes.LaneBusy, match=f"lane {number} .* in use by process {other.pid}"):
+                lanes.create(number)
+            assert number not in lanes.cleanup_leftovers()
+            assert all(netns.exists(ns) for ns in lane_addresses(number).ns.all())
+        finally:
+            other.kill()
+            other.wait()
+    finally:
+        lanes.teardown(number)
