@@ -15,6 +15,7 @@ struct npa_counters {
 	uint64_t tun_tx_packets, tun_tx_bytes;     /* written to the TUN */
 	uint64_t tun_tx_errors;                    /* writes the TUN refused */
 	uint64_t keepalives_sent, keepalives_received;
+	uint64_t wakeups;                          /* epoll_wait returns in the relay */
 	uint64_t rejected[NPA_REJECT_REASONS];     /* by reason; [0] unused */
 };
 

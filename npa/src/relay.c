@@ -312,6 +312,7 @@ static enum npa_relay_end loop(struct relay *r)
 		int n = epoll_wait(r->epfd, events, 8, -1);
 		if (n < 0 && errno == EINTR)
 			continue;
+		r->counters->wakeups++;
 		if (n < 0) {
 			fail(r, "epoll_wait failed in the relay");
 			return NPA_RELAY_FAILED;
