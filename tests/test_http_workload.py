@@ -1,0 +1,198 @@
+"""squall-http against nginx (testbed/http_server.py) over a shaped veth pair, checked on
+the mobile host's capture: exact object and request sizes, one connection per object and
+at most N open (HTTP/1.0), pipelining on a persistent connection (HTTP/1.1)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, TCP
+
+from conftest import require_programs
+from testbed import netns
+from testbed.capture import read_packets
+from testbed.http_server import HttpServer, HttpServerConfig, HttpServerError, read_access_log
+from testbed.link_session import bin_dir
+from testbed.processes import ProgramGroup
+from testbed.workload_profiles import load
+from testbed.workload_testnet import payload_capture, veth_net
+
+pytestmark = pytest.mark.netns
+LANE = 46
+HTTP_PORT = 8080
+S8M = load("s+8m").sizes
+
+
+@dataclass
+class Stream:
+    """One direction of one TCP connection, reassembled from the capture."""
+    data: bytes
+    times: list[tuple[int, float]]  # (end offset of a segment, capture time), first transmission
+
+    def time_at(self, offset: int) -> float:
+        """When the byte just before `offset` was first seen."""
+        return min(t for end, t in self.times if end >= offset)
+
+
+def stream(packets: list[IP], src: str, client_port: int) -> Stream:
+    """The bytes `src` sent on the connection of the client's port `client_port`."""
+    segs = [p for p in packets if p.src == src and client_port in (p[TCP].sport, p[TCP].dport)]
+    isn = next(p[TCP].seq for p in segs if p[TCP].flags.S)
+    chunks: dict[int, bytes] = {}
+    times: list[tuple[int, float]] = []
+    for p in segs:
+        payload = bytes(p[TCP].payload)
+        if payload:
+            off = p[TCP].seq - isn - 1
+            if off not in chunks:
+                times.append((off + len(payload), float(p.time)))
+            chunks[off] = payload
+    data = b""
+    for off in sorted(chunks):
+        data = data[:off] + chunks[off] + data[off + len(chunks[off]):]
+    return Stream(data, times)
+
+
+def split_responses(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(header, body) of consecutive responses, by Content-Length."""
+    out = []
+    while data:
+        head, _, rest = data.partition(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))
+        out.append((head, rest[:length]))
+        data = rest[length:]
+    return out
+
+
+def client_ports(packets: list[IP], client: str) -> list[int]:
+    return [p[TCP].sport for p in packets if p.src == client and p[TCP].flags.S and not p[TCP].flags.A]
+
+
+def run_page(tmp_path: Path, client_args: list[str], rate: str = "1mbit") -> tuple[dict, list[IP], Path, object]:
+    require_programs("squall-http")
+    http = str(bin_dir() / "squall-http")
+    with veth_net(LANE, rate=rate) as net:
+        cfg = HttpServerConfig(net.fixed_ns, net.fixed_addr, HTTP_PORT, tmp_path / "server", [S8M])
+        with HttpServer(cfg) as server, ProgramGroup(tmp_path / "progs") as group, \
+                payload_capture(net.mobile_ns, "eth0", tmp_path / "mobile.pcap", f"tcp port {HTTP_PORT}"):
+            group.start("client", net.mobile_ns, [http, "--connect", f"{net.fixed_addr}:{HTTP_PORT}",
+                                                  "--log", str(tmp_path / "client.log"), *client_args])
+            code = group.wait_exit("client", 60)
+            assert code == 0, group.stderr()["client"]
+            summary = json.loads(group.programs["client"].stdout().splitlines()[-1])
+        assert netns.pids(net.fixed_ns) == []  # nginx stopped with the block
+    return summary, read_packets(tmp_path / "mobile.pcap"), server.docroot, net
+
+
+def check_objects(summary: dict, docroot: Path, responses: dict[str, bytes]) -> None:
+    """Every object arrived complete: the bytes on the wire are the server's file."""
+    assert summary["ok"] is True
+    for obj in summary["objects"]:
+        assert obj["bytes"] == obj["size"]
+        assert responses[obj["url"]] == (docroot / obj["url"].lstrip("/")).read_bytes()
+        assert len(responses[obj["url"]]) == obj["size"]
+
+
+def test_http10_one_connection_per_object_at_most_n_open(tmp_path: Path) -> None:
+    summary, packets, docroot, net = run_page(tmp_path, ["--workload", "s+8m", "--http", "1.0", "--parallel", "4"])
+    ports = client_ports(packets, net.mobile_addr)
+    assert len(ports) == len(S8M) == 9
+    responses: dict[str, bytes] = {}
+    intervals = []
+    for port in ports:
+        req = stream(packets, net.mobile_addr, port).data
+        assert len(req) == 350 and req.endswith(b"\r\n\r\n")  # exactly one request of exactly 350 B
+        url = req.split(b" ")[1].decode()
+        assert req.startswith(f"GET {url} HTTP/1.0\r\n".encode())
+        [(head, body)] = split_responses(stream(packets, net.fixed_addr, port).data)
+        assert head.startswith(b"HTTP/1.1 200")
+        responses[url] = body
+        # open at the client from its SYN to its FIN (sent when it closes the socket)
+        mine = [p for p in packets if p.src == net.mobile_addr and p[TCP].sport == port]
+        fin = next(p for p in mine if p[TCP].flags.F)
+        intervals.append((float(mine[0].time), float(fin.time)))
+    check_objects(summary, docroot, responses)
+    # Open connections over time (client SYN to client FIN): never more than 4, and 4 are reached.
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals], key=lambda e: (e[0], e[1]))
+    open_now, peak = 0, 0
+    for _, delta in events:
+        open_now += delta
+        peak = max(peak, open_now)
+    assert peak == 4
+    # In-line objects are requested only after the main object has arrived.
+    main_port = ports[0]
+    main_end = max(float(p.time) for p in packets if p[TCP].sport == HTTP_PORT and p[TCP].dport == main_port
+                   and len(p[TCP].payload))
+    assert all(start > main_end for start, _ in intervals[1:])
+    assert summary["response_time_us"] == summary["page_end_us"] - summary["page_start_us"] > 0
+    log = [e for e in read_access_log(tmp_path / "server" / "access.log")]
+    assert sorted(e.body_bytes_sent for e in log) == sorted(S8M)
+    assert {e.request_length for e in log} == {350}
+
+
+def test_http11_pipelining_on_one_persistent_connection(tmp_path: Path) -> None:
+    summary, packets, docroot, net = run_page(tmp_path, ["--workload", "s+8m", "--http", "1.1", "--persistent", "1",
+                                                         "--pipeline"])
+    [port] = client_ports(packets, net.mobile_addr)
+    up = stream(packets, net.mobile_addr, port)
+    down = stream(packets, net.fixed_addr, port)
+    requests = [up.data[i:i + 350] for i in range(0, len(up.data), 350)]
+    assert len(up.data) == 350 * 9 and all(r.endswith(b"\r\n\r\n") and b" HTTP/1.1\r\n" in r for r in requests)
+    assert [b"Connection: close" in r for r in requests] == [False] * 8 + [True]
+    responses = split_responses(down.data)
+    urls = [r.split(b" ")[1].decode() for r in requests]
+    check_objects(summary, docroot, {u: body for u, (_, body) in zip(urls, responses)})
+    # Pipelining: several in-line requests were on the wire before the first in-line response completed.
+    main_len = len(responses[0][0]) + 4 + len(responses[0][1])
+    first_inline_end = main_len + len(responses[1][0]) + 4 + len(responses[1][1])
+    assert up.time_at(350 * 4) < down.time_at(first_inline_end)
+    assert all(o["conn"] == 0 for o in summary["objects"])
+
+
+def test_http11_without_pipelining_waits_for_each_response(tmp_path: Path) -> None:
+    summary, packets, docroot, net = run_page(tmp_path, ["--workload", "s+8m", "--http", "1.1", "--persistent", "2"])
+    ports = client_ports(packets, net.mobile_addr)
+    assert len(ports) == 2
+    responses: dict[str, bytes] = {}
+    for port in ports:
+        up, down = stream(packets, net.mobile_addr, port), stream(packets, net.fixed_addr, port)
+        requests = [up.data[i:i + 350] for i in range(0, len(up.data), 350)]
+        assert len(up.data) % 350 == 0
+        replies = split_responses(down.data)
+        assert len(replies) == len(requests)
+        end = 0
+        for k, (head, body) in enumerate(replies):
+            responses[requests[k].split(b" ")[1].decode()] = body
+            end += len(head) + 4 + len(body)
+            if k + 1 < len(requests):  # request k+1 leaves only after response k is complete
+                assert up.time_at(350 * (k + 2)) >= down.time_at(end)
+    check_objects(summary, docroot, responses)
+    assert sorted(len(o) for o in responses.values()) == sorted(S8M)
+
+
+def test_incomplete_page_and_timeout_are_failures(tmp_path: Path) -> None:
+    require_programs("squall-http", "squall-bulk")
+    http, bulk = str(bin_dir() / "squall-http"), str(bin_dir() / "squall-bulk")
+    with veth_net(LANE) as net, ProgramGroup(tmp_path / "progs") as group:
+        cfg = HttpServerConfig(net.fixed_ns, net.fixed_addr, HTTP_PORT, tmp_path / "server", [S8M])
+        with HttpServer(cfg):
+            # an object the server does not have
+            r = netns.run_in(net.mobile_ns, [http, "--connect", f"{net.fixed_addr}:{HTTP_PORT}",
+                                             "--objects", "6288,4321"], check=False)
+            assert r.returncode == 1
+            assert "/obj/1-4321 on connection 1: expected status 200 and 4321 body bytes, got status 404" in r.stderr
+            # a second server on the same port is refused with the reason
+            with pytest.raises(HttpServerError, match="port 8080 is already in use"):
+                HttpServer(HttpServerConfig(net.fixed_ns, net.fixed_addr, HTTP_PORT, tmp_path / "server2",
+                                            [S8M])).start()
+        # a "server" that accepts and never answers: the page times out
+        group.start("mute", net.fixed_ns, [bulk, "recv", "--listen", f"{net.fixed_addr}:{HTTP_PORT}"])
+        group.wait_ready("mute", "listening", 5)
+        r = netns.run_in(net.mobile_ns, [http, "--connect", f"{net.fixed_addr}:{HTTP_PORT}", "--workload", "s+2s",
+                                         "--timeout", "1s"], check=False)
+        assert r.returncode == 1
+        summary = json.loads(r.stdout.splitlines()[-1])
+        assert summary["ok"] is False and summary["error"] == "--timeout 1.000s expired with 0 of 3 objects complete"
