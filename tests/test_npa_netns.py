@@ -312,3 +312,15 @@ def test_ipv6_address_and_route_and_packet(ns, tmp_path):
                 npa.proc.kill()
                 npa.proc.wait()
     assert netns.run_in(NS, ["ip", "link", "show", "wl0"], check=False).returncode != 0
+
+
+def test_configuration_failure_is_reported_and_undone(ns, start_npa):
+    with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN) as sp:
+        # The /24 of the peer address already gives 198.19.10.0/24 a route through wl0.
+        npa = start_npa("--route", FIXED_NET, "--route", "198.19.10.0/24", "--peer", f"{PEER}/24")
+        assert npa.proc.wait(10) == 1
+        sp.wait_for(wire.MsgType.BYE)
+    assert "cannot add route 198.19.10.0/24 dev wl0" in npa.stderr()
+    assert npa.stdout_path.read_text() == ""
+    assert netns.run_in(NS, ["ip", "link", "show", "wl0"], check=False).returncode != 0
+    assert not [r for r in ip_json("route", "show") if r["dst"] == FIXED_NET]
