@@ -11,7 +11,6 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 from conftest import require_programs
