@@ -10,6 +10,7 @@ import pytest
 from scapy.layers.inet import IP, TCP
 
 from conftest import require_programs, run_to_completion
+from testbed import netns
 from testbed.capture import Capture, read_packets
 from testbed.link_session import bin_dir
 from testbed.processes import ProgramGroup
@@ -94,3 +95,37 @@ def test_interrupted_receiver_reports_incomplete(tmp_path: Path) -> None:
         summary = json.loads(group.programs["recv"].stdout().splitlines()[-1])
     assert code == 1
     assert summary["ok"] is False and "0 of 1 connections" in summary["error"]
+
+
+def test_refused_connection_exits_1_with_a_json_summary() -> None:
+    bulk, http = str(bin_dir() / "squall-bulk"), str(bin_dir() / "squall-http")
+    with veth_net(LANE) as net:  # nothing listens on the fixed host: the kernel resets
+        r = netns.run_in(net.mobile_ns, [bulk, "send", "--connect", f"{net.fixed_addr}:{PORT}"], check=False)
+        assert r.returncode == 1
+        summary = json.loads(r.stdout.splitlines()[-1])
+        assert summary["ok"] is False and f"connecting to {net.fixed_addr}:{PORT}" in summary["error"]
+        r = netns.run_in(net.mobile_ns, [http, "--connect", f"{net.fixed_addr}:{PORT}", "--workload", "s+2s"],
+                         check=False)
+        assert r.returncode == 1
+        assert f"connection 0 to {net.fixed_addr}:{PORT}: connect" in json.loads(r.stdout.splitlines()[-1])["error"]
+
+
+def test_ipv6_bulk_and_cbr(tmp_path: Path) -> None:
+    require_programs("squall-bulk", "squall-udp")
+    bulk, udp = str(bin_dir() / "squall-bulk"), str(bin_dir() / "squall-udp")
+    with veth_net(LANE) as net, ProgramGroup(tmp_path / "progs") as group:
+        ns = net.mobile_ns  # IPv6 on the namespace's own loopback only
+        for key in ("all", "lo"):
+            netns.run_in(ns, ["sysctl", "-q", "-w", f"net.ipv6.conf.{key}.disable_ipv6=0"])
+        group.start("recv", ns, [bulk, "recv", "--listen", "[::1]:0"])
+        port = group.wait_ready("recv", "listening", 5).rsplit(":", 1)[1]
+        sent = run_to_completion(group, "send", ns, [bulk, "send", "--connect", f"[::1]:{port}", "--count", "5"], 30)
+        assert group.wait_exit("recv", 10) == 0
+        assert sent["remote"] == f"[::1]:{port}" and sent["bytes"] == 5 * 2096
+        group.start("urecv", ns, [udp, "recv", "--listen", "[::1]:0", "--idle-timeout", "300ms"])
+        port = group.wait_ready("urecv", "listening", 5).rsplit(":", 1)[1]
+        run_to_completion(group, "usend", ns, [udp, "send", "--connect", f"[::1]:{port}", "--size", "100",
+                                               "--rate", "100pps", "--count", "10", "--tos", "0xb8"], 30)
+        assert group.wait_exit("urecv", 10) == 0
+        received = json.loads(group.programs["urecv"].stdout().splitlines()[-1])
+    assert (received["received"], received["lost"]) == (10, 0)

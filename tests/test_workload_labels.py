@@ -83,17 +83,6 @@ def test_bad_arguments_exit_2_naming_the_flag(argv: list[str], flag: str) -> Non
     assert flag in r.stderr
 
 
-def test_refused_connection_exits_1_with_a_json_summary() -> None:
-    # Port 1 on loopback: nothing listens there, the kernel answers with a reset.
-    r = run("squall-bulk", "send", "--connect", "127.0.0.1:1", "--count", "1")
-    assert r.returncode == 1
-    summary = json.loads(r.stdout.splitlines()[-1])
-    assert summary["ok"] is False and "connecting to 127.0.0.1:1" in summary["error"]
-    r = run("squall-http", "--connect", "127.0.0.1:1", "--workload", "s+2s", "--timeout", "5s")
-    assert r.returncode == 1
-    assert "connection 0 to 127.0.0.1:1: connect" in json.loads(r.stdout.splitlines()[-1])["error"]
-
-
 def test_request_size_too_small_is_an_error() -> None:
     r = run("squall-http", "--connect", "198.18.40.1:80", "--objects", "100", "--request-size", "40")
     assert r.returncode == 2
