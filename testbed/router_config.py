@@ -7,6 +7,7 @@ The format is documented with examples in docs/router.md.
 from __future__ import annotations
 
 import ipaddress
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -26,6 +27,8 @@ HTB_R2Q = 10
 HTB_MAX_PRIORITY = 7
 MAX_CLASSES = 64
 RED_DEFAULT_PROBABILITY = 0.1  # max_p of the IIP report, table 1
+RED_DEFAULT_W_Q = 0.002        # w_q of the IIP report, table 1
+RED_MAX_WLOG = 31
 
 PROTOCOL_NUMBERS = {"icmp": 1, "tcp": 6, "udp": 17, "sctp": 132}
 PORT_PROTOCOLS = (6, 17, 132)
@@ -45,16 +48,25 @@ class FifoQueue:
 
 @dataclass(frozen=True)
 class RedQueue:
-    """Random Early Detection; sizes in bytes, burst in packets of avpkt bytes."""
+    """Random Early Detection; sizes in bytes, burst in packets of avpkt bytes.
+
+    The average-queue weight is w_q = 2**-wlog: Linux keeps only powers of two, and tc
+    derives wlog from burst (`red_wlog`), so burst and wlog always agree here.
+    """
     limit: int
     min: int
     max: int
     avpkt: int
     burst: int
+    wlog: int
     probability: float
     bandwidth_bps: int
     ecn: bool
     discipline: Literal["red"] = "red"
+
+    @property
+    def w_q(self) -> float:
+        return 2.0 ** -self.wlog
 
 
 Queue = FifoQueue | RedQueue
@@ -211,7 +223,7 @@ def _parse_queue(body: object, where: str, link_rate: int) -> Queue:
 
 
 def _parse_red(body: dict, where: str, link_rate: int) -> RedQueue:
-    _reject_unknown(body, where, {"discipline", "limit", "min", "max", "avpkt", "burst",
+    _reject_unknown(body, where, {"discipline", "limit", "min", "max", "avpkt", "burst", "w_q",
                                   "probability", "bandwidth", "ecn"})
     limit, low, high, avpkt = (_positive_size(_required(body, k, where), f"{where}.{k}")
                                for k in ("limit", "min", "max", "avpkt"))
@@ -220,25 +232,64 @@ def _parse_red(body: dict, where: str, link_rate: int) -> RedQueue:
     if high > limit:
         raise ConfigError(f"{where}.max", f"{high} B is above limit {limit} B; the queue could never "
                                           "reach max")
-    burst = _red_burst(body, where, low, high, avpkt)
+    burst, wlog = _red_weight(body, where, low, avpkt)
     probability = _probability(body.get("probability", RED_DEFAULT_PROBABILITY), f"{where}.probability")
     bandwidth = positive_rate(body["bandwidth"], f"{where}.bandwidth") if "bandwidth" in body else link_rate
     ecn = body.get("ecn", False)
     if not isinstance(ecn, bool):
         raise ConfigError(f"{where}.ecn", f"{ecn!r} is not true or false")
-    return RedQueue(limit, low, high, avpkt, burst, probability, bandwidth, ecn)
+    return RedQueue(limit, low, high, avpkt, burst, wlog, probability, bandwidth, ecn)
 
 
-def _red_burst(body: dict, where: str, low: int, high: int, avpkt: int) -> int:
-    """tc's own default, written out so the record shows the value used."""
-    smallest = -(-low // avpkt)
-    if "burst" not in body:
-        return max(smallest, (2 * low + high) // (3 * avpkt))
-    burst = _positive_int(body["burst"], f"{where}.burst", "packets")
-    if burst < smallest:
-        raise ConfigError(f"{where}.burst", f"{burst} packets is below min/avpkt = {smallest}; "
-                                            "the average queue could never reach min")
-    return burst
+def _red_weight(body: dict, where: str, low: int, avpkt: int) -> tuple[int, int]:
+    """(burst, wlog) from `burst` or `w_q` (default w_q 0.002), as tc will set them."""
+    if "burst" in body and "w_q" in body:
+        raise ConfigError(where, "has both `burst` and `w_q`; tc derives w_q from burst, give one of them")
+    if "burst" in body:
+        burst = _positive_int(body["burst"], f"{where}.burst", "packets")
+        if burst < low / avpkt:
+            raise ConfigError(f"{where}.burst", f"{burst} packets is below min/avpkt = {low / avpkt:g}; "
+                                                "the average queue could never reach min")
+        wlog = red_wlog(low, burst, avpkt)
+        if wlog is None:
+            raise ConfigError(f"{where}.burst", f"{burst} packets needs w_q below 2^-{RED_MAX_WLOG}, "
+                                                "more than Linux RED can represent")
+        return burst, wlog
+    w_q = body.get("w_q", RED_DEFAULT_W_Q)
+    if isinstance(w_q, bool) or not isinstance(w_q, (int, float)) or not 0 < w_q <= 0.5:
+        raise ConfigError(f"{where}.w_q", f"{w_q!r} is not a weight in (0, 0.5]; expected e.g. 0.002")
+    wlog = min(RED_MAX_WLOG, max(1, round(-math.log2(w_q))))
+    return burst_for_wlog(low, avpkt, wlog), wlog
+
+
+def red_wlog(low: int, burst: int, avpkt: int) -> int | None:
+    """The log2 of 1/w_q tc chooses for `burst`: the largest weight w = 2^-wlog with which
+    `burst` back-to-back packets arriving at an empty queue leave the average below min
+    (burst + 1 - min/avpkt <= (1 - (1 - w)^burst) / w, the RED paper's rule)."""
+    target = burst + 1 - low / avpkt
+    for wlog in range(1, RED_MAX_WLOG + 1):
+        w = 2.0 ** -wlog
+        if target <= (1 - (1 - w) ** burst) / w:
+            return wlog
+    return None
+
+
+def burst_for_wlog(low: int, avpkt: int, wlog: int) -> int:
+    """The smallest burst for which tc sets at least this wlog (so w_q = 2^-wlog or just below)."""
+    def reaches(burst: int) -> bool:  # monotonic: a larger burst never gives a larger w_q
+        return (red_wlog(low, burst, avpkt) or RED_MAX_WLOG + 1) >= wlog
+
+    low_burst = max(1, math.ceil(low / avpkt))
+    high_burst = low_burst
+    while not reaches(high_burst):
+        low_burst, high_burst = high_burst + 1, high_burst * 2
+    while low_burst < high_burst:
+        middle = (low_burst + high_burst) // 2
+        if reaches(middle):
+            high_burst = middle
+        else:
+            low_burst = middle + 1
+    return high_burst
 
 
 def _probability(value: object, where: str) -> float:

@@ -6,7 +6,8 @@ import copy
 import pytest
 
 from testbed.errors import ConfigError
-from testbed.router_config import FifoQueue, RedQueue, RouterClass, RouterFilter, parse_router
+from testbed.router_config import (FifoQueue, RedQueue, RouterClass, RouterFilter, burst_for_wlog, parse_router,
+                                   red_wlog)
 
 WHERE = "scenarios/x.toml: router"
 LINK = 64_000
@@ -57,7 +58,7 @@ def test_diffserv_classes_queues_and_filters():
     assert config.class_named("EF") == RouterClass("EF", 32_000, 64_000, 0, 1500, FifoQueue("pfifo", 10))
     assert config.class_named("AF") == RouterClass("AF", 16_000, 48_000, 1, 1500, FifoQueue("bfifo", 6000))
     assert config.class_named("BE") == RouterClass(
-        "BE", 16_000, 64_000, 2, 3000, RedQueue(11000, 2000, 6000, 500, 6, 0.1, 64_000, True))
+        "BE", 16_000, 64_000, 2, 3000, RedQueue(11000, 2000, 6000, 500, 41, 9, 0.1, 64_000, True))
     assert config.default_class == "BE"
     assert config.filters == (
         RouterFilter("EF", dscp=46),
@@ -73,7 +74,26 @@ def test_red_explicit_burst_probability_bandwidth_and_engine():
         "burst": 10, "probability": 0.02, "bandwidth": "128kbit"}}
     config = parse_router(section, WHERE, LINK)
     assert config.engine == "emulator"
-    assert config.classes[0].queue == RedQueue(11000, 2000, 6000, 500, 10, 0.02, 128_000, False)
+    assert config.classes[0].queue == RedQueue(11000, 2000, 6000, 500, 10, 4, 0.02, 128_000, False)
+
+
+def test_red_weight_defaults_to_the_reports_w_q_as_linux_can_hold_it():
+    # IIP table 1: w_q 0.002. Linux keeps 2^-wlog; 2^-9 = 0.00195 is the nearest, and 41
+    # packets is the smallest burst from which tc derives it.
+    section = {"queue": {"discipline": "red", "limit": "11000B", "min": "2000B", "max": "6000B",
+                         "avpkt": "500B"}}
+    red = parse_router(section, WHERE, LINK).classes[0].queue
+    assert (red.burst, red.wlog, red.w_q) == (41, 9, 2.0 ** -9)
+    section["queue"]["w_q"] = 0.25
+    red = parse_router(section, WHERE, LINK).classes[0].queue
+    assert (red.burst, red.wlog) == (5, 2)
+
+
+@pytest.mark.parametrize("burst,wlog", [(4, 1), (5, 2), (6, 2), (10, 4), (20, 6), (41, 9), (1000, 18)])
+def test_burst_gives_the_weight_tc_derives(burst, wlog):
+    # The RED paper's rule: burst + 1 - min/avpkt <= (1 - (1 - w)^burst) / w with w = 2^-wlog.
+    assert red_wlog(2000, burst, 500) == wlog
+    assert burst_for_wlog(2000, 500, wlog) <= burst
 
 
 def test_dscp_names_and_numbers():
@@ -139,9 +159,15 @@ BAD = [
     (f"{RED_BE}.probability", 0, "router.classes.BE.queue.probability: 0 is outside (0, 1]"),
     (f"{RED_BE}.probability", 1.5, "router.classes.BE.queue.probability: 1.5 is outside (0, 1]"),
     (f"{RED_BE}.burst", 2, "router.classes.BE.queue.burst: 2 packets is below min/avpkt = 4"),
+    (f"{RED_BE}.w_q", 0, "router.classes.BE.queue.w_q: 0 is not a weight in (0, 0.5]"),
+    (f"{RED_BE}.w_q", 0.6, "router.classes.BE.queue.w_q: 0.6 is not a weight in (0, 0.5]"),
+    (f"{RED_BE}.w_q", "0.002", "router.classes.BE.queue.w_q: '0.002' is not a weight"),
     (f"{RED_BE}.ecn", "yes", "router.classes.BE.queue.ecn: 'yes' is not true or false"),
     (f"{RED_BE}.avpkt", DELETE, "router.classes.BE.queue.avpkt: is missing"),
     (f"{RED_BE}.bandwidth", "0bit", "router.classes.BE.queue.bandwidth: \"0bit\" is not a positive rate"),
+    ("classes.BE.queue", {"discipline": "red", "limit": "11000B", "min": "2000B", "max": "6000B",
+                          "avpkt": "500B", "burst": 6, "w_q": 0.002},
+     "router.classes.BE.queue: has both `burst` and `w_q`"),
     ("classes.e f", {"rate": "1kbit", "queue": {"discipline": "pfifo", "limit": 1}},
      "router.classes.e f: class names start with a letter"),
     ("classes", {}, "router.classes: is empty"),

@@ -76,7 +76,8 @@ def test_protocol_port_filters():
 
 
 def test_red_with_ecn():
-    # IIP report section 7.3: limit 11000, min 2000, max 6000, avpkt 500, with ECN.
+    # IIP report section 7.3: limit 11000, min 2000, max 6000, avpkt 500, with ECN; table 1:
+    # w_q 0.002, max_p 0.1 (defaults). Burst 41 makes tc set w_q = 2^-9.
     section = {"queue": {"discipline": "red", "limit": "11000B", "min": "2000B", "max": "6000B",
                          "avpkt": "500B", "ecn": True}}
     assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0") == (
@@ -84,7 +85,7 @@ def test_red_with_ecn():
         "class add dev wl0 parent 1: classid 1:1 htb rate 64000bit ceil 64000bit quantum 1500\n"
         "class add dev wl0 parent 1:1 classid 1:10 htb rate 64000bit ceil 64000bit prio 0 quantum 1500\n"
         "qdisc add dev wl0 parent 1:10 handle 10: red limit 11000 min 2000 max 6000 avpkt 500"
-        " burst 6 probability 0.1 bandwidth 64000bit ecn\n"
+        " burst 41 probability 0.1 bandwidth 64000bit ecn\n"
     )
 
 
