@@ -57,7 +57,7 @@ class Capture:
     records: np.ndarray  # dtype RECORD_DTYPE
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: frozen __init__ is several times slower
 class Packet:
     """One IP packet's headers as seen in a capture."""
     ts_us: int
@@ -163,40 +163,26 @@ class _AddressCache:
 def ip_packets(capture: Capture) -> list[Packet]:
     """The capture's IP packets that are not malformed, in capture order."""
     r = capture.records
-    keep = (r["status"] & (NOT_IP | IP_MALFORMED)) == 0
-    r = r[keep]
-    columns = {name: r[name].tolist() for name in (
-        "ts_us", "frame_no", "ip_version", "proto", "sport", "dport", "ip_id", "ip_len",
-        "payload_len", "tos", "tcp_seq", "tcp_ack", "tcp_flags", "window", "ts_val", "ts_ecr",
-        "status", "n_sack", "head_len", "icmp_type", "icmp_code", "mss", "wscale")}
-    src = [bytes(x) for x in r["src"]]
-    dst = [bytes(x) for x in r["dst"]]
-    head = [bytes(x) for x in r["head"]]
-    sack = r["sack"].tolist()
+    r = r[(r["status"] & (NOT_IP | IP_MALFORMED)) == 0]
     addresses = _AddressCache()
     packets = []
-    for i in range(len(r)):
-        version = columns["ip_version"][i]
-        status = columns["status"][i]
-        has_ts = bool(status & HAS_TCP_TS)
-        n_sack = columns["n_sack"][i]
+    rows = zip(*(r[name].tolist() for name in (
+        "ts_us", "frame_no", "ip_version", "proto", "sport", "dport", "ip_id", "ip_len",
+        "payload_len", "tos", "tcp_seq", "tcp_ack", "tcp_flags", "window", "ts_val", "ts_ecr",
+        "status", "n_sack", "head_len", "icmp_type", "icmp_code", "mss", "wscale")),
+        r["src"].tolist(), r["dst"].tolist(), r["head"].tolist(), r["sack"].tolist())
+    for (ts_us, frame_no, version, proto, sport, dport, ip_id, ip_len, payload_len, tos, seq,
+         ack, flags, window, ts_val, ts_ecr, status, n_sack, head_len, icmp_type, icmp_code,
+         mss, wscale, src, dst, head, sack) in rows:
+        has_ts = status & HAS_TCP_TS
         packets.append(Packet(
-            ts_us=columns["ts_us"][i], frame_no=columns["frame_no"][i], ip_version=version,
-            proto=columns["proto"][i], src=addresses.text(version, src[i]),
-            dst=addresses.text(version, dst[i]), sport=columns["sport"][i],
-            dport=columns["dport"][i],
-            ip_id=columns["ip_id"][i] if version == 4 or status & FRAGMENT else None,
-            ip_len=columns["ip_len"][i], payload_len=columns["payload_len"][i],
-            tos=columns["tos"][i], tcp_seq=columns["tcp_seq"][i],
-            tcp_ack=columns["tcp_ack"][i], tcp_flags=columns["tcp_flags"][i],
-            window=columns["window"][i],
-            ts_val=columns["ts_val"][i] if has_ts else None,
-            ts_ecr=columns["ts_ecr"][i] if has_ts else None,
-            sack=tuple((sack[i][2 * b], sack[i][2 * b + 1]) for b in range(n_sack)),
-            head=head[i][:columns["head_len"][i]], status=status,
-            icmp_type=columns["icmp_type"][i], icmp_code=columns["icmp_code"][i],
-            mss=columns["mss"][i] or None,
-            wscale=None if columns["wscale"][i] == 0xff else columns["wscale"][i]))
+            ts_us, frame_no, version, proto, addresses.text(version, src),
+            addresses.text(version, dst), sport, dport,
+            ip_id if version == 4 or status & FRAGMENT else None, ip_len, payload_len, tos,
+            seq, ack, flags, window, ts_val if has_ts else None, ts_ecr if has_ts else None,
+            tuple(zip(sack[0:2 * n_sack:2], sack[1:2 * n_sack:2])) if n_sack else (),
+            head[:head_len], status, icmp_type, icmp_code, mss or None,
+            None if wscale == 0xff else wscale))
     return packets
 
 

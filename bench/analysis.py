@@ -3,7 +3,7 @@
 Writes a synthetic pcap of TCP segments (Ethernet, IPv4, TCP with a timestamp option,
 512-byte payload captured in full) and times `analysis.pcap.read_capture` on it: the C
 reader plus the numpy load. Also times the conversion of the records to Packet objects,
-which the per-connection metrics use.
+which the per-connection metrics use, and the emulator log reader (events per second).
 
     python -m bench.analysis [RESULTS_DIR] [--packets N]
 """
@@ -20,9 +20,11 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.emulog import COLUMNS, read_emulator_log
 from analysis.pcap import ip_packets, read_capture
 
 DEFAULT_PACKETS = 2_000_000
+LOG_EVENTS = 300_000
 PAYLOAD = 512
 
 
@@ -62,6 +64,21 @@ def write_synthetic_pcap(path: Path, packets: int) -> int:
     return len(file_header) + buf.size
 
 
+def write_synthetic_log(path: Path, events: int) -> None:
+    """An emulator log (format 1) of `events` packet events (in/enqueue/tx/recv/out)."""
+    names = ("in", "enqueue", "tx", "recv", "out")
+    lines = ["# squall-emulator event log", "# format 1", "# seed 1", "# replication 0",
+             "# started yes", "# start_realtime_us 1795312345000000",
+             f"# columns {' '.join(COLUMNS)}"]
+    for i in range(events):
+        pkt = i // len(names) + 1
+        lines.append(f"{i * 10}\t{names[i % len(names)]}\tdown\t{pkt}\t552\tgood\t0\t552\t0\t"
+                     f"tcp\t198.18.60.1\t40000\t198.18.61.2\t5001\t{pkt % 65536}\t"
+                     f"{1 + 512 * pkt}\t1\tPA\t512\t-")
+    lines.append(f"# end time_us {events * 10} reason stop")
+    path.write_text("\n".join(lines) + "\n")
+
+
 def measure(packets: int = DEFAULT_PACKETS, workdir: Path | None = None) -> dict[str, float]:
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         path = Path(tmp) / "synthetic.pcap"
@@ -76,6 +93,11 @@ def measure(packets: int = DEFAULT_PACKETS, workdir: Path | None = None) -> dict
         start = time.perf_counter()
         ip_packets(sliced)
         objects_s = time.perf_counter() - start
+        log_path = Path(tmp) / "emulator.log"
+        write_synthetic_log(log_path, LOG_EVENTS)
+        start = time.perf_counter()
+        read_emulator_log(log_path)
+        log_s = time.perf_counter() - start
     return {
         "packets": packets,
         "file_bytes": size,
@@ -83,6 +105,7 @@ def measure(packets: int = DEFAULT_PACKETS, workdir: Path | None = None) -> dict
         "records_per_s": packets / read_s,
         "megabytes_per_s": size / read_s / 1e6,
         "packet_objects_per_s": sample / objects_s,
+        "log_events_per_s": LOG_EVENTS / log_s,
     }
 
 
