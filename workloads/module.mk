@@ -30,3 +30,8 @@ test_udp_stats_LIBS := -lcmocka -lm
 test_http_messages_SRCS = workloads/tests/test_http_messages.c workloads/src/http/http_request.c \
   workloads/src/http/http_response.c
 test_http_messages_LIBS := -lcmocka
+
+# libFuzzer target (make fuzz); seeds in workloads/fuzz/corpus/fuzz_http_response/.
+FUZZERS += fuzz_http_response
+fuzz_http_response_SRCS = workloads/fuzz/fuzz_http_response.c workloads/src/http/http_response.c
+fuzz_http_response_LIBS :=
