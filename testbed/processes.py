@@ -54,12 +54,14 @@ class ProgramGroup:
     def __exit__(self, *exc: object) -> None:
         self.stop_all()
 
-    def start(self, name: str, ns: str, argv: Sequence[str]) -> Program:
+    def start(self, name: str, ns: str | None, argv: Sequence[str]) -> Program:
+        """Starts argv in namespace ns (None: this process's namespace)."""
         if name in self.programs:
             raise ValueError(f"a program named {name} was already started in this group")
         out, err = self.workdir / f"{name}.stdout", self.workdir / f"{name}.stderr"
         with open(out, "wb") as o, open(err, "wb") as e:
-            proc = netns.popen_in(ns, argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e)
+            full = list(argv) if ns is None else netns.in_ns(ns, argv)
+            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=o, stderr=e)
         program = Program(name, list(argv), proc, out, err)
         self.programs[name] = program
         return program
