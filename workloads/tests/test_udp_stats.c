@@ -21,6 +21,7 @@ static void jitter_ignores_pairs_across_a_loss(void **state)
     assert_int_equal(udp_stats_add(&s, 4, 132000, 133000, 132), 0); /* 28000 vs 33000: 5000 */
     assert_int_equal(s.jitter_samples, 2);
     assert_int_equal(s.jitter_max_us, 5000);
+    assert_int_equal(s.jitter_min_us, 500);
     assert_true(fabs(udp_stats_jitter_mean_us(&s) - 2750.0) < 1e-9);
     assert_int_equal(udp_stats_expected(&s), 5);
     assert_int_equal(udp_stats_lost(&s), 1);

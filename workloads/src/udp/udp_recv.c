@@ -176,6 +176,7 @@ static void print_summary(const struct recv_state *s, bool ok)
     wl_json_num(&j, "throughput_bps", udp_stats_throughput_bps(st));
     wl_json_num(&j, "packets_per_s", udp_stats_packets_per_s(st));
     wl_json_num(&j, "jitter_mean_us", udp_stats_jitter_mean_us(st));
+    wl_json_int(&j, "jitter_min_us", st->jitter_min_us);
     wl_json_int(&j, "jitter_max_us", st->jitter_max_us);
     wl_json_int(&j, "jitter_samples", (int64_t)st->jitter_samples);
     wl_json_end_object(&j);

@@ -48,6 +48,8 @@ static void add_jitter(struct udp_stats *s, uint64_t seq, int64_t send_us, int64
     int64_t change = (recv_us - s->prev_recv_us) - (send_us - s->prev_send_us);
     if (change < 0)
         change = -change;
+    if (s->jitter_samples == 0 || change < s->jitter_min_us)
+        s->jitter_min_us = change;
     s->jitter_samples++;
     s->jitter_sum_us += change;
     if (change > s->jitter_max_us)

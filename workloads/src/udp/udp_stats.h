@@ -17,7 +17,7 @@ struct udp_stats {
     int64_t first_recv_us, last_recv_us;
     /* jitter over pairs received one after the other with consecutive seqs */
     uint64_t jitter_samples;
-    int64_t jitter_sum_us, jitter_max_us;
+    int64_t jitter_sum_us, jitter_min_us, jitter_max_us;
     /* the previous datagram in arrival order */
     uint64_t prev_seq;
     int64_t prev_send_us, prev_recv_us;
