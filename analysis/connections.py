@@ -65,8 +65,11 @@ def tcp_connections(packets: Iterable[Packet]) -> list[TcpConnection]:
         current = open_by_key.get(key)
         new_syn = _is_new_syn(p)
         if current is None or (new_syn and (current.closed or current.isn != p.tcp_seq)):
-            conn = TcpConnection(client=(p.src, p.sport), server=(p.dst, p.dport),
-                                 saw_syn=new_syn)
+            # A capture that starts at the SYN+ACK still knows who the client is.
+            synack = bool(p.tcp_flags & SYN and p.tcp_flags & ACK)
+            here, there = (p.src, p.sport), (p.dst, p.dport)
+            conn = TcpConnection(client=there if synack else here,
+                                 server=here if synack else there, saw_syn=new_syn)
             current = open_by_key[key] = _Open(conn, p.tcp_seq if new_syn else None)
             result.append(conn)
         current.conn.packets.append(p)

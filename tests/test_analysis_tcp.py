@@ -148,3 +148,19 @@ def test_port_reuse_starts_a_new_connection(tmp_path: Path) -> None:
     fixed, _, _ = link.write(tmp_path)
     conns = tcp_connections(read_packets(fixed))
     assert [len(c.packets) for c in conns] == [6, 2]
+
+
+def test_capture_starting_at_syn_ack_keeps_client_and_server(tmp_path: Path) -> None:
+    link = ScriptedLink()
+    down(link, 0, C_ISN, 0, "S", in_log=False)  # lost before the link: no copy at the mobile
+    down(link, 1000 * MS, C_ISN, 0, "S")
+    up(link, 1100 * MS, S_ISN, C_ISN + 1, "SA")
+    _, mobile, _ = link.write(tmp_path)
+    [conn] = tcp_connections(read_packets(mobile))
+    assert (conn.client, conn.server) == ((FIXED, CPORT), (MOBILE, SPORT))
+
+    link = ScriptedLink()
+    up(link, 0, S_ISN, C_ISN + 1, "SA")
+    fixed, _, _ = link.write(tmp_path)
+    [conn] = tcp_connections(read_packets(fixed))
+    assert (conn.client, conn.server, conn.saw_syn) == ((FIXED, CPORT), (MOBILE, SPORT), False)
