@@ -29,6 +29,8 @@ RECORDED_SYSCTLS = (
     "net.ipv4.tcp_wmem",
 )
 _ROUTE_OPTION = re.compile(r"\s+(initcwnd|initrwnd)\s+(\d+)")
+# Flags `ip route show` prints that `ip route change` does not accept back.
+_ROUTE_STATUS_FLAGS = {"linkdown", "dead", "offload", "trap", "rt_offload", "rt_trap", "rt_offload_failed"}
 
 
 class TcpProfileError(RuntimeError):
@@ -147,7 +149,7 @@ def _set_route_options(profile: TcpProfile, ns: str) -> None:
         raise TcpProfileError(f"TCP profile {profile.name!r}: namespace {ns} has no routes to set "
                               f"{' '.join(options)} on; apply the profile after the network is up")
     for route in routes:
-        base = _ROUTE_OPTION.sub("", route).split()
+        base = [word for word in _ROUTE_OPTION.sub("", route).split() if word not in _ROUTE_STATUS_FLAGS]
         netns.run_in(ns, ["ip", "route", "change", *base, *options])
 
 

@@ -135,8 +135,9 @@ def test_http10_one_connection_per_object_at_most_n_open(tmp_path: Path) -> None
 
 def test_http11_pipelining_on_one_persistent_connection(tmp_path: Path) -> None:
     summary, packets, docroot, net = run_page(tmp_path, ["--workload", "s+8m", "--http", "1.1", "--persistent", "1",
-                                                         "--pipeline"])
+                                                         "--pipeline", "--tos", "0x28"])
     [port] = client_ports(packets, net.mobile_addr)
+    assert {p.tos for p in packets if p.src == net.mobile_addr} == {0x28}
     up = stream(packets, net.mobile_addr, port)
     down = stream(packets, net.fixed_addr, port)
     requests = [up.data[i:i + 350] for i in range(0, len(up.data), 350)]
