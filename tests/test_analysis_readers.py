@@ -10,7 +10,7 @@ import pytest
 from scapy.all import (IP, TCP, UDP, CookedLinux, Ether, IPv6, PcapNgWriter,  # type: ignore[attr-defined]
                        Raw)
 
-from analysis.emulog import read_emulator_log
+from analysis.emulog import TRAILER_KEYS, read_emulator_log
 from analysis.errors import CaptureError, LogFormatError
 from analysis.join import join_capture
 from analysis.pcap import read_capture, read_packets
@@ -208,3 +208,28 @@ def test_join_matches_identical_identities_in_order(tmp_path: Path) -> None:
     fates = join_capture(packets, read_emulator_log(log_path))
     assert [fates[p.frame_no].fate for p in packets[:2]] == ["drop_err", "out"]
     assert [fates[p.frame_no].pkt_id for p in packets[:2]] == [1, 2]
+
+
+def test_join_icmp_and_packets_still_in_the_link(tmp_path: Path) -> None:
+    from scapy.all import ICMP  # type: ignore[attr-defined]
+
+    link = ScriptedLink()
+    link.send(0, IP(src=FIXED, dst=MOBILE) / ICMP() / Raw(b"ping" * 8), delay_us=50 * MS)
+    link.send(10 * MS, tcp(FIXED, MOBILE, 40000, 5001, 1, 1, "PA", 10), delay_us=500 * MS)
+    fixed, _, log_path = link.write(tmp_path)
+    # The emulator was killed before the TCP segment left the link: no recv/out, no trailer.
+    def before_the_kill(line: str) -> bool:
+        cols = line.split("\t")
+        if line.startswith("#"):
+            return line.split()[1] not in TRAILER_KEYS
+        return not (cols[1] in ("recv", "out") and cols[9] == "tcp")
+
+    lines = log_path.read_text().splitlines()
+    log_path.write_text("\n".join(filter(before_the_kill, lines)) + "\n")
+    log = read_emulator_log(log_path)
+    assert log.cut_short
+    packets = read_packets(fixed)
+    fates = join_capture(packets, log)
+    assert [fates[p.frame_no].fate for p in packets] == ["out", "pending"]
+    icmp = fates[packets[0].frame_no]
+    assert (icmp.dir, icmp.in_us, icmp.end_us) == ("down", 0, 50 * MS)

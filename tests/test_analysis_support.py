@@ -84,13 +84,18 @@ class ScriptedLink:
             proto, sport, dport = "tcp", str(l4.sport), str(l4.dport)
             seq, ack, flags = str(l4.seq), str(l4.ack), tcp_flag_letters(int(l4.flags))
             payload = len(bytes(l4.payload))
-        else:
+        elif UDP in pkt:
             l4 = pkt[UDP]
             proto, sport, dport, seq, ack, flags = "udp", str(l4.sport), str(l4.dport), "-", "-", "-"
             payload = len(bytes(l4.payload))
+        else:  # the emulator logs no ports, TCP fields or payload length for other protocols
+            proto = {1: "icmp"}.get(ip.proto, str(ip.proto))
+            sport = dport = seq = ack = flags = "-"
+            payload = None
         cols = [str(t), event, d, str(pkt_id), str(ip.len), "good",
                 "-" if attempt is None else str(attempt), "0", "0", proto, ip.src, sport,
-                ip.dst, dport, str(ip.id), seq, ack, flags, str(payload), "-"]
+                ip.dst, dport, str(ip.id), seq, ack, flags,
+                "-" if payload is None else str(payload), "-"]
         self.log_lines.append((t, len(self.log_lines), "\t".join(cols)))
 
     def write(self, directory: Path, trailer: bool = True) -> tuple[Path, Path, Path]:
