@@ -4,6 +4,7 @@
 
 #include "channel.h"
 #include "rate_schedule.h"
+#include "router_check.h"
 
 static const char *const dir_names[SQ_DIRS] = { "down", "up" };
 static const char *const state_names[SQ_STATES] = { "good", "bad" };
@@ -46,7 +47,8 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 	return sq_rate_check(d->rate, d->rate_len, dn, err, errlen) &&
 	       check_error_probabilities(d, dn, err, errlen) &&
 	       check_time(d->delay, dn, "delay", err, errlen) &&
-	       check_time(d->arq_delay, dn, "arq_delay", err, errlen);
+	       check_time(d->arq_delay, dn, "arq_delay", err, errlen) &&
+	       sq_router_check(d, dn, err, errlen);
 }
 
 bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t errlen)

@@ -55,6 +55,66 @@ struct sq_rate_step {
 
 #define SQ_RATE_UNLIMITED UINT64_MAX   /* serialisation takes no time */
 
+/* ---- the router stage (optional, per direction; LINK_MODEL.md "The router stage") ---- */
+
+#define SQ_ROUTER_MAX_CLASSES 16
+#define SQ_ROUTER_MAX_FILTERS 32
+#define SQ_ROUTER_NAME_MAX 32          /* class and filter names, NUL included */
+#define SQ_ROUTER_NO_CLASS 255         /* sq_event.router_class when not classified */
+
+enum sq_router_scheduler {
+	SQ_ROUTER_PRIORITY = 0,   /* strict priority, lower number first */
+	SQ_ROUTER_WEIGHTED = 1,   /* deficit round robin, quanta proportional to share_bps */
+};
+
+enum sq_qdisc {
+	SQ_QDISC_PFIFO = 0,   /* tail drop, limit in packets */
+	SQ_QDISC_BFIFO = 1,   /* tail drop, limit in bytes */
+	SQ_QDISC_RED = 2,     /* Random Early Detection (Floyd & Jacobson 1993), byte mode */
+};
+
+struct sq_red_config {
+	uint32_t limit;   /* bytes: hard tail drop */
+	uint32_t min;     /* bytes: thresholds on the average queue */
+	uint32_t max;
+	uint32_t avpkt;   /* bytes: the idle-time correction counts avpkt transmissions */
+	double max_p;     /* (0, 1]: drop/mark probability at avg = max */
+	double w_q;       /* (0, 1]: weight of the average */
+	bool ecn;         /* mark ECN-capable packets instead of dropping them */
+};
+
+struct sq_router_class {
+	char name[SQ_ROUTER_NAME_MAX];
+	uint8_t priority;          /* SQ_ROUTER_PRIORITY: 0 is served first */
+	uint64_t share_bps;        /* SQ_ROUTER_WEIGHTED: rate share (> 0) */
+	enum sq_qdisc discipline;
+	uint32_t limit;            /* pfifo: packets; bfifo: bytes; RED uses red.limit */
+	struct sq_red_config red;
+};
+
+/* All given fields must match (AND); a packet goes to the class of the first
+ * matching filter, in array order, else to the default class. */
+struct sq_router_filter {
+	char name[SQ_ROUTER_NAME_MAX];   /* for messages; may be empty */
+	size_t class_index;
+	uint64_t dscp_mask;              /* bit d set: DSCP d matches; 0: any DSCP */
+	bool match_proto;
+	uint8_t proto;                   /* IP protocol number */
+	bool match_sport, match_dport;   /* need match_proto */
+	uint16_t sport_min, sport_max;   /* inclusive ranges */
+	uint16_t dport_min, dport_max;
+};
+
+struct sq_router_config {
+	bool enabled;                    /* false: no router stage (all zero is disabled) */
+	enum sq_router_scheduler scheduler;
+	struct sq_router_class classes[SQ_ROUTER_MAX_CLASSES];
+	size_t n_classes;                /* >= 1 when enabled */
+	size_t default_class;
+	struct sq_router_filter filters[SQ_ROUTER_MAX_FILTERS];
+	size_t n_filters;
+};
+
 struct sq_direction_config {
 	uint32_t mtu;                  /* larger packets are dropped (drop_mtu) */
 	uint32_t send_buffer;          /* bytes */
@@ -67,6 +127,7 @@ struct sq_direction_config {
 	uint32_t arq_retransmissions;  /* retries after the first attempt */
 	sq_time_us arq_delay;          /* added per retry */
 	bool in_order;
+	struct sq_router_config router;  /* in front of the send buffer */
 };
 
 struct sq_link_config {

@@ -13,6 +13,7 @@
 #include "pkt_ring.h"
 #include "rate_schedule.h"
 #include "rng.h"
+#include "router.h"
 
 struct sq_direction {
 	struct sq_direction_config cfg;   /* cfg.rate points to rate below */
@@ -28,6 +29,7 @@ struct sq_direction {
 	uint64_t outstanding;             /* started, neither out nor dropped */
 	struct sq_rng err_rng;
 	uint64_t counts[SQ_EV_TYPES];
+	struct sq_router router;          /* used when cfg.router.enabled */
 };
 
 struct sq_model {
@@ -48,8 +50,8 @@ static enum sq_state state_now(const struct sq_model *m)
 	return sq_channel_current(m->channel).state;
 }
 
-static void emit(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
-		 const struct sq_pkt *p, uint32_t attempt)
+static void emit_classed(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
+			 const struct sq_pkt *p, uint32_t attempt, size_t router_class)
 {
 	struct sq_event ev = {
 		.t = m->now,
@@ -62,15 +64,22 @@ static void emit(struct sq_model *m, struct sq_direction *d, enum sq_event_type 
 		.sbuf = d->sbuf,
 		.rbuf = d->rbuf,
 		.user = p ? p->user : NULL,
+		.router_class = (uint8_t)router_class,
 	};
 	d->counts[type]++;
 	m->sink(m->sink_ctx, &ev);
 }
 
+static void emit(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
+		 const struct sq_pkt *p, uint32_t attempt)
+{
+	emit_classed(m, d, type, p, attempt, SQ_ROUTER_NO_CLASS);
+}
+
 static void emit_state_change(struct sq_model *m)
 {
 	struct sq_event ev = { .t = m->now, .type = SQ_EV_STATE, .dir = SQ_DOWN,
-			       .state = state_now(m) };
+			       .state = state_now(m), .router_class = SQ_ROUTER_NO_CLASS };
 	for (int i = 0; i < SQ_DIRS; i++)
 		m->dir[i].counts[SQ_EV_STATE]++;
 	m->sink(m->sink_ctx, &ev);
@@ -237,12 +246,50 @@ static void on_tx_start(struct sq_model *m, struct sq_direction *d)
 	start_transmission(m, d);
 }
 
+/* ---- the router stage ---------------------------------------------------------------- */
+
+/* Moves packets from the class queues into the send buffer while the packet the
+ * scheduler chooses fits; the send buffer is the router's device queue. */
+static void pump_router(struct sq_model *m, struct sq_direction *d)
+{
+	size_t cls;
+	while (sq_router_select(&d->router, &cls)) {
+		if ((uint64_t)d->sbuf + sq_router_head(&d->router, cls)->ip_len > d->cfg.send_buffer)
+			return;
+		struct sq_router_pkt rp = sq_router_dequeue(&d->router, cls, m->now);
+		struct sq_pkt p = { .id = rp.id, .user = rp.user, .ip_len = rp.ip_len };
+		sq_ring_push(&d->ring, &p);
+		d->sbuf += p.ip_len;
+		emit_classed(m, d, SQ_EV_ENQUEUE, &p, 0, cls);
+	}
+}
+
+/* After the MTU check: classify, let the class's discipline decide, queue. */
+static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
+			  const struct sq_pkt_meta *meta, size_t cls)
+{
+	uint64_t rate = sq_rate_at(d->rate, d->cfg.rate_len, m->now);
+	enum sq_router_verdict v = sq_router_judge(&d->router, cls, meta, m->now, rate);
+	if (v == SQ_ROUTER_DROP) {
+		emit_classed(m, d, SQ_EV_DROP_ROUTER, p, 0, cls);
+		return;
+	}
+	if (v == SQ_ROUTER_MARK)
+		emit_classed(m, d, SQ_EV_ECN_MARK, p, 0, cls);
+	sq_router_enqueue(&d->router, cls, p->id, p->user, p->ip_len);
+	m->pending++;
+	pump_router(m, d);
+	schedule_start(m, d);
+}
+
 static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
 {
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
 	p->ser_done = true;
 	d->sbuf -= p->ip_len;
 	d->busy = false;
+	if (d->cfg.router.enabled)
+		pump_router(m, d);
 	schedule_start(m, d);
 	sq_ring_trim(&d->ring);
 }
@@ -303,11 +350,17 @@ void sq_model_advance(struct sq_model *m, sq_time_us now)
 
 /* Room for one more packet and every action that could then be pending, so
  * nothing can fail once the packet's events have started. */
-static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d)
+static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d, size_t cls)
 {
-	if (!sq_ring_reserve(&d->ring, 1))
+	/* Packets waiting in the router stage enter the ring later, without a
+	 * chance to fail then: their room is reserved now. */
+	if (!sq_ring_reserve(&d->ring, d->router.queued + 1))
 		return false;
-	size_t live = sq_ring_count(&m->dir[SQ_DOWN].ring) + sq_ring_count(&m->dir[SQ_UP].ring);
+	if (d->cfg.router.enabled && !sq_router_reserve(&d->router, cls))
+		return false;
+	size_t live = 0;
+	for (int i = 0; i < SQ_DIRS; i++)
+		live += sq_ring_count(&m->dir[i].ring) + m->dir[i].router.queued;
 	/* Per packet one RECV or RETRY, plus per direction one TX_END and one TX_START. */
 	return sq_heap_reserve(&m->heap, live + 1 + 2 * SQ_DIRS);
 }
@@ -318,7 +371,6 @@ static bool admit(struct sq_model *m, struct sq_direction *d, struct sq_pkt *p)
 		emit(m, d, SQ_EV_DROP_MTU, p, 0);
 		return false;
 	}
-	/* The router stage (DESIGN.md §2 item 8) will sit here, before the send buffer. */
 	if ((uint64_t)d->sbuf + p->ip_len > d->cfg.send_buffer) {
 		emit(m, d, SQ_EV_DROP_SBUF, p, 0);
 		return false;
@@ -331,10 +383,20 @@ uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 {
 	sq_model_advance(m, now);
 	struct sq_direction *d = &m->dir[dir];
-	if (!reserve_for_arrival(m, d))
+	bool routed = d->cfg.router.enabled;
+	size_t cls = routed ? sq_router_classify(&d->cfg.router, meta) : SQ_ROUTER_NO_CLASS;
+	if (!reserve_for_arrival(m, d, cls))
 		return 0;
 	struct sq_pkt p = { .id = m->next_id++, .user = user, .ip_len = meta->ip_len };
 	emit(m, d, SQ_EV_IN, &p, 0);
+	if (routed) {
+		if (p.ip_len > d->cfg.mtu)
+			emit(m, d, SQ_EV_DROP_MTU, &p, 0);
+		else
+			route_arrival(m, d, &p, meta, cls);
+		sq_model_advance(m, now);
+		return p.id;
+	}
 	if (admit(m, d, &p)) {
 		sq_ring_push(&d->ring, &p);
 		d->sbuf += p.ip_len;
@@ -365,6 +427,9 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	sq_ring_init(&d->ring);
 	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
 		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
+	if (c->router.enabled)
+		sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
+			       dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP);
 	return true;
 }
 
@@ -403,6 +468,7 @@ void sq_model_free(struct sq_model *m)
 	for (int i = 0; i < SQ_DIRS; i++) {
 		free(m->dir[i].rate);
 		sq_ring_release(&m->dir[i].ring);
+		sq_router_release(&m->dir[i].router);
 	}
 	sq_heap_release(&m->heap);
 	sq_channel_free(m->channel);
@@ -423,6 +489,22 @@ uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event
 	if ((unsigned)dir >= SQ_DIRS || (unsigned)type >= SQ_EV_TYPES)
 		return 0;
 	return m->dir[dir].counts[type];
+}
+
+bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls,
+			   struct sq_router_class_stats *out)
+{
+	if ((unsigned)dir >= SQ_DIRS)
+		return false;
+	const struct sq_router *r = &m->dir[dir].router;
+	if (!m->dir[dir].cfg.router.enabled || cls >= r->cfg.n_classes)
+		return false;
+	const struct sq_router_class_state *st = &r->cls[cls];
+	*out = st->stats;
+	out->backlog_pkts = st->queue.count;
+	out->backlog_bytes = st->queue.bytes;
+	out->red_avg = r->cfg.classes[cls].discipline == SQ_QDISC_RED ? st->red.avg : 0.0;
+	return true;
 }
 
 size_t sq_model_pending(const struct sq_model *m)

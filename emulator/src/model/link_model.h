@@ -57,6 +57,8 @@ struct sq_event {
 	uint32_t sbuf;             /* send-buffer bytes after the event */
 	uint32_t rbuf;             /* receive-buffer bytes after the event */
 	void *user;                /* the pointer given to sq_model_arrive() */
+	uint8_t router_class;      /* DROP_ROUTER, ECN_MARK, ENQUEUE behind a router stage:
+				    * the class index; SQ_ROUTER_NO_CLASS otherwise */
 };
 
 /* Called for every event, synchronously; it must not call back into the model. */
@@ -88,6 +90,23 @@ uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event
 
 /* Packets the model still holds (queued, in flight, in ARQ, in the receive buffer). */
 size_t sq_model_pending(const struct sq_model *m);
+
+/* One class of a direction's router stage (LINK_MODEL.md "The router stage"). */
+struct sq_router_class_stats {
+	uint64_t arrivals;       /* packets classified into the class (after the MTU check) */
+	uint64_t enqueued;       /* moved on into the send buffer */
+	uint64_t drops;          /* drop_router: tail_drops + red_drops */
+	uint64_t tail_drops;     /* at the class's limit */
+	uint64_t red_drops;      /* RED's early or forced drops */
+	uint64_t marks;          /* ecn_mark */
+	uint64_t backlog_pkts;   /* waiting in the class queue now */
+	uint64_t backlog_bytes;
+	double red_avg;          /* RED's average queue in bytes (0 for pfifo/bfifo) */
+};
+
+/* false if dir has no router stage or cls is not one of its classes. */
+bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls,
+			   struct sq_router_class_stats *out);
 
 const char *sq_event_name(enum sq_event_type type);   /* "in", "drop_sbuf", ... */
 const char *sq_dir_name(enum sq_dir dir);             /* "down", "up" */

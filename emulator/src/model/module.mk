@@ -1,6 +1,7 @@
 # The link model: pure C, no I/O. The emulator program links $(MODEL_SRCS).
 MODEL_SRCS := $(addprefix emulator/src/model/,rng.c dist.c channel.c rate_schedule.c \
-	link_check.c action_heap.c pkt_ring.c link_model.c)
+	link_check.c action_heap.c pkt_ring.c link_model.c \
+	router_red.c router_queue.c router.c router_check.c)
 
 # Unit tests (cmocka, virtual time). test_model_support.c is shared by the model tests.
 UNIT_TESTS += test_rng test_dist test_channel test_model_link test_model_arq test_model_reference
@@ -16,3 +17,10 @@ test_model_arq_SRCS = emulator/tests/test_model_arq.c emulator/tests/test_model_
 test_model_arq_LIBS = -lcmocka -lm
 test_model_reference_SRCS = emulator/tests/test_model_reference.c emulator/tests/test_model_support.c $(MODEL_SRCS)
 test_model_reference_LIBS = -lcmocka -lm
+
+# The router stage (LINK_MODEL.md "The router stage").
+UNIT_TESTS += test_router_red test_router
+test_router_red_SRCS = emulator/tests/test_router_red.c $(MODEL_SRCS)
+test_router_red_LIBS = -lcmocka -lm
+test_router_SRCS = emulator/tests/test_router.c emulator/tests/test_model_support.c $(MODEL_SRCS)
+test_router_LIBS = -lcmocka -lm

@@ -1,0 +1,229 @@
+#include "router.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- set-up ------------------------------------------------------------------------- */
+
+/* Quanta proportional to the shares; the smallest share gets one MTU per turn,
+ * so every class can send at least its head packet in each of its turns. */
+static void set_quanta(struct sq_router *r, uint32_t mtu)
+{
+	uint64_t smallest = UINT64_MAX;
+	for (size_t i = 0; i < r->cfg.n_classes; i++)
+		if (r->cfg.classes[i].share_bps < smallest)
+			smallest = r->cfg.classes[i].share_bps;
+	for (size_t i = 0; i < r->cfg.n_classes; i++) {
+		double q = ceil((double)mtu * ((double)r->cfg.classes[i].share_bps / (double)smallest));
+		r->cls[i].quantum = q > 0x1p52 ? (uint64_t)0x1p52 : (uint64_t)q;
+		if (r->cls[i].quantum < mtu)
+			r->cls[i].quantum = mtu;
+	}
+}
+
+void sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
+		    uint64_t seed, uint32_t replication, uint32_t stream)
+{
+	memset(r, 0, sizeof *r);
+	r->cfg = *cfg;
+	for (size_t i = 0; i < cfg->n_classes; i++) {
+		sq_rqueue_init(&r->cls[i].queue);
+		sq_red_init(&r->cls[i].red);
+	}
+	if (cfg->scheduler == SQ_ROUTER_WEIGHTED)
+		set_quanta(r, mtu);
+	sq_rng_init(&r->rng, seed, replication, stream);
+}
+
+void sq_router_release(struct sq_router *r)
+{
+	for (size_t i = 0; i < r->cfg.n_classes; i++)
+		sq_rqueue_release(&r->cls[i].queue);
+}
+
+/* ---- classification ----------------------------------------------------------------- */
+
+static bool in_range(uint16_t v, uint16_t lo, uint16_t hi)
+{
+	return v >= lo && v <= hi;
+}
+
+static bool filter_matches(const struct sq_router_filter *f, const struct sq_pkt_meta *meta)
+{
+	if (f->dscp_mask && !(f->dscp_mask >> (meta->dscp & 63) & 1))
+		return false;
+	if (f->match_proto && meta->proto != f->proto)
+		return false;
+	if (f->match_sport && !in_range(meta->sport, f->sport_min, f->sport_max))
+		return false;
+	if (f->match_dport && !in_range(meta->dport, f->dport_min, f->dport_max))
+		return false;
+	return true;
+}
+
+size_t sq_router_classify(const struct sq_router_config *cfg, const struct sq_pkt_meta *meta)
+{
+	for (size_t i = 0; i < cfg->n_filters; i++)
+		if (filter_matches(&cfg->filters[i], meta))
+			return cfg->filters[i].class_index;
+	return cfg->default_class;
+}
+
+/* ---- admission ---------------------------------------------------------------------- */
+
+bool sq_router_reserve(struct sq_router *r, size_t cls)
+{
+	return sq_rqueue_reserve(&r->cls[cls].queue);
+}
+
+static bool ecn_capable(const struct sq_pkt_meta *meta)
+{
+	return (meta->ecn & 3) != 0;   /* ECT(1), ECT(0) or CE */
+}
+
+static bool over_limit(const struct sq_router_class *c, const struct sq_router_queue *q,
+		       uint32_t ip_len)
+{
+	switch (c->discipline) {
+	case SQ_QDISC_PFIFO:
+		return q->count + 1 > c->limit;
+	case SQ_QDISC_BFIFO:
+		return q->bytes + ip_len > c->limit;
+	case SQ_QDISC_RED:
+		return q->bytes + ip_len > c->red.limit;
+	}
+	return true;
+}
+
+/* RED's congestion signal for this arrival: admit, mark or drop. */
+static enum sq_router_verdict red_verdict(struct sq_router *r, struct sq_router_class_state *st,
+					  const struct sq_red_config *c,
+					  const struct sq_pkt_meta *meta, sq_time_us now,
+					  uint64_t rate_bps)
+{
+	sq_red_update_average(&st->red, c, st->queue.bytes, now, rate_bps);
+	if (sq_red_decide(&st->red, c, &r->rng) == SQ_RED_PASS)
+		return SQ_ROUTER_ADMIT;
+	return c->ecn && ecn_capable(meta) ? SQ_ROUTER_MARK : SQ_ROUTER_DROP;
+}
+
+enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
+				       const struct sq_pkt_meta *meta, sq_time_us now,
+				       uint64_t rate_bps)
+{
+	const struct sq_router_class *c = &r->cfg.classes[cls];
+	struct sq_router_class_state *st = &r->cls[cls];
+	st->stats.arrivals++;
+	enum sq_router_verdict v = SQ_ROUTER_ADMIT;
+	if (c->discipline == SQ_QDISC_RED)
+		v = red_verdict(r, st, &c->red, meta, now, rate_bps);
+	if (v == SQ_ROUTER_DROP) {
+		st->stats.red_drops++;
+	} else if (over_limit(c, &st->queue, meta->ip_len)) {
+		v = SQ_ROUTER_DROP;
+		st->stats.tail_drops++;
+	}
+	if (v == SQ_ROUTER_DROP) {
+		st->stats.drops++;
+		if (st->queue.count == 0)
+			sq_red_start_idle(&st->red, now);   /* still empty: idle from now on */
+	} else if (v == SQ_ROUTER_MARK) {
+		st->stats.marks++;
+	}
+	return v;
+}
+
+static void drr_append(struct sq_router *r, size_t cls)
+{
+	r->active[(r->active_head + r->active_len) % SQ_ROUTER_MAX_CLASSES] = cls;
+	r->active_len++;
+	r->cls[cls].active = true;
+}
+
+void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len)
+{
+	struct sq_router_pkt p = { .id = id, .user = user, .ip_len = ip_len,
+				   .order = r->next_order++ };
+	struct sq_router_class_state *st = &r->cls[cls];
+	sq_rqueue_push(&st->queue, &p);
+	r->queued++;
+	if (r->cfg.scheduler == SQ_ROUTER_WEIGHTED && !st->active)
+		drr_append(r, cls);
+}
+
+/* ---- scheduling --------------------------------------------------------------------- */
+
+/* Lowest priority number first; among equal priorities the earliest arrival. */
+static bool select_priority(const struct sq_router *r, size_t *cls)
+{
+	bool found = false;
+	for (size_t i = 0; i < r->cfg.n_classes; i++) {
+		if (r->cls[i].queue.count == 0)
+			continue;
+		if (found) {
+			uint8_t pi = r->cfg.classes[i].priority, pb = r->cfg.classes[*cls].priority;
+			if (pi > pb || (pi == pb && sq_router_head(r, i)->order > sq_router_head(r, *cls)->order))
+				continue;
+		}
+		*cls = i;
+		found = true;
+	}
+	return found;
+}
+
+/* Deficit round robin in bytes: the class at the head of the active list adds
+ * its quantum once per turn and is served while its head packet fits in its
+ * deficit; then its turn ends and it goes to the tail. */
+static bool select_weighted(struct sq_router *r, size_t *cls)
+{
+	while (r->active_len > 0) {
+		size_t c = r->active[r->active_head];
+		struct sq_router_class_state *st = &r->cls[c];
+		if (!st->turn_started) {
+			st->deficit += st->quantum;
+			st->turn_started = true;
+		}
+		if (sq_router_head(r, c)->ip_len <= st->deficit) {
+			*cls = c;
+			return true;
+		}
+		st->turn_started = false;
+		r->active_head = (r->active_head + 1) % SQ_ROUTER_MAX_CLASSES;
+		r->active[(r->active_head + r->active_len - 1) % SQ_ROUTER_MAX_CLASSES] = c;
+	}
+	return false;
+}
+
+bool sq_router_select(struct sq_router *r, size_t *cls)
+{
+	if (r->queued == 0)
+		return false;
+	return r->cfg.scheduler == SQ_ROUTER_WEIGHTED ? select_weighted(r, cls)
+						      : select_priority(r, cls);
+}
+
+/* The served class's queue ran empty: it leaves the DRR list with no credit. */
+static void drr_retire_head(struct sq_router *r, struct sq_router_class_state *st)
+{
+	st->deficit = 0;
+	st->turn_started = false;
+	st->active = false;
+	r->active_head = (r->active_head + 1) % SQ_ROUTER_MAX_CLASSES;
+	r->active_len--;
+}
+
+struct sq_router_pkt sq_router_dequeue(struct sq_router *r, size_t cls, sq_time_us now)
+{
+	struct sq_router_class_state *st = &r->cls[cls];
+	struct sq_router_pkt p = sq_rqueue_pop(&st->queue);
+	r->queued--;
+	st->stats.enqueued++;
+	if (r->cfg.scheduler == SQ_ROUTER_WEIGHTED) {
+		st->deficit -= p.ip_len;
+		if (st->queue.count == 0)
+			drr_retire_head(r, st);
+	}
+	if (st->queue.count == 0)
+		sq_red_start_idle(&st->red, now);
+	return p;
+}

@@ -1,0 +1,81 @@
+/* The router stage of one direction: classification, the class queues with
+ * their disciplines (pfifo, bfifo, RED) and the scheduler (strict priority or
+ * deficit round robin) that moves packets on into the send buffer.
+ * Semantics: LINK_MODEL.md "The router stage". No I/O, no global state. */
+#ifndef SQ_ROUTER_H
+#define SQ_ROUTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "link_config.h"
+#include "link_model.h"
+#include "rng.h"
+#include "router_queue.h"
+#include "router_red.h"
+
+/* RED's random streams (LINK_MODEL.md "Random numbers"; 0-2 are in rng.h). */
+enum { SQ_STREAM_ROUTER_DOWN = 3, SQ_STREAM_ROUTER_UP = 4 };
+
+enum sq_router_verdict {
+	SQ_ROUTER_ADMIT,   /* into the class queue */
+	SQ_ROUTER_MARK,    /* set CE, then into the class queue */
+	SQ_ROUTER_DROP,    /* drop_router */
+};
+
+struct sq_router_class_state {
+	struct sq_router_queue queue;
+	struct sq_red_state red;
+	uint64_t quantum;        /* DRR bytes per turn */
+	uint64_t deficit;
+	bool active;             /* in the DRR list */
+	bool turn_started;       /* the quantum of the current turn has been added */
+	struct sq_router_class_stats stats;
+};
+
+struct sq_router {
+	struct sq_router_config cfg;
+	struct sq_router_class_state cls[SQ_ROUTER_MAX_CLASSES];
+	size_t active[SQ_ROUTER_MAX_CLASSES];   /* DRR ring of class indices, head = current */
+	size_t active_head, active_len;
+	struct sq_rng rng;                      /* RED's draws */
+	uint64_t next_order;
+	size_t queued;                          /* packets in all class queues */
+};
+
+/* cfg must have passed sq_router_check; mtu is the direction's (the smallest
+ * DRR quantum); stream is the RED stream id of the direction. */
+void sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
+		    uint64_t seed, uint32_t replication, uint32_t stream);
+void sq_router_release(struct sq_router *r);
+
+/* The class of a packet: the first matching filter's, else the default. */
+size_t sq_router_classify(const struct sq_router_config *cfg, const struct sq_pkt_meta *meta);
+
+/* Room for one more packet in class cls; false if memory could not be had. */
+bool sq_router_reserve(struct sq_router *r, size_t cls);
+
+/* The discipline's decision for a packet arriving at now into class cls;
+ * rate_bps is the direction's bandwidth at now (RED's idle correction).
+ * Updates the class's statistics (arrivals, drops, marks). */
+enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
+				       const struct sq_pkt_meta *meta, sq_time_us now,
+				       uint64_t rate_bps);
+
+/* Appends an admitted packet to class cls (room reserved). */
+void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len);
+
+/* The class the scheduler serves next, or false if every queue is empty. Calling
+ * it again without a dequeue gives the same class. */
+bool sq_router_select(struct sq_router *r, size_t *cls);
+
+static inline const struct sq_router_pkt *sq_router_head(const struct sq_router *r, size_t cls)
+{
+	return sq_rqueue_head(&r->cls[cls].queue);
+}
+
+/* Removes the head of the selected class cls at now (it goes to the send buffer). */
+struct sq_router_pkt sq_router_dequeue(struct sq_router *r, size_t cls, sq_time_us now);
+
+#endif

@@ -1,0 +1,156 @@
+#include "router_check.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* "down.router.class[EF]" or, for an unnamed class, "down.router.class[2]". */
+static void class_path(char *out, size_t n, const char *dn, const struct sq_router_class *c,
+		       size_t i)
+{
+	if (c->name[0])
+		snprintf(out, n, "%s.router.class[%.*s]", dn, SQ_ROUTER_NAME_MAX, c->name);
+	else
+		snprintf(out, n, "%s.router.class[%zu]", dn, i);
+}
+
+static void filter_path(char *out, size_t n, const char *dn, const struct sq_router_filter *f,
+			size_t i)
+{
+	if (f->name[0])
+		snprintf(out, n, "%s.router.filter[%.*s]", dn, SQ_ROUTER_NAME_MAX, f->name);
+	else
+		snprintf(out, n, "%s.router.filter[%zu]", dn, i);
+}
+
+static bool check_unit_interval(double v, bool zero_ok, const char *cp, const char *field,
+				char *err, size_t errlen)
+{
+	/* Written so that NaN fails too. */
+	if ((zero_ok ? v >= 0.0 : v > 0.0) && v <= 1.0)
+		return true;
+	snprintf(err, errlen, "%s.red.%s: %g is outside %s0, 1]", cp, field, v, zero_ok ? "[" : "(");
+	return false;
+}
+
+static bool check_red(const struct sq_red_config *r, const char *cp, char *err, size_t errlen)
+{
+	if (r->limit < 1 || r->avpkt < 1) {
+		snprintf(err, errlen, "%s.red.%s: must be >= 1 B, got 0 B", cp,
+			 r->limit < 1 ? "limit" : "avpkt");
+		return false;
+	}
+	if (r->min >= r->max) {
+		snprintf(err, errlen, "%s.red.min: must be < max (%u B), got %u B", cp, r->max, r->min);
+		return false;
+	}
+	if (r->max > r->limit) {
+		snprintf(err, errlen, "%s.red.max: must be <= limit (%u B), got %u B", cp, r->limit,
+			 r->max);
+		return false;
+	}
+	return check_unit_interval(r->max_p, false, cp, "max_p", err, errlen) &&
+	       check_unit_interval(r->w_q, false, cp, "w_q", err, errlen);
+}
+
+static bool check_class(const struct sq_router_config *rc, size_t i, const char *dn, char *err,
+			size_t errlen)
+{
+	const struct sq_router_class *c = &rc->classes[i];
+	char cp[96];
+	class_path(cp, sizeof cp, dn, c, i);
+	if (memchr(c->name, '\0', sizeof c->name) == NULL) {
+		snprintf(err, errlen, "%s.router.class[%zu].name: not NUL-terminated", dn, i);
+		return false;
+	}
+	if (rc->scheduler == SQ_ROUTER_WEIGHTED && c->share_bps == 0) {
+		snprintf(err, errlen, "%s.share: the weighted scheduler needs a share > 0 bit/s", cp);
+		return false;
+	}
+	switch (c->discipline) {
+	case SQ_QDISC_PFIFO:
+	case SQ_QDISC_BFIFO:
+		if (c->limit >= 1)
+			return true;
+		snprintf(err, errlen, "%s.limit: must be >= 1 %s, got 0", cp,
+			 c->discipline == SQ_QDISC_PFIFO ? "packet" : "B");
+		return false;
+	case SQ_QDISC_RED:
+		return check_red(&c->red, cp, err, errlen);
+	}
+	snprintf(err, errlen, "%s.discipline: %d is not pfifo, bfifo or red", cp, (int)c->discipline);
+	return false;
+}
+
+static bool check_filter(const struct sq_router_config *rc, size_t i, const char *dn, char *err,
+			 size_t errlen)
+{
+	const struct sq_router_filter *f = &rc->filters[i];
+	char fp[96];
+	filter_path(fp, sizeof fp, dn, f, i);
+	if (f->class_index >= rc->n_classes) {
+		snprintf(err, errlen, "%s.class: index %zu names no class (there are %zu)", fp,
+			 f->class_index, rc->n_classes);
+		return false;
+	}
+	if ((f->match_sport || f->match_dport) && !f->match_proto) {
+		snprintf(err, errlen, "%s.%s: a port match needs a protocol match in the same filter",
+			 fp, f->match_sport ? "sport" : "dport");
+		return false;
+	}
+	if ((f->match_sport && f->sport_min > f->sport_max) ||
+	    (f->match_dport && f->dport_min > f->dport_max)) {
+		bool s = f->match_sport && f->sport_min > f->sport_max;
+		snprintf(err, errlen, "%s.%s: range %u-%u is empty (first > last)", fp, s ? "sport" : "dport",
+			 s ? f->sport_min : f->dport_min, s ? f->sport_max : f->dport_max);
+		return false;
+	}
+	return true;
+}
+
+static bool check_shape(const struct sq_router_config *rc, const char *dn, char *err,
+			size_t errlen)
+{
+	if (rc->scheduler != SQ_ROUTER_PRIORITY && rc->scheduler != SQ_ROUTER_WEIGHTED) {
+		snprintf(err, errlen, "%s.router.scheduler: %d is not priority or weighted", dn,
+			 (int)rc->scheduler);
+		return false;
+	}
+	if (rc->n_classes < 1 || rc->n_classes > SQ_ROUTER_MAX_CLASSES) {
+		snprintf(err, errlen, "%s.router.classes: %zu classes, expected 1 to %d", dn,
+			 rc->n_classes, SQ_ROUTER_MAX_CLASSES);
+		return false;
+	}
+	if (rc->default_class >= rc->n_classes) {
+		snprintf(err, errlen, "%s.router.default: index %zu names no class (there are %zu)", dn,
+			 rc->default_class, rc->n_classes);
+		return false;
+	}
+	if (rc->n_filters > SQ_ROUTER_MAX_FILTERS) {
+		snprintf(err, errlen, "%s.router.filters: %zu filters, at most %d", dn, rc->n_filters,
+			 SQ_ROUTER_MAX_FILTERS);
+		return false;
+	}
+	return true;
+}
+
+bool sq_router_check(const struct sq_direction_config *d, const char *dn, char *err,
+		     size_t errlen)
+{
+	const struct sq_router_config *rc = &d->router;
+	if (!rc->enabled)
+		return true;
+	if (!check_shape(rc, dn, err, errlen))
+		return false;
+	if (d->send_buffer < d->mtu) {
+		snprintf(err, errlen, "%s.router: needs send_buffer >= mtu (%u B) so every packet can "
+			 "move on from the router, got send_buffer %u B", dn, d->mtu, d->send_buffer);
+		return false;
+	}
+	for (size_t i = 0; i < rc->n_classes; i++)
+		if (!check_class(rc, i, dn, err, errlen))
+			return false;
+	for (size_t i = 0; i < rc->n_filters; i++)
+		if (!check_filter(rc, i, dn, err, errlen))
+			return false;
+	return true;
+}

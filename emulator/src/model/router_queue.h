@@ -1,0 +1,37 @@
+/* The FIFO of one router class: packets waiting in front of the send buffer.
+ * A power-of-two ring that only grows, so steady traffic allocates nothing. */
+#ifndef SQ_ROUTER_QUEUE_H
+#define SQ_ROUTER_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct sq_router_pkt {
+	uint64_t id;        /* the model's packet id */
+	void *user;
+	uint32_t ip_len;
+	uint64_t order;     /* arrival order within the direction's router */
+};
+
+struct sq_router_queue {
+	struct sq_router_pkt *slots;
+	size_t cap;         /* 0 or a power of two */
+	size_t head, count;
+	uint64_t bytes;     /* backlog */
+};
+
+void sq_rqueue_init(struct sq_router_queue *q);
+void sq_rqueue_release(struct sq_router_queue *q);
+/* Room for one more packet; false if the memory could not be had. */
+bool sq_rqueue_reserve(struct sq_router_queue *q);
+/* Appends (room must have been reserved). */
+void sq_rqueue_push(struct sq_router_queue *q, const struct sq_router_pkt *p);
+/* Requires count > 0. */
+static inline const struct sq_router_pkt *sq_rqueue_head(const struct sq_router_queue *q)
+{
+	return &q->slots[q->head];
+}
+struct sq_router_pkt sq_rqueue_pop(struct sq_router_queue *q);
+
+#endif

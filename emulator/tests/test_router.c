@@ -1,0 +1,612 @@
+/* The router stage inside the link model, in virtual time: classification,
+ * tail drop at the exact limits, RED's average on the class backlog, ECN marks
+ * versus drops by the ECT bits, strict priority and weighted shares at dequeue,
+ * no drop_sbuf behind a router, determinism, configuration messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <math.h>
+
+#include "test_model_support.h"
+
+enum { DSCP_EF = 46, DSCP_AF11 = 10, ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
+
+struct fixture {
+	struct test_link tl;
+	struct recorder rec;
+	struct sq_model *m;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = test_calloc(1, sizeof *f);
+	tl_defaults(&f->tl);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	sq_model_free(f->m);
+	rec_release(&f->rec);
+	test_free(f);
+	return 0;
+}
+
+/* Two fixtures side by side, for comparing runs. */
+static int setup_pair(void **state)
+{
+	struct fixture *f = test_calloc(2, sizeof *f);
+	tl_defaults(&f[0].tl);
+	tl_defaults(&f[1].tl);
+	*state = f;
+	return 0;
+}
+
+static int teardown_pair(void **state)
+{
+	struct fixture *f = *state;
+	for (int i = 0; i < 2; i++) {
+		sq_model_free(f[i].m);
+		rec_release(&f[i].rec);
+	}
+	test_free(f);
+	return 0;
+}
+
+static struct sq_router_config *router(struct fixture *f)
+{
+	struct sq_router_config *rc = &f->tl.cfg.dir[SQ_DOWN].router;
+	rc->enabled = true;
+	return rc;
+}
+
+static struct sq_router_class *add_class(struct sq_router_config *rc, const char *name,
+					 enum sq_qdisc discipline, uint32_t limit)
+{
+	struct sq_router_class *c = &rc->classes[rc->n_classes++];
+	snprintf(c->name, sizeof c->name, "%s", name);
+	c->discipline = discipline;
+	c->limit = limit;
+	return c;
+}
+
+static struct sq_router_filter *add_filter(struct sq_router_config *rc, size_t cls)
+{
+	struct sq_router_filter *flt = &rc->filters[rc->n_filters++];
+	flt->class_index = cls;
+	return flt;
+}
+
+static void set_red(struct sq_router_class *c, uint32_t limit, uint32_t min, uint32_t max,
+		    double w_q, bool ecn)
+{
+	c->discipline = SQ_QDISC_RED;
+	c->red = (struct sq_red_config){ .limit = limit, .min = min, .max = max, .avpkt = 500,
+					 .max_p = 0.1, .w_q = w_q, .ecn = ecn };
+}
+
+/* The down link never finishes a packet: the first one sits in the send buffer
+ * (which holds one 1000 B packet), the rest stay in the router. */
+static void stop_the_link(struct fixture *f)
+{
+	static const struct sq_rate_step outage[] = { { 0, 0 } };
+	tl_set_rates(&f->tl, SQ_DOWN, 1, outage);
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+}
+
+static uint64_t send_pkt(struct fixture *f, sq_time_us t, uint32_t len, uint8_t dscp, uint8_t ecn,
+			 uint8_t proto, uint16_t sport, uint16_t dport)
+{
+	struct sq_pkt_meta meta = { .ip_len = len, .dscp = dscp, .ecn = ecn, .proto = proto,
+				    .sport = sport, .dport = dport };
+	uint64_t id = sq_model_arrive(f->m, SQ_DOWN, t, &meta, NULL);
+	assert_true(id > 0);
+	return id;
+}
+
+static uint64_t send_simple(struct fixture *f, sq_time_us t, uint32_t len)
+{
+	return send_pkt(f, t, len, 0, ECN_NOT_ECT, 17, 1000, 2000);
+}
+
+static struct sq_router_class_stats stats(struct fixture *f, size_t cls)
+{
+	struct sq_router_class_stats s;
+	assert_true(sq_model_router_stats(f->m, SQ_DOWN, cls, &s));
+	return s;
+}
+
+/* The type of the last event about packet id (IN: still waiting in the router). */
+static enum sq_event_type fate(const struct fixture *f, uint64_t id)
+{
+	for (size_t i = f->rec.n; i-- > 0;)
+		if (f->rec.ev[i].pkt_id == id)
+			return f->rec.ev[i].type;
+	fail_msg("no event for packet %llu", (unsigned long long)id);
+	return SQ_EV_TYPES;
+}
+
+/* ---- tail drop ------------------------------------------------------------------- */
+
+static void test_pfifo_drops_at_exactly_limit_packets(void **state)
+{
+	struct fixture *f = *state;
+	stop_the_link(f);
+	add_class(router(f), "BE", SQ_QDISC_PFIFO, 3);
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t first = send_simple(f, 0, 1000);   /* to the send buffer */
+	assert_int_equal(fate(f, first), SQ_EV_TX);
+	uint64_t ids[5];
+	for (int i = 0; i < 5; i++)
+		ids[i] = send_simple(f, 10 * (i + 1), 600);   /* the send buffer has room for none */
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fate(f, ids[i]), SQ_EV_IN);   /* waiting in the class queue */
+	assert_int_equal(fate(f, ids[3]), SQ_EV_DROP_ROUTER);
+	assert_int_equal(fate(f, ids[4]), SQ_EV_DROP_ROUTER);
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.arrivals, 6);
+	assert_int_equal(s.enqueued, 1);
+	assert_int_equal(s.backlog_pkts, 3);
+	assert_int_equal(s.backlog_bytes, 1800);
+	assert_int_equal(s.tail_drops, 2);
+	assert_int_equal(s.drops, 2);
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_DROP_ROUTER), 2);
+	assert_int_equal(sq_model_pending(f->m), 4);
+	long i = rec_find(&f->rec, SQ_EV_DROP_ROUTER, SQ_DOWN, ids[3], -1);
+	assert_int_equal(f->rec.ev[i].router_class, 0);
+	assert_int_equal(f->rec.ev[i].t, 40);
+}
+
+static void test_bfifo_drops_at_exactly_limit_bytes(void **state)
+{
+	struct fixture *f = *state;
+	stop_the_link(f);
+	add_class(router(f), "BE", SQ_QDISC_BFIFO, 2500);
+	f->m = tl_model(&f->tl, &f->rec);
+	send_simple(f, 0, 1000);
+	uint64_t a = send_simple(f, 1, 1000), b = send_simple(f, 2, 1000);
+	uint64_t exact = send_simple(f, 3, 500);    /* 2500 B: exactly the limit */
+	uint64_t over = send_simple(f, 4, 20);      /* 2520 B */
+	assert_int_equal(fate(f, a), SQ_EV_IN);
+	assert_int_equal(fate(f, b), SQ_EV_IN);
+	assert_int_equal(fate(f, exact), SQ_EV_IN);
+	assert_int_equal(fate(f, over), SQ_EV_DROP_ROUTER);
+	assert_int_equal(stats(f, 0).backlog_bytes, 2500);
+}
+
+static void test_red_limit_is_a_byte_tail_drop_and_average_tracks_backlog(void **state)
+{
+	struct fixture *f = *state;
+	stop_the_link(f);
+	set_red(add_class(router(f), "BE", SQ_QDISC_RED, 0), 3000, 2000, 3000, 0.002, false);
+	f->m = tl_model(&f->tl, &f->rec);
+	static const double avg_after[] = { 0.0, 0.0, 2.0, 5.996 };  /* backlog 0, 0, 1000, 2000 */
+	for (int i = 0; i < 4; i++) {
+		send_simple(f, i, 1000);
+		struct sq_router_class_stats s = stats(f, 0);
+		if (!(fabs(s.red_avg - avg_after[i]) <= 1e-12))
+			fail_msg("arrival %d: avg %.17g, expected %.17g", i, s.red_avg, avg_after[i]);
+	}
+	uint64_t over = send_simple(f, 10, 1);   /* 3001 B in the queue */
+	assert_int_equal(fate(f, over), SQ_EV_DROP_ROUTER);
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.tail_drops, 1);
+	assert_int_equal(s.red_drops, 0);
+	assert_int_equal(s.backlog_bytes, 3000);
+	if (!(fabs(s.red_avg - 11.984008) <= 1e-12))
+		fail_msg("avg %.17g after a 3000 B backlog", s.red_avg);
+}
+
+/* ---- ECN ------------------------------------------------------------------------- */
+
+/* w_q = 1: the average is the backlog. After 1 packet in the send buffer and
+ * two queued (2000 B = max), every arrival meets RED's forced region. */
+static void fill_to_max(struct fixture *f, bool ecn)
+{
+	stop_the_link(f);
+	set_red(add_class(router(f), "BE", SQ_QDISC_RED, 0), 11000, 1000, 2000, 1.0, ecn);
+	f->m = tl_model(&f->tl, &f->rec);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(fate(f, send_simple(f, i, 1000)), i == 0 ? SQ_EV_TX : SQ_EV_IN);
+}
+
+static void test_ecn_marks_ect_and_ce_and_drops_not_ect(void **state)
+{
+	struct fixture *f = *state;
+	fill_to_max(f, true);
+	uint64_t not_ect = send_pkt(f, 10, 100, 0, ECN_NOT_ECT, 6, 80, 4000);
+	uint64_t ect1 = send_pkt(f, 11, 100, 0, ECN_ECT1, 6, 80, 4000);
+	uint64_t ect0 = send_pkt(f, 12, 100, 0, ECN_ECT0, 6, 80, 4000);
+	uint64_t ce = send_pkt(f, 13, 100, 0, ECN_CE, 6, 80, 4000);
+	assert_int_equal(fate(f, not_ect), SQ_EV_DROP_ROUTER);
+	assert_int_equal(fate(f, ect1), SQ_EV_ECN_MARK);   /* then queued: no later event yet */
+	assert_int_equal(fate(f, ect0), SQ_EV_ECN_MARK);
+	assert_int_equal(fate(f, ce), SQ_EV_ECN_MARK);
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.marks, 3);
+	assert_int_equal(s.red_drops, 1);
+	assert_int_equal(s.backlog_bytes, 2300);
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_ECN_MARK), 3);
+}
+
+static void test_without_ecn_red_drops_every_kind(void **state)
+{
+	struct fixture *f = *state;
+	fill_to_max(f, false);
+	for (uint8_t ecn = 0; ecn < 4; ecn++)
+		assert_int_equal(fate(f, send_pkt(f, 10 + ecn, 100, 0, ecn, 6, 80, 4000)),
+				 SQ_EV_DROP_ROUTER);
+	assert_int_equal(stats(f, 0).red_drops, 4);
+	assert_int_equal(stats(f, 0).marks, 0);
+}
+
+static void test_marked_packet_is_delivered(void **state)
+{
+	struct fixture *f = *state;
+	set_red(add_class(router(f), "BE", SQ_QDISC_RED, 0), 11000, 1000, 2000, 1.0, true);
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+	for (int i = 0; i < 3; i++)
+		send_simple(f, 0, 1000);
+	uint64_t ect = send_pkt(f, 0, 1000, 0, ECN_ECT0, 6, 80, 4000);
+	sq_model_advance(f->m, 10000000);
+	/* 4 × 1000 B at 64 kbit/s, back to back. */
+	assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, ect, 0), 500000);
+	assert_true(rec_find(&f->rec, SQ_EV_ECN_MARK, SQ_DOWN, ect, -1) >= 0);
+}
+
+/* ---- classification and strict priority -------------------------------------------- */
+
+static void three_priority_classes(struct fixture *f)
+{
+	struct sq_router_config *rc = router(f);
+	add_class(rc, "EF", SQ_QDISC_PFIFO, 20)->priority = 0;
+	add_class(rc, "AF", SQ_QDISC_PFIFO, 20)->priority = 1;
+	add_class(rc, "BE", SQ_QDISC_PFIFO, 20)->priority = 2;
+	rc->default_class = 2;
+	add_filter(rc, 0)->dscp_mask = 1ull << DSCP_EF | 1ull << 34;
+	add_filter(rc, 1)->dscp_mask = 1ull << DSCP_AF11;
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+}
+
+static void test_strict_priority_order_at_dequeue(void **state)
+{
+	struct fixture *f = *state;
+	three_priority_classes(f);
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t be1 = send_pkt(f, 0, 1000, 0, 0, 6, 1, 2);
+	uint64_t be2 = send_pkt(f, 0, 1000, 0, 0, 6, 1, 2);
+	uint64_t af1 = send_pkt(f, 0, 1000, DSCP_AF11, 0, 6, 1, 2);
+	uint64_t be3 = send_pkt(f, 0, 1000, 0, 0, 6, 1, 2);
+	uint64_t ef1 = send_pkt(f, 0, 1000, DSCP_EF, 0, 6, 1, 2);
+	uint64_t af2 = send_pkt(f, 0, 1000, DSCP_AF11, 0, 6, 1, 2);
+	uint64_t ef2 = send_pkt(f, 0, 1000, 34, 0, 6, 1, 2);
+	sq_model_advance(f->m, 2000000);
+	/* be1 went straight on; then one packet every 125 000 µs in priority order. */
+	const uint64_t order[] = { be1, ef1, ef2, af1, af2, be2, be3 };
+	const size_t classes[] = { 2, 0, 0, 1, 1, 2, 2 };
+	for (size_t i = 0; i < 7; i++) {
+		long k = rec_find(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, order[i], -1);
+		assert_true(k >= 0);
+		assert_int_equal(f->rec.ev[k].t, 125000 * (sq_time_us)i);
+		assert_int_equal(f->rec.ev[k].router_class, classes[i]);
+		assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, order[i], 0),
+				 125000 * (sq_time_us)(i + 1));
+	}
+	assert_int_equal(stats(f, 0).enqueued, 2);
+	assert_int_equal(stats(f, 2).enqueued, 3);
+}
+
+static void test_equal_priorities_are_served_in_arrival_order(void **state)
+{
+	struct fixture *f = *state;
+	struct sq_router_config *rc = router(f);
+	add_class(rc, "A", SQ_QDISC_PFIFO, 20);
+	add_class(rc, "B", SQ_QDISC_PFIFO, 20);
+	add_filter(rc, 1)->dscp_mask = 1ull << 2;
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+	const uint8_t dscp[] = { 0, 2, 0, 2, 2, 0 };
+	uint64_t ids[6];
+	for (int i = 0; i < 6; i++)
+		ids[i] = send_pkt(f, 0, 1000, dscp[i], 0, 17, 1, 2);
+	sq_model_advance(f->m, 2000000);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, ids[i], -1), 125000 * i);
+}
+
+static void test_protocol_and_port_ranges_classify(void **state)
+{
+	struct fixture *f = *state;
+	struct sq_router_config *rc = router(f);
+	add_class(rc, "UDP", SQ_QDISC_PFIFO, 20);
+	add_class(rc, "WEB", SQ_QDISC_PFIFO, 20);
+	add_class(rc, "BE", SQ_QDISC_PFIFO, 20);
+	rc->default_class = 2;
+	struct sq_router_filter *u = add_filter(rc, 0);
+	u->match_proto = true;
+	u->proto = 17;
+	u->match_dport = true;
+	u->dport_min = 5000;
+	u->dport_max = 5010;
+	struct sq_router_filter *w = add_filter(rc, 1);
+	w->match_proto = true;
+	w->proto = 6;
+	w->match_sport = true;
+	w->sport_min = w->sport_max = 80;
+	f->m = tl_model(&f->tl, &f->rec);
+	struct { uint8_t proto; uint16_t sport, dport; uint8_t cls; } cases[] = {
+		{ 17, 1, 5000, 0 }, { 17, 1, 5010, 0 }, { 17, 1, 4999, 2 }, { 17, 1, 5011, 2 },
+		{ 6, 1, 5005, 2 },  { 6, 80, 1, 1 },    { 6, 81, 1, 2 },    { 17, 80, 1, 2 },
+		{ 1, 0, 0, 2 },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		uint64_t id = send_pkt(f, (sq_time_us)i, 100, 0, 0, cases[i].proto, cases[i].sport,
+				       cases[i].dport);
+		long k = rec_find(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, id, -1);
+		assert_true(k >= 0);
+		if (f->rec.ev[k].router_class != cases[i].cls)
+			fail_msg("case %zu: class %u, expected %u", i, f->rec.ev[k].router_class,
+				 cases[i].cls);
+	}
+}
+
+/* ---- weighted shares -------------------------------------------------------------- */
+
+/* Every class is kept backlogged with packets of mixed sizes; returns the bytes
+ * each class moved into the send buffer by `until`. */
+static void run_saturated(struct fixture *f, const uint64_t *shares, size_t n, sq_time_us until,
+			  uint64_t *bytes)
+{
+	struct sq_router_config *rc = router(f);
+	rc->scheduler = SQ_ROUTER_WEIGHTED;
+	for (size_t c = 0; c < n; c++) {
+		add_class(rc, "C", SQ_QDISC_PFIFO, 5000)->share_bps = shares[c];
+		if (c > 0)
+			add_filter(rc, c)->dscp_mask = 1ull << c;
+	}
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 3000;
+	f->m = tl_model(&f->tl, &f->rec);
+	static const uint32_t sizes[] = { 1500, 40, 576, 1000, 296 };
+	for (int i = 0; i < 1200; i++)
+		for (size_t c = 0; c < n; c++)
+			send_pkt(f, 0, sizes[(i + c) % 5], (uint8_t)c, 0, 6, 1, 2);
+	sq_model_advance(f->m, until);
+	memset(bytes, 0, n * sizeof *bytes);
+	for (size_t i = 0; i < f->rec.n; i++)
+		if (f->rec.ev[i].type == SQ_EV_ENQUEUE)
+			bytes[f->rec.ev[i].router_class] += f->rec.ev[i].ip_len;
+	for (size_t c = 0; c < n; c++)
+		assert_true(stats(f, c).backlog_pkts > 0);   /* still saturated */
+}
+
+static void assert_shares(const uint64_t *bytes, const uint64_t *shares, size_t n, double tol)
+{
+	uint64_t total = 0, share_total = 0;
+	for (size_t c = 0; c < n; c++) {
+		total += bytes[c];
+		share_total += shares[c];
+	}
+	for (size_t c = 0; c < n; c++) {
+		double got = (double)bytes[c] / (double)total;
+		double want = (double)shares[c] / (double)share_total;
+		if (fabs(got - want) > tol)
+			fail_msg("class %zu moved %.4f of the bytes, expected %.4f", c, got, want);
+	}
+}
+
+static void test_weighted_shares_over_a_long_run(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t shares[] = { 48000, 16000 };
+	uint64_t bytes[2];
+	run_saturated(f, shares, 2, 60000000, bytes);   /* 60 s at 64 kbit/s: 480 000 B */
+	assert_shares(bytes, shares, 2, 0.01);
+}
+
+static void test_weighted_shares_of_three_classes(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t shares[] = { 32000, 16000, 80000 };
+	uint64_t bytes[3];
+	run_saturated(f, shares, 3, 60000000, bytes);
+	assert_shares(bytes, shares, 3, 0.01);
+}
+
+static void test_weighted_idle_class_leaves_its_share_to_others(void **state)
+{
+	struct fixture *f = *state;
+	struct sq_router_config *rc = router(f);
+	rc->scheduler = SQ_ROUTER_WEIGHTED;
+	add_class(rc, "A", SQ_QDISC_PFIFO, 100)->share_bps = 1000;
+	add_class(rc, "B", SQ_QDISC_PFIFO, 100)->share_bps = 63000;
+	add_filter(rc, 1)->dscp_mask = 1ull << 1;
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t ids[10];
+	for (int i = 0; i < 10; i++)
+		ids[i] = send_simple(f, 0, 1000);   /* all in class A; B idle */
+	sq_model_advance(f->m, 10000000);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, ids[i], 0), 125000 * (i + 1));
+}
+
+/* ---- the send buffer behind a router ----------------------------------------------- */
+
+static void test_no_drop_sbuf_behind_a_router(void **state)
+{
+	struct fixture *f = *state;
+	add_class(router(f), "BE", SQ_QDISC_PFIFO, 1000);
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->tl.cfg.dir[SQ_UP].send_buffer = 1500;   /* no router up: it does drop */
+	f->m = tl_model(&f->tl, &f->rec);
+	for (int i = 0; i < 50; i++) {
+		send_simple(f, i * 1000, 576 + (uint32_t)(i % 3) * 400);
+		tl_send(f->m, SQ_UP, i * 1000, 1000);
+	}
+	sq_model_advance(f->m, 100000000);
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_DROP_SBUF), 0);
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_OUT), 50);
+	assert_true(sq_model_count(f->m, SQ_UP, SQ_EV_DROP_SBUF) > 0);
+	for (size_t i = 0; i < f->rec.n; i++)
+		if (f->rec.ev[i].dir == SQ_DOWN)
+			assert_true(f->rec.ev[i].sbuf <= 1500);
+	assert_int_equal(sq_model_pending(f->m), 0);
+	rec_assert_ordered(&f->rec);
+}
+
+static void test_mtu_is_checked_before_the_router(void **state)
+{
+	struct fixture *f = *state;
+	add_class(router(f), "BE", SQ_QDISC_PFIFO, 1);
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t id = send_simple(f, 0, 1501);
+	assert_int_equal(fate(f, id), SQ_EV_DROP_MTU);
+	assert_int_equal(stats(f, 0).arrivals, 0);
+}
+
+/* ---- determinism ---------------------------------------------------------------- */
+
+static uint64_t lcg(uint64_t *x)
+{
+	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
+	return *x >> 33;
+}
+
+/* Bursty traffic into a RED class with early drops and marks. */
+static void red_run(struct fixture *f, uint32_t replication)
+{
+	f->tl.cfg.replication = replication;
+	set_red(add_class(router(f), "BE", SQ_QDISC_RED, 0), 11000, 2000, 6000, 0.02, true);
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t x = 1;
+	sq_time_us t = 0;
+	for (int i = 0; i < 3000; i++) {
+		t += (sq_time_us)(lcg(&x) % 180000);   /* about 1.1 times the link's rate */
+		send_pkt(f, t, 100 + (uint32_t)(lcg(&x) % 1400), 0, (uint8_t)(lcg(&x) % 4), 6, 1, 2);
+	}
+	sq_model_advance(f->m, t + 100000000);
+}
+
+static bool same_events(const struct recorder *a, const struct recorder *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++) {
+		const struct sq_event *x = &a->ev[i], *y = &b->ev[i];
+		if (x->t != y->t || x->type != y->type || x->pkt_id != y->pkt_id ||
+		    x->sbuf != y->sbuf || x->router_class != y->router_class || x->attempt != y->attempt)
+			return false;
+	}
+	return true;
+}
+
+static void test_red_runs_are_bit_identical(void **state)
+{
+	struct fixture *f = *state, *g;
+	red_run(f, 5);
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_true(s.red_drops > 0 && s.marks > 0);
+	g = f + 1;   /* the second fixture of setup_pair */
+	red_run(g, 5);
+	assert_true(same_events(&f->rec, &g->rec));
+	sq_model_free(g->m);
+	rec_release(&g->rec);
+	tl_defaults(&g->tl);
+	g->m = NULL;
+	red_run(g, 6);   /* another replication draws other numbers */
+	assert_false(same_events(&f->rec, &g->rec));
+}
+
+/* ---- configuration checks -------------------------------------------------------- */
+
+static void expect_refused(struct fixture *f, const char *message)
+{
+	char err[256] = "";
+	struct sq_model *m = sq_model_new(&f->tl.cfg, rec_sink, &f->rec, err, sizeof err);
+	sq_model_free(m);
+	assert_null(m);
+	assert_string_equal(err, message);
+}
+
+static void test_config_messages_name_the_field(void **state)
+{
+	struct fixture *f = *state;
+	struct sq_router_config *rc = router(f);
+	expect_refused(f, "down.router.classes: 0 classes, expected 1 to 16");
+	struct sq_router_class *c = add_class(rc, "EF", SQ_QDISC_RED, 0);
+	set_red(c, 11000, 6000, 6000, 0.002, true);
+	expect_refused(f, "down.router.class[EF].red.min: must be < max (6000 B), got 6000 B");
+	set_red(c, 5000, 2000, 6000, 0.002, true);
+	expect_refused(f, "down.router.class[EF].red.max: must be <= limit (5000 B), got 6000 B");
+	set_red(c, 11000, 2000, 6000, 0.0, true);
+	expect_refused(f, "down.router.class[EF].red.w_q: 0 is outside (0, 1]");
+	set_red(c, 11000, 2000, 6000, 0.002, true);
+	c->red.max_p = 1.5;
+	expect_refused(f, "down.router.class[EF].red.max_p: 1.5 is outside (0, 1]");
+	c->red.max_p = 0.1;
+	c->red.avpkt = 0;
+	expect_refused(f, "down.router.class[EF].red.avpkt: must be >= 1 B, got 0 B");
+	c->red.avpkt = 500;
+	struct sq_router_class *be = add_class(rc, "", SQ_QDISC_PFIFO, 0);
+	expect_refused(f, "down.router.class[1].limit: must be >= 1 packet, got 0");
+	be->limit = 10;
+	rc->default_class = 2;
+	expect_refused(f, "down.router.default: index 2 names no class (there are 2)");
+	rc->default_class = 1;
+	rc->scheduler = SQ_ROUTER_WEIGHTED;
+	expect_refused(f, "down.router.class[EF].share: the weighted scheduler needs a share > 0 bit/s");
+	rc->scheduler = SQ_ROUTER_PRIORITY;
+	struct sq_router_filter *flt = add_filter(rc, 0);
+	snprintf(flt->name, sizeof flt->name, "web");
+	flt->match_dport = true;
+	expect_refused(f, "down.router.filter[web].dport: a port match needs a protocol match in the same filter");
+	flt->match_proto = true;
+	flt->dport_min = 10;
+	flt->dport_max = 9;
+	expect_refused(f, "down.router.filter[web].dport: range 10-9 is empty (first > last)");
+	flt->dport_max = 10;
+	flt->class_index = 7;
+	expect_refused(f, "down.router.filter[web].class: index 7 names no class (there are 2)");
+	flt->class_index = 0;
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1000;
+	expect_refused(f, "down.router: needs send_buffer >= mtu (1500 B) so every packet can move on "
+			  "from the router, got send_buffer 1000 B");
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->tl.cfg.dir[SQ_UP].router.enabled = true;
+	expect_refused(f, "up.router.classes: 0 classes, expected 1 to 16");
+	f->tl.cfg.dir[SQ_UP].router.enabled = false;
+	f->m = tl_model(&f->tl, &f->rec);
+}
+
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_pfifo_drops_at_exactly_limit_packets),
+		T(test_bfifo_drops_at_exactly_limit_bytes),
+		T(test_red_limit_is_a_byte_tail_drop_and_average_tracks_backlog),
+		T(test_ecn_marks_ect_and_ce_and_drops_not_ect),
+		T(test_without_ecn_red_drops_every_kind),
+		T(test_marked_packet_is_delivered),
+		T(test_strict_priority_order_at_dequeue),
+		T(test_equal_priorities_are_served_in_arrival_order),
+		T(test_protocol_and_port_ranges_classify),
+		T(test_weighted_shares_over_a_long_run),
+		T(test_weighted_shares_of_three_classes),
+		T(test_weighted_idle_class_leaves_its_share_to_others),
+		T(test_no_drop_sbuf_behind_a_router),
+		T(test_mtu_is_checked_before_the_router),
+		cmocka_unit_test_setup_teardown(test_red_runs_are_bit_identical, setup_pair, teardown_pair),
+		T(test_config_messages_name_the_field),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
