@@ -2,7 +2,7 @@
 # NPA_NET_SRCS is what squall-naive-relay (bench/) reuses to configure its TUNs.
 NPA_NET_SRCS = npa/src/netspec.c npa/src/cli_values.c npa/src/tun.c npa/src/netconf.c
 NPA_CORE_SRCS = $(NPA_NET_SRCS) npa/src/options.c npa/src/inbound.c npa/src/counters.c \
-	npa/src/sp_link.c npa/src/registration.c npa/src/relay.c $(COMMON_SRCS)
+	npa/src/sp_link.c npa/src/registration.c npa/src/relay.c npa/src/to_sp_batch.c $(COMMON_SRCS)
 
 PROGRAMS += squall-npa
 squall-npa_SRCS = npa/src/main.c $(NPA_CORE_SRCS)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from testbed import wire
 
 CLONE_NEWNET = 0x40000000
+SO_RCVBUFFORCE = 33   # asm-generic/socket.h; not in Python 3.11's socket module
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -94,6 +95,7 @@ class SPPeer:
 
     def __post_init__(self) -> None:
         self.sock = netns_socket(self.ns, socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)   # bursts in tests
         self.sock.bind((self.address, self.port))
         self.sock.settimeout(0.05)
         self._thread = threading.Thread(target=self._serve, daemon=True)

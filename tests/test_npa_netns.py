@@ -324,3 +324,24 @@ def test_configuration_failure_is_reported_and_undone(ns, start_npa):
     assert npa.stdout_path.read_text() == ""
     assert netns.run_in(NS, ["ip", "link", "show", "wl0"], check=False).returncode != 0
     assert not [r for r in ip_json("route", "show") if r["dst"] == FIXED_NET]
+
+
+@pytest.mark.parametrize("gso", [True, False], ids=["gso", "no-gso"])
+def test_a_burst_arrives_as_one_data_message_per_packet_in_order(ns, start_npa, gso):
+    count, size = 300, 1000
+    with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN) as sp:
+        npa = start_npa("--route", FIXED_NET, *([] if gso else ["--no-gso"]), role="router")
+        npa.ready_line()
+        with netns_socket(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
+            app.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
+            for i in range(count):
+                app.sendto(struct.pack("!I", i) * (size // 4), ("198.18.10.5", 9000))
+        data = [sp.wait_for(wire.MsgType.DATA).message for _ in range(count)]
+        assert npa.stop() == 0
+    assert [struct.unpack("!I", m.payload[28:32])[0] for m in data] == list(range(count))
+    assert all(len(m.payload) == 28 + size and m.payload[28:] == m.payload[28:32] * (size // 4) for m in data)
+    seqs = [m.seq for m in data]
+    assert seqs == list(range(seqs[0], seqs[0] + count))
+    c = npa.counters()
+    assert (c["tun_rx"], c["sp_tx"], c["sp_tx_errors"]) == (count, count, 0)
+    assert "refuses UDP GSO" not in npa.stderr()

@@ -93,6 +93,7 @@ static int relay(struct npa *n)
 	struct npa_relay_config cfg = {
 		.tun_fd = n->tun_fd, .link = &n->link, .signal_fd = n->signal_fd,
 		.keepalive_us = n->opt.keepalive_us, .peer_timeout_us = n->opt.peer_timeout_us,
+		.gso = !n->opt.no_gso,
 	};
 	char timeout[32];
 	switch (npa_relay_run(&cfg, n->err, sizeof(n->err))) {

@@ -10,7 +10,7 @@ const char npa_usage[] =
 	"usage: squall-npa --role router|mobile --emulator HOST:PORT --token HEX16\n"
 	"                  --address CIDR [--peer ADDR] [--dev NAME] [--mtu N]\n"
 	"                  [--route CIDR [via GW]]... [--keepalive DUR]\n"
-	"                  [--peer-timeout DUR] [--connect-timeout DUR]\n"
+	"                  [--peer-timeout DUR] [--connect-timeout DUR] [--no-gso]\n"
 	"\n"
 	"Network Protocol Adapter of the squall link emulator: creates a TUN device,\n"
 	"registers with squall-emulator and relays IP packets between the two.\n"
@@ -28,6 +28,8 @@ const char npa_usage[] =
 	"  --keepalive DUR        keepalive interval (default 1s)\n"
 	"  --peer-timeout DUR     give up when the emulator is silent this long (default 5s)\n"
 	"  --connect-timeout DUR  give up registering after this long (default 5s)\n"
+	"  --no-gso               one send per packet towards the emulator (default: runs\n"
+	"                         of equal-size packets go out as one UDP GSO send)\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Durations take a unit: us, ms or s (200ms, 1.5s). Prints 'ready DEV mtu N' on\n"
@@ -167,6 +169,10 @@ static int parse_argument(struct parse_state *s, struct npa_options *o)
 	const char *arg = s->argv[s->i];
 	if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
 		o->help = true;
+		return 0;
+	}
+	if (strcmp(arg, "--no-gso") == 0) {
+		o->no_gso = true;
 		return 0;
 	}
 	if (strncmp(arg, "--", 2) != 0) {

@@ -25,6 +25,7 @@ struct npa_options {
 	int64_t keepalive_us;
 	int64_t peer_timeout_us;
 	int64_t connect_timeout_us;
+	bool no_gso;                        /* one datagram per send to the SP */
 	bool help;
 };
 

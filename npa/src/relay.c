@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "monotonic.h"
+#include "to_sp_batch.h"
 
 #define BATCH 32
 #define BUF_LEN SQ_WIRE_MAX_DATAGRAM
@@ -25,11 +26,7 @@ struct relay {
 	const struct npa_relay_config *cfg;
 	struct npa_counters *counters;
 	int epfd, keepalive_fd, peer_fd;
-	/* TUN -> SP: up to BATCH DATA messages, [sent, count) still to send. */
-	uint8_t *to_sp_buf;
-	struct mmsghdr to_sp_msgs[BATCH];
-	struct iovec to_sp_iov[BATCH];
-	unsigned to_sp_count, to_sp_sent;
+	struct npa_to_sp_batch *to_sp;
 	bool tun_paused;
 	/* SP -> TUN */
 	uint8_t *from_sp_buf;
@@ -65,13 +62,7 @@ static int watch(struct relay *r, int op, int fd, uint32_t events, enum tag tag)
 
 static void prepare_buffers(struct relay *r)
 {
-	const struct npa_endpoint *sp = r->cfg->link->sp;
 	for (int i = 0; i < BATCH; i++) {
-		r->to_sp_iov[i].iov_base = r->to_sp_buf + (size_t)i * BUF_LEN;
-		r->to_sp_msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = (void *)&sp->addr, .msg_namelen = sp->addr_len,
-			.msg_iov = &r->to_sp_iov[i], .msg_iovlen = 1,
-		};
 		r->from_sp_iov[i].iov_base = r->from_sp_buf + (size_t)i * BUF_LEN;
 		r->from_sp_msgs[i].msg_hdr = (struct msghdr){
 			.msg_name = &r->from_sp_src[i], .msg_iov = &r->from_sp_iov[i], .msg_iovlen = 1,
@@ -81,9 +72,9 @@ static void prepare_buffers(struct relay *r)
 
 static int setup(struct relay *r)
 {
-	r->to_sp_buf = malloc((size_t)BATCH * BUF_LEN);
+	r->to_sp = npa_to_sp_batch_new(r->cfg->link, r->cfg->gso);
 	r->from_sp_buf = malloc((size_t)BATCH * BUF_LEN);
-	if (r->to_sp_buf == NULL || r->from_sp_buf == NULL) {
+	if (r->to_sp == NULL || r->from_sp_buf == NULL) {
 		errno = ENOMEM;
 		return fail(r, "cannot allocate the relay buffers");
 	}
@@ -114,7 +105,7 @@ static void teardown(struct relay *r)
 		close(r->keepalive_fd);
 	if (r->peer_fd >= 0)
 		close(r->peer_fd);
-	free(r->to_sp_buf);
+	npa_to_sp_batch_free(r->to_sp);
 	free(r->from_sp_buf);
 }
 
@@ -132,63 +123,19 @@ static int pause_tun(struct relay *r, bool pause)
 	return 0;
 }
 
-/* Returns 1 while messages remain (socket full), 0 when all went out. */
-static int flush_to_sp(struct relay *r)
-{
-	while (r->to_sp_sent < r->to_sp_count) {
-		int n = sendmmsg(r->cfg->link->fd, r->to_sp_msgs + r->to_sp_sent,
-				 r->to_sp_count - r->to_sp_sent, 0);
-		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
-			return 1;
-		if (n < 0 && errno != EINTR) {
-			r->counters->sp_tx_errors++;  /* this message cannot be sent: skip it */
-			r->to_sp_sent++;
-			continue;
-		}
-		for (int i = 0; i < n; i++) {
-			r->counters->sp_tx_packets++;
-			r->counters->sp_tx_bytes += r->to_sp_iov[r->to_sp_sent + i].iov_len
-				- SQ_WIRE_HEADER_LEN;
-		}
-		r->to_sp_sent += n < 0 ? 0 : (unsigned)n;
-	}
-	r->to_sp_count = r->to_sp_sent = 0;
-	return 0;
-}
-
-/* Reads up to BATCH packets; returns how many, or -1 on a TUN error. */
-static int read_tun_batch(struct relay *r)
-{
-	struct npa_sp_link *link = r->cfg->link;
-	while (r->to_sp_count < BATCH) {
-		uint8_t *buf = r->to_sp_iov[r->to_sp_count].iov_base;
-		ssize_t n = read(r->cfg->tun_fd, buf + SQ_WIRE_HEADER_LEN, BUF_LEN - SQ_WIRE_HEADER_LEN);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		if (n < 0)
-			return fail(r, "cannot read from the TUN device");
-		npa_sp_link_header(link, buf, SQ_MSG_DATA, (uint16_t)n);
-		r->to_sp_iov[r->to_sp_count].iov_len = SQ_WIRE_HEADER_LEN + (size_t)n;
-		r->to_sp_count++;
-		r->counters->tun_rx_packets++;
-		r->counters->tun_rx_bytes += (uint64_t)n;
-	}
-	return (int)r->to_sp_count;
-}
-
 static int tun_to_sp(struct relay *r)
 {
 	if (r->tun_paused)
 		return 0;  /* an event fetched before the pause */
 	for (int round = 0; round < ROUNDS_PER_WAKEUP; round++) {
-		int n = read_tun_batch(r);
-		if (n <= 0)
-			return n;
-		if (flush_to_sp(r))
+		int n = npa_to_sp_batch_fill(r->to_sp, r->cfg->tun_fd);
+		if (n < 0)
+			return fail(r, "cannot read from the TUN device");
+		if (n == 0)
+			return 0;
+		if (npa_to_sp_batch_flush(r->to_sp))
 			return pause_tun(r, true);
-		if (n < BATCH)
+		if (n < NPA_BATCH)
 			return 0;
 	}
 	return 0;
@@ -196,7 +143,7 @@ static int tun_to_sp(struct relay *r)
 
 static int resume_to_sp(struct relay *r)
 {
-	return flush_to_sp(r) ? 0 : pause_tun(r, false);
+	return npa_to_sp_batch_flush(r->to_sp) ? 0 : pause_tun(r, false);
 }
 
 static void deliver(struct relay *r, const struct sq_wire_header *h, const uint8_t *payload)

@@ -5,6 +5,7 @@
 #ifndef NPA_RELAY_H
 #define NPA_RELAY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +17,7 @@ struct npa_relay_config {
 	int signal_fd;                 /* SIGINT/SIGTERM end the relay */
 	int64_t keepalive_us;
 	int64_t peer_timeout_us;
+	bool gso;                      /* coalesce equal-size packets with UDP GSO */
 };
 
 enum npa_relay_end {

@@ -1,0 +1,169 @@
+#include "to_sp_batch.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SLOT_LEN SQ_WIRE_MAX_DATAGRAM
+/* The kernel's limit on segments per GSO send (UDP_MAX_SEGMENTS is 64 on older
+ * kernels) and on the size of one UDP send. */
+#define MAX_SEGMENTS 64
+#define MAX_GSO_BYTES 65000
+
+union control {
+	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+struct npa_to_sp_batch {
+	struct npa_sp_link *link;
+	bool gso;
+	uint8_t *slots;                       /* NPA_BATCH slots of SLOT_LEN bytes */
+	struct iovec iov[NPA_BATCH];          /* one per packet: header + packet */
+	unsigned n_packets;
+	struct mmsghdr msgs[NPA_BATCH];       /* one per run of equal-size packets */
+	unsigned first[NPA_BATCH];            /* each message's first packet */
+	union control control[NPA_BATCH];
+	unsigned n_msgs, sent_msgs;
+};
+
+struct npa_to_sp_batch *npa_to_sp_batch_new(struct npa_sp_link *link, bool gso)
+{
+	struct npa_to_sp_batch *b = calloc(1, sizeof(*b));
+	if (b == NULL)
+		return NULL;
+	b->slots = malloc((size_t)NPA_BATCH * SLOT_LEN);
+	if (b->slots == NULL) {
+		free(b);
+		return NULL;
+	}
+	b->link = link;
+	b->gso = gso;
+	for (int i = 0; i < NPA_BATCH; i++)
+		b->iov[i].iov_base = b->slots + (size_t)i * SLOT_LEN;
+	return b;
+}
+
+void npa_to_sp_batch_free(struct npa_to_sp_batch *b)
+{
+	if (b == NULL)
+		return;
+	free(b->slots);
+	free(b);
+}
+
+/* How many packets from p on can share one GSO send with packet p. */
+static unsigned run_length(const struct npa_to_sp_batch *b, unsigned p)
+{
+	size_t size = b->iov[p].iov_len;
+	unsigned k = 1;
+	if (!b->gso)
+		return 1;
+	while (p + k < b->n_packets && b->iov[p + k].iov_len == size && k < MAX_SEGMENTS
+	       && (k + 1) * size <= MAX_GSO_BYTES)
+		k++;
+	return k;
+}
+
+static void set_segment_size(struct npa_to_sp_batch *b, unsigned m, uint16_t size)
+{
+	struct msghdr *h = &b->msgs[m].msg_hdr;
+	h->msg_control = b->control[m].buf;
+	h->msg_controllen = sizeof(b->control[m].buf);
+	struct cmsghdr *c = CMSG_FIRSTHDR(h);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	memcpy(CMSG_DATA(c), &size, sizeof(size));
+}
+
+/* (Re)builds the messages from message index m on, starting at packet p. */
+static void group_messages(struct npa_to_sp_batch *b, unsigned m, unsigned p)
+{
+	const struct npa_endpoint *sp = b->link->sp;
+	while (p < b->n_packets) {
+		unsigned k = run_length(b, p);
+		b->msgs[m].msg_hdr = (struct msghdr){
+			.msg_name = (void *)&sp->addr, .msg_namelen = sp->addr_len,
+			.msg_iov = &b->iov[p], .msg_iovlen = k,
+		};
+		if (k > 1)
+			set_segment_size(b, m, (uint16_t)b->iov[p].iov_len);
+		b->first[m] = p;
+		m++;
+		p += k;
+	}
+	b->n_msgs = m;
+}
+
+int npa_to_sp_batch_fill(struct npa_to_sp_batch *b, int tun_fd)
+{
+	struct npa_counters *c = b->link->counters;
+	while (b->n_packets < NPA_BATCH) {
+		uint8_t *slot = b->iov[b->n_packets].iov_base;
+		ssize_t n = read(tun_fd, slot + SQ_WIRE_HEADER_LEN, SLOT_LEN - SQ_WIRE_HEADER_LEN);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n < 0)
+			return -1;
+		npa_sp_link_header(b->link, slot, SQ_MSG_DATA, (uint16_t)n);
+		b->iov[b->n_packets++].iov_len = SQ_WIRE_HEADER_LEN + (size_t)n;
+		c->tun_rx_packets++;
+		c->tun_rx_bytes += (uint64_t)n;
+	}
+	group_messages(b, 0, 0);
+	b->sent_msgs = 0;
+	return (int)b->n_packets;
+}
+
+static void count_sent(struct npa_to_sp_batch *b, unsigned m)
+{
+	const struct msghdr *h = &b->msgs[m].msg_hdr;
+	for (size_t i = 0; i < h->msg_iovlen; i++) {
+		b->link->counters->sp_tx_packets++;
+		b->link->counters->sp_tx_bytes += h->msg_iov[i].iov_len - SQ_WIRE_HEADER_LEN;
+	}
+}
+
+/* A send failed for the message at sent_msgs: drop GSO or the message. */
+static void handle_send_error(struct npa_to_sp_batch *b, int err)
+{
+	unsigned m = b->sent_msgs;
+	if (b->msgs[m].msg_hdr.msg_iovlen > 1) {
+		fprintf(stderr, "squall-npa: note: the path to the emulator refuses UDP GSO (%s); "
+			"sending one datagram per packet from now on\n", strerror(err));
+		b->gso = false;
+		group_messages(b, m, b->first[m]);
+		return;
+	}
+	b->link->counters->sp_tx_errors++;
+	b->sent_msgs++;
+}
+
+int npa_to_sp_batch_flush(struct npa_to_sp_batch *b)
+{
+	while (b->sent_msgs < b->n_msgs) {
+		int n = sendmmsg(b->link->fd, b->msgs + b->sent_msgs, b->n_msgs - b->sent_msgs, 0);
+		if (n < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return 1;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			handle_send_error(b, errno);
+			continue;
+		}
+		for (int i = 0; i < n; i++)
+			count_sent(b, b->sent_msgs + (unsigned)i);
+		b->sent_msgs += (unsigned)n;
+	}
+	b->n_packets = b->n_msgs = b->sent_msgs = 0;
+	return 0;
+}
