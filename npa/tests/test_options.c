@@ -77,6 +77,9 @@ static void test_durations_with_units(void **state)
 	assert_int_equal(o.keepalive_us, 250000);
 	assert_int_equal(o.peer_timeout_us, 1500000);
 	assert_int_equal(o.connect_timeout_us, 800);
+	assert_false(o.no_gso);
+	assert_int_equal(PARSE(&o, BASE, "--no-gso"), 0);
+	assert_true(o.no_gso);
 }
 
 static void expect_error(int argc, char **argv, const char *fragment)
