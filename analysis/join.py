@@ -35,7 +35,9 @@ class PacketFate:
     dir: str | None      # down | up
     in_us: int | None    # log time of `in`
     end_us: int | None   # log time of the final event
-    arq_attempts: int    # ARQ retransmissions the link made (hit events)
+    hits: int            # link frames of it hit by errors (`hit` events; each is an ARQ
+                         # retransmission unless it was the last try)
+    ecn_marked: bool = False  # the emulator's router stage set CE on it
 
 
 def packet_identity(p: Packet) -> PacketIdentity:
@@ -61,6 +63,7 @@ class _Life:
     fate: str = PENDING
     end_us: int | None = None
     hits: int = 0
+    marked: bool = False
 
 
 def _packet_lives(log: EmulatorLog) -> tuple[dict[PacketIdentity, deque[int]],
@@ -79,6 +82,8 @@ def _packet_lives(log: EmulatorLog) -> tuple[dict[PacketIdentity, deque[int]],
             continue
         if e.event == "hit":
             life.hits += 1
+        elif e.event == "ecn_mark":
+            life.marked = True
         elif e.event in FINAL_EVENTS:
             life.fate, life.end_us = e.event, e.time_us
     return by_identity, lives
@@ -98,5 +103,5 @@ def join_capture(packets: Iterable[Packet], log: EmulatorLog) -> dict[int, Packe
         pkt_id = ids.popleft()
         life = lives[pkt_id]
         fates[p.frame_no] = PacketFate(p.frame_no, life.fate, pkt_id, life.dir, life.in_us,
-                                       life.end_us, life.hits)
+                                       life.end_us, life.hits, life.marked)
     return fates

@@ -25,6 +25,8 @@ def tcp_row(side: str, m: TcpMetrics) -> Row:
         "rto_events": m.rto_events, "spurious_rtos": m.spurious_rtos,
         "fast_retransmits": m.fast_retransmits,
         "congestion_drops": m.congestion_drops, "error_drops": m.error_drops,
+        "ecn_marks": m.ecn_marks, "frame_errors": m.frame_errors,
+        "dscp": m.dscp,
     }
     for kind in CLASSES:
         row[f"retx_{kind}"] = m.retransmissions_by_kind.get(kind, 0)
@@ -45,6 +47,7 @@ def udp_row(side: str, m: UdpMetrics) -> Row:
         "throughput_bytes_per_s": m.throughput_bytes_per_s,
         "jitter_min_us": m.jitter_min_us, "jitter_max_us": m.jitter_max_us,
         "jitter_mean_us": m.jitter_mean_us, "jitter_samples": m.jitter_samples,
+        "dscp": m.dscp,
     }
     for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
         row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)

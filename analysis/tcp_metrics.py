@@ -60,6 +60,9 @@ class TcpMetrics:
     # the same over the receiver's packets (ACKs), from the receiver's capture; filled by
     # analysis.replication when both captures are there
     reverse_fates: dict[str, int] | None = None
+    ecn_marks: int | None = None    # sender's packets CE-marked by the emulator's router stage
+    frame_errors: int | None = None  # `hit` events of the sender's packets (link ARQ work)
+    dscp: int | None = None         # DSCP of the sender's first data segment (DiffServ class)
     retransmission_list: list[Retransmission] = field(default_factory=list)
 
     @property
@@ -124,6 +127,9 @@ class _Analyzer:
         self.packets_sent = 0
         self.fast_episodes = 0
         self.fates_seen: Counter[str] = Counter()
+        self.ecn_marks = 0
+        self.frame_errors = 0
+        self.dscp: int | None = None
 
     def run(self) -> None:
         for p in self.conn.packets:
@@ -140,6 +146,8 @@ class _Analyzer:
         fate = self.fates.get(p.frame_no) if self.fates is not None else None
         if fate is not None:
             self.fates_seen[fate.fate] += 1
+            self.ecn_marks += fate.ecn_marked
+            self.frame_errors += fate.hits
         length = _seq_space(p)
         if length == 0:
             return
@@ -147,6 +155,7 @@ class _Analyzer:
         end = start + length
         if p.payload_len and self.first_data_us is None:
             self.first_data_us = p.ts_us
+            self.dscp = p.tos >> 2
         if start < st.snd_max:
             self.on_retransmission(p, start, end, fate)
         elif st.snd_una == st.snd_max:
@@ -257,4 +266,7 @@ def tcp_metrics(conn: TcpConnection, sender: Endpoint | None = None,
         retransmissions_by_kind={k: kinds.get(k, 0) for k in CLASSES},
         rto_events=kinds.get(RTO, 0), fast_retransmits=a.fast_episodes,
         unnecessary_retransmissions=unnecessary, spurious_rtos=spurious,
-        fates=dict(a.fates_seen) if fates is not None else None, retransmission_list=a.retx)
+        fates=dict(a.fates_seen) if fates is not None else None, retransmission_list=a.retx,
+        ecn_marks=a.ecn_marks if fates is not None else None,
+        frame_errors=a.frame_errors if fates is not None else None,
+        dscp=a.dscp)

@@ -51,6 +51,7 @@ class UdpMetrics:
     expected: int                  # highest sequence + 1 (or `sent` when known)
     lost: int                      # expected - distinct received
     fates: dict[str, int] | None   # link fate -> count over the sent datagrams
+    dscp: int | None = None        # DSCP of the first received datagram (DiffServ class)
 
 
 def _jitter(arrivals: list[tuple[int, GeneratorHeader]]) -> list[int]:
@@ -102,4 +103,5 @@ def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
         jitter_max_us=max(jitter) if jitter else None,
         jitter_mean_us=sum(jitter) / len(jitter) if jitter else None,
         jitter_samples=len(jitter), sent=sent_count, expected=expected,
-        lost=max(0, expected - len(unique)), fates=fate_counts)
+        lost=max(0, expected - len(unique)), fates=fate_counts,
+        dscp=received.packets[0].tos >> 2 if received.packets else None)

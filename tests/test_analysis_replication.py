@@ -58,7 +58,7 @@ def scripted_replication(directory: Path) -> None:
     upload(link)
     download(link)
     for seq in range(3):
-        link.send(seq * 20 * MS, udp_datagram(seq, START_REALTIME_US + seq * 20 * MS),
+        link.send(seq * 20 * MS, udp_datagram(seq, START_REALTIME_US + seq * 20 * MS, tos=0xb8),
                   fate="drop_router" if seq == 1 else "out")
     link.write(directory)
 
@@ -87,6 +87,7 @@ def test_each_connection_is_measured_at_its_sender(tmp_path: Path) -> None:
     assert side == "mobile"
     assert (udp.sent, udp.received, udp.lost) == (3, 2, 1)
     assert udp.fates == {"out": 2, "drop_router": 1}
+    assert udp.dscp == 46  # EF
 
 
 def test_command_line_prints_rows_and_reports_bad_input(tmp_path: Path) -> None:

@@ -36,10 +36,10 @@ class ScriptedLink:
     ip_id: int = 100
 
     def send(self, t_us: int, pkt: ScapyPacket, fate: str = "out", delay_us: int = 100_000,
-             hits: int = 0, in_log: bool = True) -> ScapyPacket:
+             hits: int = 0, in_log: bool = True, ecn_mark: bool = False) -> ScapyPacket:
         """The host owning pkt's source sends it at t_us. fate `out`: delivered delay_us
         later; `drop_sbuf`/`drop_router`/`drop_mtu`: dropped on entry; `drop_err`: dropped
-        after `hits` hit attempts. in_log=False: it never reaches the emulator (a tc router
+        after `hits` hit attempts. ecn_mark: the router stage marks it. in_log=False: it never reaches the emulator (a tc router
         drop before the link)."""
         self.ip_id += 1
         pkt[IP].id = self.ip_id
@@ -57,6 +57,8 @@ class ScriptedLink:
         if fate in ("drop_sbuf", "drop_router", "drop_mtu"):
             self._event(t_us, fate, d, pkt_id, pkt)
             return pkt
+        if ecn_mark:
+            self._event(t_us, "ecn_mark", d, pkt_id, pkt)
         self._event(t_us, "enqueue", d, pkt_id, pkt)
         self._event(t_us, "tx", d, pkt_id, pkt, attempt=0)
         for attempt in range(hits):
@@ -144,7 +146,7 @@ def tcp(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags: s
 
 
 def udp_datagram(seq: int, send_us: int, size: int = 132, sport: int = 40000,
-                 dport: int = 6001) -> ScapyPacket:
+                 dport: int = 6001, tos: int = 0) -> ScapyPacket:
     header = struct.pack(">IQQ", 0x53515544, seq, send_us)
-    return IP(src=FIXED, dst=MOBILE) / UDP(sport=sport, dport=dport) / Raw(
+    return IP(src=FIXED, dst=MOBILE, tos=tos) / UDP(sport=sport, dport=dport) / Raw(
         header + bytes(size - len(header)))

@@ -74,6 +74,7 @@ def test_rto_with_delivered_original_is_one_spurious_rto(tmp_path: Path) -> None
     assert m.unnecessary_retransmissions == 1
     assert m.spurious_rtos == 1
     assert m.congestion_drops == 0 and m.error_drops == 0
+    assert m.frame_errors == 2 and m.ecn_marks == 0 and m.dscp == 0
 
 
 def test_fast_retransmit_after_error_drop(tmp_path: Path) -> None:
@@ -106,7 +107,7 @@ def test_fast_retransmit_after_error_drop(tmp_path: Path) -> None:
 def test_congestion_drops_at_send_buffer_and_before_the_link(tmp_path: Path) -> None:
     link = ScriptedLink()
     handshake(link)
-    down(link, 200 * MS, C_ISN + 1, S_ISN + 1, "PA", 500)
+    down(link, 200 * MS, C_ISN + 1, S_ISN + 1, "PA", 500, ecn_mark=True)
     down(link, 201 * MS, C_ISN + 501, S_ISN + 1, "PA", 500, fate="drop_sbuf")
     # Never reached the emulator: dropped by the router in front of the link.
     down(link, 202 * MS, C_ISN + 1001, S_ISN + 1, "PA", 500, in_log=False)
@@ -124,6 +125,7 @@ def test_congestion_drops_at_send_buffer_and_before_the_link(tmp_path: Path) -> 
     assert [r.kind for r in m.retransmission_list] == [RTO, AFTER_RTO]
     assert m.unnecessary_retransmissions == 0 and m.spurious_rtos == 0
     assert m.elapsed_us == 2000 * MS and m.bytes == 1500
+    assert m.ecn_marks == 1
 
 
 def test_metrics_without_log_leave_log_based_fields_unknown(tmp_path: Path) -> None:
