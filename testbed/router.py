@@ -99,6 +99,11 @@ def apply_router(ns: str, config: RouterConfig, dev: str = DEFAULT_DEVICE) -> st
     if proc.returncode != 0:
         teardown_router(ns, dev)
         raise RouterError(_batch_failure_message(ns, dev, batch, proc.stderr))
+    if proc.stderr.strip():
+        # e.g. "Warning: sch_htb: quantum of class 10010 is small": not the router asked for.
+        teardown_router(ns, dev)
+        raise RouterError(f"tc applied the router on {dev} in namespace {ns} but warned: "
+                          f"{' '.join(proc.stderr.split())}; the router was removed again")
     return batch
 
 

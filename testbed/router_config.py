@@ -19,8 +19,9 @@ Engine = Literal["tc", "emulator"]
 ENGINES: tuple[str, ...] = ("tc", "emulator")
 DISCIPLINES: tuple[str, ...] = ("pfifo", "bfifo", "red")
 
-# HTB warns when a class quantum is below 1000 bytes or above 200000 bytes. One full-size
-# packet per round is also what keeps DRR sharing between classes fair.
+# HTB warns when the quantum it computes (rate / r2q) is below 1000 bytes or above 200000
+# bytes; an explicit quantum avoids that. One full-size packet per round is also what keeps
+# DRR sharing between classes fair.
 QUANTUM_FLOOR_BYTES = 1500
 QUANTUM_CEILING_BYTES = 200_000
 HTB_R2Q = 10

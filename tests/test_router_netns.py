@@ -320,3 +320,27 @@ def test_a_replication_leaves_complete_router_files_or_none(veth_link, tmp_path)
     assert sorted(p.name for p in failed.iterdir()) == ["router.tc"]
     assert _root_kind(link) != "htb"
     assert netns.pids(link.sender_ns) == [], "the monitor was left running"
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [7], indirect=True)
+def test_a_tc_warning_is_an_error_and_the_router_is_removed(veth_link, monkeypatch):
+    import re
+
+    import testbed.router as router_module
+    from testbed.router import RouterError
+    from testbed.router_tc import render_tc_batch
+
+    link = veth_link
+    config = parse_router(PFIFO_20, WHERE, RATE)
+    # Without the explicit quantum the renderer writes, HTB computes 8000 B/s / r2q 10 = 800 B
+    # at 64 kbit/s and warns.
+    monkeypatch.setattr(router_module, "render_tc_batch",
+                        lambda c, d: re.sub(r" quantum \d+", "", render_tc_batch(c, d)))
+    with pytest.raises(RouterError, match=r"but warned: .*quantum of class 10010 is small.*removed again"):
+        apply_router(link.sender_ns, config, DEV)
+    assert _root_kind(link) != "htb"
+    monkeypatch.undo()
+    # The renderer's own quantum at the same rate gives no warning (apply_router would raise).
+    apply_router(link.sender_ns, config, DEV)
+    assert _root_kind(link) == "htb"
