@@ -130,6 +130,10 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 {
 	struct sp *sp = ctx;
 	struct sq_packet *pkt = ev->user;
+	/* Send before formatting the log line: the line does not depend on the send,
+	 * the delivery time does. */
+	if (ev->type == SQ_EV_OUT)
+		deliver(sp, ev, pkt);
 	struct sq_log_record r = sq_log_record_of_event(ev, pkt ? &pkt->id : NULL);
 	sq_event_log_write(&sp->log, &r);
 	switch (ev->type) {
@@ -140,9 +144,6 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 			sq_ecn_set_ce(sq_packet_data(pkt), pkt->len);
 		break;
 	case SQ_EV_OUT:
-		deliver(sp, ev, pkt);
-		sq_pool_put(&sp->pool, pkt);
-		break;
 	case SQ_EV_DROP_MTU:
 	case SQ_EV_DROP_SBUF:
 	case SQ_EV_DROP_ROUTER:
