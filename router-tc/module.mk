@@ -10,3 +10,7 @@ UNIT_TESTS += test_queue_monitor
 test_queue_monitor_SRCS = router-tc/tests/test_queue_monitor.c router-tc/src/monitor_options.c \
 	router-tc/src/sample_row.c router-tc/src/sample_timer.c
 test_queue_monitor_LIBS = -lcmocka
+
+UNIT_TESTS += test_red_marks
+test_red_marks_SRCS = router-tc/tests/test_red_marks.c router-tc/src/red_marks.c
+test_red_marks_LIBS = $(NL_LIBS) -lcmocka

@@ -12,23 +12,27 @@ static void remember(struct red_marks *marks, uint32_t handle, uint64_t marked)
 		marks->entries[marks->count++] = (struct red_mark_count){ handle, marked };
 }
 
-static int on_qdisc(struct nl_msg *msg, void *arg)
+bool red_marks_take_qdisc(struct red_marks *marks, struct nlmsghdr *hdr)
 {
-	struct red_marks *marks = arg;
-	struct nlmsghdr *hdr = nlmsg_hdr(msg);
 	struct nlattr *tb[TCA_MAX + 1];
 	if (nlmsg_parse(hdr, sizeof(struct tcmsg), tb, TCA_MAX, NULL) < 0)
-		return NL_SKIP;
+		return false;
 	const struct tcmsg *tcm = nlmsg_data(hdr);
 	if (tcm->tcm_ifindex != marks->ifindex || tb[TCA_KIND] == NULL || tb[TCA_XSTATS] == NULL)
-		return NL_OK;
+		return false;
 	if (strcmp(nla_get_string(tb[TCA_KIND]), "red") != 0)
-		return NL_OK;
+		return false;
 	if ((size_t)nla_len(tb[TCA_XSTATS]) < sizeof(struct tc_red_xstats))
-		return NL_OK;
+		return false;
 	struct tc_red_xstats xstats;
 	memcpy(&xstats, nla_data(tb[TCA_XSTATS]), sizeof xstats);
 	remember(marks, tcm->tcm_handle, xstats.marked);
+	return true;
+}
+
+static int on_qdisc(struct nl_msg *msg, void *arg)
+{
+	red_marks_take_qdisc(arg, nlmsg_hdr(msg));
 	return NL_OK;
 }
 

@@ -21,6 +21,11 @@ struct red_marks {
 };
 
 struct nl_sock;
+struct nlmsghdr;
+
+/* Takes one RTM_NEWQDISC message of a dump: remembers its marks if it is a RED qdisc on
+ * marks->ifindex with extended statistics. Returns whether it was taken. */
+bool red_marks_take_qdisc(struct red_marks *marks, struct nlmsghdr *hdr);
 
 /* Fills marks with every RED qdisc on marks->ifindex; 0 or a negative libnl error. */
 int red_marks_dump(struct nl_sock *sock, struct red_marks *marks);
