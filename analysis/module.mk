@@ -3,7 +3,11 @@ PROGRAMS += squall-capture-records
 squall-capture-records_SRCS = analysis/src/capture_records.c analysis/src/packet_parse.c
 squall-capture-records_LIBS = -lpcap
 
+UNIT_TESTS += test_analysis_parse
+test_analysis_parse_SRCS = analysis/tests/test_packet_parse.c analysis/src/packet_parse.c
+test_analysis_parse_LIBS = -lcmocka
+
 # Header extraction must survive any bytes a capture can hold.
-FUZZERS += fuzz-packet-parse
-fuzz-packet-parse_SRCS = analysis/fuzz/fuzz_packet_parse.c analysis/src/packet_parse.c
-fuzz-packet-parse_LIBS =
+FUZZERS += fuzz_packet_parse
+fuzz_packet_parse_SRCS = analysis/fuzz/fuzz_packet_parse.c analysis/src/packet_parse.c
+fuzz_packet_parse_LIBS =
