@@ -58,3 +58,14 @@ def jain_index(values: Sequence[float]) -> float | None:
     if total_sq == 0:
         return None
     return sum(values) ** 2 / (len(values) * total_sq)
+
+
+def sum_of_maxima(values_by_class: dict[str, Sequence[float | None]]) -> float:
+    """The report's "Σ maximum drops": for each connection class the largest value over
+    the replications, summed over the classes (classes without a value add nothing)."""
+    total = 0.0
+    for values in values_by_class.values():
+        present = [v for v in values if v is not None]
+        if present:
+            total += max(present)
+    return total

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.aggregate import jain_index, percentile, summarize
+from analysis.aggregate import jain_index, percentile, sum_of_maxima, summarize
 
 
 def test_summary_uses_linear_interpolation_between_ranks() -> None:
@@ -35,3 +35,8 @@ def test_jain_index() -> None:
     assert jain_index([1.0, 0.0, 0.0, 0.0]) == 0.25          # k/n with k = 1 served
     assert jain_index([6.0, 6.0, 0.0]) == pytest.approx(2 / 3)
     assert jain_index([]) is None and jain_index([0.0, 0.0]) is None
+
+
+def test_sum_of_maximum_drops_over_classes() -> None:
+    drops = {"main": [0, 2, 1], "inline1": [3, None, 0], "inline2": [None]}
+    assert sum_of_maxima(drops) == 5
