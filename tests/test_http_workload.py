@@ -189,6 +189,10 @@ def test_incomplete_page_and_timeout_are_failures(tmp_path: Path) -> None:
             with pytest.raises(HttpServerError, match="port 8080 is already in use"):
                 HttpServer(HttpServerConfig(net.fixed_ns, net.fixed_addr, HTTP_PORT, tmp_path / "server2",
                                             [S8M])).start()
+            # an address the namespace does not have: nginx's own reason is reported
+            with pytest.raises(HttpServerError, match="exited with code 1 at start: .*Cannot assign requested address"):
+                HttpServer(HttpServerConfig(net.fixed_ns, "198.18.46.99", HTTP_PORT + 1, tmp_path / "server3",
+                                            [S8M])).start()
         # a "server" that accepts and never answers: the page times out
         group.start("mute", net.fixed_ns, [bulk, "recv", "--listen", f"{net.fixed_addr}:{HTTP_PORT}"])
         group.wait_ready("mute", "listening", 5)
