@@ -157,7 +157,7 @@ class _Analyzer:
             self.first_data_us = p.ts_us
             self.dscp = p.tos >> 2
         if start < st.snd_max:
-            self.on_retransmission(p, start, end, fate)
+            self.on_retransmission(p, start, end)
         elif st.snd_una == st.snd_max:
             st.timer_ref_us = p.ts_us  # nothing was outstanding: the timer starts now
         st.snd_max = max(st.snd_max, end)
@@ -166,8 +166,7 @@ class _Analyzer:
         if fate is not None and fate.fate == "out":
             self.delivered.add(start, end)
 
-    def on_retransmission(self, p: Packet, start: int, end: int,
-                          fate: PacketFate | None) -> None:
+    def on_retransmission(self, p: Packet, start: int, end: int) -> None:
         kind = self.classify(p.ts_us, start, end)
         unnecessary = None if self.fates is None else self.delivered.covers(start, end)
         self.retx.append(Retransmission(p.frame_no, p.ts_us, start, end - start, kind,

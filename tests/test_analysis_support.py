@@ -9,7 +9,7 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scapy.all import IP, TCP, UDP, Ether, Raw, wrpcap  # type: ignore[attr-defined]
+from scapy.all import IP, TCP, UDP, Ether, Raw  # type: ignore[attr-defined]
 from scapy.packet import Packet as ScapyPacket
 
 START_REALTIME_US = 1_795_312_345_000_000
