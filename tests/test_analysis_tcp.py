@@ -166,3 +166,41 @@ def test_capture_starting_at_syn_ack_keeps_client_and_server(tmp_path: Path) -> 
     fixed, _, _ = link.write(tmp_path)
     [conn] = tcp_connections(read_packets(fixed))
     assert (conn.client, conn.server, conn.saw_syn) == ((FIXED, CPORT), (MOBILE, SPORT), False)
+
+
+def test_spurious_rto_followed_by_go_back_n(tmp_path: Path) -> None:
+    link = ScriptedLink()
+    handshake(link)
+    for k in range(3):  # held by ARQ; delivered in order at 1.7 s
+        down(link, (200 + k) * MS, C_ISN + 1 + 500 * k, S_ISN + 1, "PA", 500,
+             delay_us=(1500 - k) * MS, hits=1)
+    down(link, 1200 * MS, C_ISN + 1, S_ISN + 1, "PA", 500, delay_us=600 * MS)  # the RTO
+    up(link, 1700 * MS, S_ISN + 1, C_ISN + 501, "A")
+    # The late ACK looks like the RTO's answer: the sender goes on resending in slow start.
+    down(link, 1800 * MS, C_ISN + 501, S_ISN + 1, "PA", 500, delay_us=100 * MS)
+    down(link, 1800 * MS, C_ISN + 1001, S_ISN + 1, "PA", 500, delay_us=100 * MS)
+    up(link, 1701 * MS, S_ISN + 1, C_ISN + 1501, "A")
+    close(link, 2000 * MS, C_ISN + 1501)
+
+    m = analyse_sender(tmp_path, link)
+    assert [r.kind for r in m.retransmission_list] == [RTO, AFTER_RTO, AFTER_RTO]
+    assert m.unnecessary_retransmissions == 3 and m.spurious_rtos == 1
+    assert m.rto_events == 1 and m.frame_errors == 3
+
+
+def test_lost_syns_are_timeouts_with_backoff(tmp_path: Path) -> None:
+    link = ScriptedLink()
+    down(link, 0, C_ISN, 0, "S", fate="drop_err", hits=1)
+    down(link, 1000 * MS, C_ISN, 0, "S", fate="drop_sbuf")
+    down(link, 3000 * MS, C_ISN, 0, "S")
+    up(link, 3100 * MS, S_ISN, C_ISN + 1, "SA")
+    down(link, 3200 * MS, C_ISN + 1, S_ISN + 1, "PA", 100)
+    up(link, 3300 * MS, S_ISN + 1, C_ISN + 101, "A")
+    close(link, 3400 * MS, C_ISN + 101)
+
+    m = analyse_sender(tmp_path, link)
+    assert [r.kind for r in m.retransmission_list] == [RTO, RTO]
+    assert [r.rel_seq for r in m.retransmission_list] == [0, 0]
+    assert m.unnecessary_retransmissions == 0
+    assert (m.error_drops, m.congestion_drops) == (1, 1)
+    assert m.elapsed_us == 3600 * MS and m.bytes == 100 and m.complete
