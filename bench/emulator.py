@@ -24,7 +24,7 @@ from pathlib import Path
 from testbed import emulator_log
 from testbed import lane as lanes
 from testbed.addresses import LaneAddresses
-from testbed.link_session import REPO_ROOT, LinkSession, program_path
+from testbed.link_session import REPO_ROOT, LinkSession, program_path, scheduled
 from testbed.measure import summary as program_summary
 from testbed.processes import ProgramGroup
 from testbed.simple_link import error_free
@@ -113,7 +113,7 @@ def capacity_naive(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
              "--netns-b", addr.ns.mobile, "--address-b", addr.mobile_wireless.cidr,
              "--peer-b", addr.emu_wireless.address, "--route-b", addr.fixed_net, "--mtu", "1500"]
     with ProgramGroup(workdir / "relay") as group:
-        group.start("naive-relay", None, relay)
+        group.start("naive-relay", None, scheduled(relay))   # as the emulator and NPAs are
         group.wait_ready("naive-relay", "ready", 10)
         return udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,17 @@ from .processes import ProgramGroup, ReadyTimeout
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EMULATOR, ROUTER_NPA, MOBILE_NPA = "emulator", "npa-router", "npa-mobile"
 READY_TIMEOUT_S = 10.0
+# The emulator and the NPAs are the clock of every experiment: on a machine shared with
+# builds they run under SCHED_FIFO so that a busy CPU delays them by µs, not by a time
+# slice. $SQUALL_REALTIME_PRIORITY=0 runs them as ordinary processes.
+REALTIME_PRIORITY = int(os.environ.get("SQUALL_REALTIME_PRIORITY", "10"))
+
+
+def scheduled(argv: list[str]) -> list[str]:
+    """argv under SCHED_FIFO at REALTIME_PRIORITY, if enabled and possible (root, chrt)."""
+    if REALTIME_PRIORITY <= 0 or os.geteuid() != 0 or shutil.which("chrt") is None:
+        return argv
+    return ["chrt", "--fifo", str(REALTIME_PRIORITY), *argv]
 
 
 def bin_dir() -> Path:
@@ -102,20 +114,20 @@ class LinkSession:
 
     def _start_emulator(self) -> None:
         self.programs.start(EMULATOR, self.lane.ns.emu,
-                            [str(program_path("squall-emulator")), str(self.config_path)])
+                            scheduled([str(program_path("squall-emulator")), str(self.config_path)]))
         self._wait_bound(EMULATOR, self.lane.emulator_port)
 
     def _start_npas(self) -> None:
         a = self.lane
         npa = str(program_path("squall-npa"))
-        self.programs.start(ROUTER_NPA, a.ns.emu, [
+        self.programs.start(ROUTER_NPA, a.ns.emu, scheduled([
             npa, "--role", "router", "--emulator", a.emulator_for_router, "--token", self.token,
             "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
-            "--peer", a.mobile_wireless.address])
-        self.programs.start(MOBILE_NPA, a.ns.mobile, [
+            "--peer", a.mobile_wireless.address]))
+        self.programs.start(MOBILE_NPA, a.ns.mobile, scheduled([
             npa, "--role", "mobile", "--emulator", a.emulator_for_mobile, "--token", self.token,
             "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
-            "--peer", a.emu_wireless.address, "--route", a.fixed_net])
+            "--peer", a.emu_wireless.address, "--route", a.fixed_net]))
         for name in (ROUTER_NPA, MOBILE_NPA):
             try:
                 self.ready_lines[name] = self.programs.wait_ready(name, "ready", self.ready_timeout_s)
