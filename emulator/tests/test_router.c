@@ -204,6 +204,28 @@ static void test_red_limit_is_a_byte_tail_drop_and_average_tracks_backlog(void *
 		fail_msg("avg %.17g after a 3000 B backlog", s.red_avg);
 }
 
+/* The idle period starts when the scheduler empties the class queue; the decay
+ * counts avpkt transmissions at the link's rate. */
+static void test_red_average_decays_from_the_last_departure(void **state)
+{
+	struct fixture *f = *state;
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	set_red(add_class(router(f), "BE", SQ_QDISC_RED, 0), 11000, 2000, 6000, 0.5, false);
+	f->m = tl_model(&f->tl, &f->rec);
+	send_simple(f, 0, 1000);   /* straight on; serialised until 125 000 us */
+	send_simple(f, 0, 1000);   /* backlog 0: avg 0 */
+	send_simple(f, 0, 1000);   /* backlog 1000: avg 500 */
+	assert_true(stats(f, 0).red_avg == 500.0);
+	/* The queue empties at 250 000 us; 100 ms later m = 1.6 at 64 kbit/s. */
+	uint64_t last = send_simple(f, 350000, 1000);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, 3, -1), 250000);
+	double avg = stats(f, 0).red_avg;
+	if (!(fabs(avg - 164.93848884661177) <= 1e-9))
+		fail_msg("avg %.17g after 100 ms idle", avg);
+	sq_model_advance(f->m, 400000);   /* it waits for packet 3's serialisation to end */
+	assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, last, -1), 375000);
+}
+
 /* ---- ECN ------------------------------------------------------------------------- */
 
 /* w_q = 1: the average is the backlog. After 1 packet in the send buffer and
@@ -470,6 +492,9 @@ static void test_mtu_is_checked_before_the_router(void **state)
 	uint64_t id = send_simple(f, 0, 1501);
 	assert_int_equal(fate(f, id), SQ_EV_DROP_MTU);
 	assert_int_equal(stats(f, 0).arrivals, 0);
+	struct sq_router_class_stats s;
+	assert_false(sq_model_router_stats(f->m, SQ_DOWN, 1, &s));   /* no such class */
+	assert_false(sq_model_router_stats(f->m, SQ_UP, 0, &s));     /* no router up */
 }
 
 /* ---- determinism ---------------------------------------------------------------- */
@@ -594,6 +619,7 @@ int main(void)
 		T(test_pfifo_drops_at_exactly_limit_packets),
 		T(test_bfifo_drops_at_exactly_limit_bytes),
 		T(test_red_limit_is_a_byte_tail_drop_and_average_tracks_backlog),
+		T(test_red_average_decays_from_the_last_departure),
 		T(test_ecn_marks_ect_and_ce_and_drops_not_ect),
 		T(test_without_ecn_red_drops_every_kind),
 		T(test_marked_packet_is_delivered),
