@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs, run_to_completion
+from testbed import emulator_log
 from testbed.capture import Capture, read_packets
 from testbed.link_session import LinkSession, program_path
-from testbed.packet_identity import from_scapy
+from testbed.packet_identity import from_log_fields, from_scapy
 from testbed.processes import ProgramGroup
 from testbed.simple_link import direction, periodic_channel, symmetric
 
@@ -60,6 +61,10 @@ def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, 
                            "--count", "40"], timeout_s=20)
         group.wait_exit("udp-recv", 10)   # idle for 3 s: every retry has arrived
     t0_s = session.start_realtime_us / 1e6
+    events: dict = {}
+    for e in emulator_log.read(session.result.log_path).events:
+        if e["dir"] == "down" and e["proto"] == "udp":
+            events.setdefault(from_log_fields(e), []).append(f"{e['event']}@{e['time_us']}/{e['state']}")
     arrivals = {from_scapy(p): float(p.time) for p in read_packets(recv_pcap)}
     seen_k: dict[int, int] = {}
     for p in read_packets(sent_pcap):
@@ -73,6 +78,7 @@ def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, 
         one_way_us = (arrivals[identity] - float(p.time)) * 1e6
         predicted_us = p.len * 8 * 1e6 / RATE_BPS + DELAY_US + k * ARQ_DELAY_US
         assert one_way_us == pytest.approx(predicted_us, abs=3_000), \
-            f"packet sent at t = {t_us / 1e6:.3f} s took {one_way_us / 1e3:.1f} ms; predicted {k} retries"
+            (f"packet sent at t = {t_us / 1e6:.4f} s took {one_way_us / 1e3:.1f} ms; predicted {k} retries; "
+             f"log: {events.get(identity)}")
         seen_k[k] = seen_k.get(k, 0) + 1
     assert {0, 1, 2} <= set(seen_k), f"the window should produce 0, 1 and 2 retries; got {seen_k}"
