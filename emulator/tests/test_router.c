@@ -484,6 +484,22 @@ static void test_no_drop_sbuf_behind_a_router(void **state)
 	rec_assert_ordered(&f->rec);
 }
 
+static void test_a_packet_that_exactly_fills_the_send_buffer_moves_on(void **state)
+{
+	struct fixture *f = *state;
+	add_class(router(f), "BE", SQ_QDISC_PFIFO, 10);
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+	send_simple(f, 0, 1000);
+	uint64_t fits = send_simple(f, 0, 500);    /* sbuf 1500 = send_buffer */
+	uint64_t waits = send_simple(f, 0, 1);
+	assert_int_equal(fate(f, fits), SQ_EV_ENQUEUE);
+	assert_int_equal(f->rec.ev[f->rec.n - 2].sbuf, 1500);
+	assert_int_equal(fate(f, waits), SQ_EV_IN);
+	sq_model_advance(f->m, 125000);   /* the first packet's serialisation ends */
+	assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, waits, -1), 125000);
+}
+
 static void test_mtu_is_checked_before_the_router(void **state)
 {
 	struct fixture *f = *state;
@@ -497,13 +513,68 @@ static void test_mtu_is_checked_before_the_router(void **state)
 	assert_false(sq_model_router_stats(f->m, SQ_UP, 0, &s));     /* no router up */
 }
 
-/* ---- determinism ---------------------------------------------------------------- */
-
 static uint64_t lcg(uint64_t *x)
 {
 	*x = *x * 6364136223846793005ull + 1442695040888963407ull;
 	return *x >> 33;
 }
+
+/* A single FIFO class that never drops, in front of a one-packet send buffer,
+ * changes nothing about when packets are sent and delivered: the link sees
+ * the same packets in the same order as with one big send buffer. Errors and
+ * ARQ are on, so the error stream must stay aligned too. */
+static void test_one_fifo_class_keeps_the_link_timing(void **state)
+{
+	struct fixture *f = state[0], *g = f + 1;
+	for (int k = 0; k < 2; k++) {
+		struct fixture *x = k ? g : f;
+		struct sq_direction_config *dc = &x->tl.cfg.dir[SQ_DOWN];
+		dc->error[SQ_GOOD] = 0.3;
+		dc->arq_retransmissions = 2;
+		dc->arq_delay = 70000;
+		dc->recv_buffer = 2000;
+		dc->delay = 20000;
+		if (k) {
+			add_class(router(x), "all", SQ_QDISC_PFIFO, 100000);
+			dc->send_buffer = 1500;
+		} else {
+			dc->send_buffer = 100000000;
+		}
+		x->m = tl_model(&x->tl, &x->rec);
+		uint64_t r = 9;
+		sq_time_us t = 0;
+		for (int i = 0; i < 2000; i++) {
+			t += (sq_time_us)(lcg(&r) % 200000);
+			send_simple(x, t, 40 + (uint32_t)(lcg(&r) % 1461));
+		}
+		sq_model_advance(x->m, t + 1000000000);
+	}
+	static const enum sq_event_type compared[] = { SQ_EV_TX, SQ_EV_HIT, SQ_EV_DROP_ERR,
+						       SQ_EV_RECV, SQ_EV_OUT, SQ_EV_STALL };
+	for (size_t c = 0; c < sizeof compared / sizeof compared[0]; c++) {
+		size_t i = 0, j = 0;
+		for (;;) {
+			while (i < f->rec.n && f->rec.ev[i].type != compared[c])
+				i++;
+			while (j < g->rec.n && g->rec.ev[j].type != compared[c])
+				j++;
+			if (i == f->rec.n || j == g->rec.n)
+				break;
+			const struct sq_event *a = &f->rec.ev[i++], *b = &g->rec.ev[j++];
+			if (a->t != b->t || a->pkt_id != b->pkt_id || a->attempt != b->attempt)
+				fail_msg("%s: packet %llu at %lld without a router, packet %llu at %lld with one",
+					 sq_event_name(compared[c]), (unsigned long long)a->pkt_id,
+					 (long long)a->t, (unsigned long long)b->pkt_id, (long long)b->t);
+		}
+		assert_true(i == f->rec.n && j == g->rec.n);
+	}
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_OUT), sq_model_count(g->m, SQ_DOWN, SQ_EV_OUT));
+	assert_true(sq_model_count(f->m, SQ_DOWN, SQ_EV_HIT) > 100);
+	assert_true(sq_model_count(f->m, SQ_DOWN, SQ_EV_STALL) > 0);
+	assert_int_equal(sq_model_count(g->m, SQ_DOWN, SQ_EV_DROP_ROUTER), 0);
+}
+
+/* ---- determinism ---------------------------------------------------------------- */
 
 /* Bursty traffic into a RED class with early drops and marks. */
 static void red_run(struct fixture *f, uint32_t replication)
@@ -630,7 +701,9 @@ int main(void)
 		T(test_weighted_shares_of_three_classes),
 		T(test_weighted_idle_class_leaves_its_share_to_others),
 		T(test_no_drop_sbuf_behind_a_router),
+		T(test_a_packet_that_exactly_fills_the_send_buffer_moves_on),
 		T(test_mtu_is_checked_before_the_router),
+		cmocka_unit_test_setup_teardown(test_one_fifo_class_keeps_the_link_timing, setup_pair, teardown_pair),
 		cmocka_unit_test_setup_teardown(test_red_runs_are_bit_identical, setup_pair, teardown_pair),
 		T(test_config_messages_name_the_field),
 	};
