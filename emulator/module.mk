@@ -1,7 +1,7 @@
 # The Simulation Process (emulator/README.md). The link model's sources come
 # from emulator/src/model/module.mk ($(MODEL_SRCS)).
-EMU_CONFIG_SRCS = emulator/src/units.c emulator/src/config_file.c
-EMU_CORE_SRCS = $(addprefix emulator/src/,units.c config_file.c pktinfo.c log_line.c \
+EMU_CONFIG_SRCS = emulator/src/units.c emulator/src/config_file.c emulator/src/config_router.c
+EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c \
 	lateness.c peers.c packet_pool.c event_log.c ecn_mark.c)
 
 PROGRAMS += squall-emulator
@@ -10,7 +10,7 @@ squall-emulator_SRCS = emulator/src/main.c emulator/src/sp.c emulator/src/udp_so
 squall-emulator_LIBS = -lm
 
 UNIT_TESTS += test_emu_config
-test_emu_config_SRCS = emulator/tests/test_config.c emulator/src/units.c emulator/src/config_file.c
+test_emu_config_SRCS = emulator/tests/test_config.c $(EMU_CONFIG_SRCS)
 test_emu_config_LIBS = -lcmocka -lm
 
 UNIT_TESTS += test_emu_wire test_emu_pktinfo

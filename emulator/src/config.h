@@ -24,6 +24,18 @@
 
 enum sq_autostart { SQ_AUTOSTART_NONE, SQ_AUTOSTART_PEERS };
 
+/* What a direction's router sections say by name; resolved to indices when the
+ * whole file has been read (classes may come after the filters naming them). */
+struct sq_router_names {
+	bool present;                                   /* [DIR.router] appeared */
+	char default_class[SQ_ROUTER_NAME_MAX];
+	unsigned default_line;
+	char filter_class[SQ_ROUTER_MAX_FILTERS][SQ_ROUTER_NAME_MAX];
+	unsigned filter_class_line[SQ_ROUTER_MAX_FILTERS];
+	bool limit_is_bytes[SQ_ROUTER_MAX_CLASSES];     /* "6000B" rather than "20" */
+	bool share_set[SQ_ROUTER_MAX_CLASSES];
+};
+
 struct sq_emu_config {
 	struct sq_link_config link;
 	struct sq_rate_step rate[SQ_DIRS][SQ_MAX_RATE_STEPS];
@@ -41,6 +53,8 @@ struct sq_emu_config {
 
 	bool token_set, log_set, seed_set;
 	char source[SQ_CONFIG_PATH_MAX];      /* file name used in messages */
+	struct sq_router_names router_names[SQ_DIRS];
+	unsigned line;                        /* line being parsed (for later messages) */
 };
 
 /* Defaults of every optional key. */

@@ -10,28 +10,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_keys.h"
 #include "units.h"
 
 #define MAX_LINE 4096
 #define MAX_SHOWN_VALUE 80
 
-enum section { SEC_PROCESS, SEC_CHANNEL, SEC_DOWN, SEC_UP, SECTIONS };
-static const char *const section_names[SECTIONS] = { "", "channel", "down", "up" };
+/* The fixed sections, then the router ones ([DIR.router], [DIR.router.class.NAME],
+ * [DIR.router.filter.NAME]) of which there may be several. */
+enum section { SEC_PROCESS, SEC_CHANNEL, SEC_DOWN, SEC_UP, SEC_ROUTER, SEC_CLASS, SEC_FILTER, SECTIONS };
+#define FIXED_SECTIONS SEC_ROUTER
+static const char *const section_names[FIXED_SECTIONS] = { "", "channel", "down", "up" };
 
-/* A setter returns NULL on success or the text of what was expected. */
-typedef const char *(*key_setter)(struct sq_emu_config *cfg, enum sq_dir dir, const char *value);
-
-struct key_spec {
-	const char *name;
-	key_setter set;
-	bool required;
-};
 
 /* --- process keys ------------------------------------------------------------------ */
 
-static const char *set_listen(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_listen(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	static const char *const expected = "expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300";
 	char host[INET6_ADDRSTRLEN + 2];
 	const char *colon = strrchr(v, ':');
@@ -68,9 +64,9 @@ static const char *set_listen(struct sq_emu_config *cfg, enum sq_dir dir, const 
 	return NULL;
 }
 
-static const char *set_token(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_token(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	uint64_t t = 0;
 	size_t n = 0;
 	for (; v[n]; n++) {
@@ -86,9 +82,9 @@ static const char *set_token(struct sq_emu_config *cfg, enum sq_dir dir, const c
 	return NULL;
 }
 
-static const char *set_log(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_log(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	if (!*v || strlen(v) >= sizeof(cfg->log_path))
 		return "expected a file path";
 	strcpy(cfg->log_path, v);
@@ -96,18 +92,18 @@ static const char *set_log(struct sq_emu_config *cfg, enum sq_dir dir, const cha
 	return NULL;
 }
 
-static const char *set_seed(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_seed(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	if (!sq_parse_count(v, UINT64_MAX, &cfg->link.seed))
 		return "expected a decimal integer in [0, 18446744073709551615]";
 	cfg->seed_set = true;
 	return NULL;
 }
 
-static const char *set_replication(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_replication(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	uint64_t r;
 	if (!sq_parse_count(v, UINT32_MAX, &r))
 		return "expected a decimal integer in [0, 4294967295]";
@@ -124,21 +120,21 @@ static const char *set_positive_duration(sq_time_us *out, const char *v)
 	return NULL;
 }
 
-static const char *set_keepalive(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_keepalive(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	return set_positive_duration(&cfg->keepalive, v);
 }
 
-static const char *set_peer_timeout(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_peer_timeout(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	return set_positive_duration(&cfg->peer_timeout, v);
 }
 
-static const char *set_autostart(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_autostart(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	if (strcmp(v, "none") == 0)
 		cfg->autostart = SQ_AUTOSTART_NONE;
 	else if (strcmp(v, "peers") == 0)
@@ -150,9 +146,9 @@ static const char *set_autostart(struct sq_emu_config *cfg, enum sq_dir dir, con
 
 /* --- channel keys ------------------------------------------------------------------ */
 
-static const char *set_initial(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_initial(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	if (strcmp(v, "good") == 0)
 		cfg->link.channel.initial_state = SQ_GOOD;
 	else if (strcmp(v, "bad") == 0)
@@ -256,21 +252,21 @@ static bool parse_dist(struct sq_dist *d, const char *v)
 	return false;
 }
 
-static const char *set_good(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_good(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	return parse_dist(&cfg->link.channel.length[SQ_GOOD], v) ? NULL : DIST_EXPECTED;
 }
 
-static const char *set_bad(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_bad(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	return parse_dist(&cfg->link.channel.length[SQ_BAD], v) ? NULL : DIST_EXPECTED;
 }
 
-static const char *set_trace(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_trace(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	(void)dir;
+	(void)w;
 	const char *slash = strrchr(cfg->source, '/');
 	size_t dirlen = (v[0] != '/' && slash) ? (size_t)(slash - cfg->source) + 1 : 0;
 	if (!*v || dirlen + strlen(v) >= sizeof(cfg->trace_path))
@@ -289,28 +285,28 @@ static struct sq_direction_config *dirc(struct sq_emu_config *cfg, enum sq_dir d
 
 #define SIZE_EXPECTED "expected a size in bytes like 576B"
 
-static const char *set_mtu(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_mtu(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	uint32_t b;
 	if (!sq_parse_size(v, &b) || b < 20 || b > 65535)
 		return "expected a size in bytes in [20B, 65535B] like 576B";
-	dirc(cfg, dir)->mtu = b;
+	dirc(cfg, w->dir)->mtu = b;
 	return NULL;
 }
 
-static const char *set_send_buffer(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_send_buffer(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	return sq_parse_size(v, &dirc(cfg, dir)->send_buffer) ? NULL : SIZE_EXPECTED;
+	return sq_parse_size(v, &dirc(cfg, w->dir)->send_buffer) ? NULL : SIZE_EXPECTED;
 }
 
-static const char *set_recv_buffer(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_recv_buffer(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	return sq_parse_size(v, &dirc(cfg, dir)->recv_buffer) ? NULL : SIZE_EXPECTED;
+	return sq_parse_size(v, &dirc(cfg, w->dir)->recv_buffer) ? NULL : SIZE_EXPECTED;
 }
 
-static const char *set_overhead(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_overhead(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	return sq_parse_size(v, &dirc(cfg, dir)->overhead) ? NULL : SIZE_EXPECTED;
+	return sq_parse_size(v, &dirc(cfg, w->dir)->overhead) ? NULL : SIZE_EXPECTED;
 }
 
 #define RATE_EXPECTED                                                                          \
@@ -326,14 +322,14 @@ static bool parse_rate_step(char *text, struct sq_rate_step *step)
 	return sq_parse_duration(trim(text), &step->at_us) && sq_parse_rate(trim(colon + 1), &step->rate_bps);
 }
 
-static const char *set_bandwidth(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_bandwidth(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	struct sq_rate_step *steps = cfg->rate[dir];
+	struct sq_rate_step *steps = cfg->rate[w->dir];
 	if (!strchr(v, ':')) {
 		steps[0].at_us = 0;
 		if (!sq_parse_rate(v, &steps[0].rate_bps))
 			return RATE_EXPECTED;
-		dirc(cfg, dir)->rate_len = 1;
+		dirc(cfg, w->dir)->rate_len = 1;
 		return NULL;
 	}
 	char buf[MAX_LINE];
@@ -354,50 +350,50 @@ static const char *set_bandwidth(struct sq_emu_config *cfg, enum sq_dir dir, con
 			break;
 		p = comma + 1;
 	}
-	dirc(cfg, dir)->rate_len = n;
+	dirc(cfg, w->dir)->rate_len = n;
 	return NULL;
 }
 
-static const char *set_delay(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_delay(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	if (!sq_parse_duration(v, &dirc(cfg, dir)->delay))
+	if (!sq_parse_duration(v, &dirc(cfg, w->dir)->delay))
 		return "expected a duration like 200ms (units us, ms, s)";
 	return NULL;
 }
 
-static const char *set_error_good(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_error_good(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	if (!sq_parse_probability(v, &dirc(cfg, dir)->error[SQ_GOOD]))
+	if (!sq_parse_probability(v, &dirc(cfg, w->dir)->error[SQ_GOOD]))
 		return "expected a probability in [0, 1] like 0.01";
 	return NULL;
 }
 
-static const char *set_error_bad(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_error_bad(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	if (!sq_parse_probability(v, &dirc(cfg, dir)->error[SQ_BAD]))
+	if (!sq_parse_probability(v, &dirc(cfg, w->dir)->error[SQ_BAD]))
 		return "expected a probability in [0, 1] like 0.63";
 	return NULL;
 }
 
-static const char *set_arq_retransmissions(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_arq_retransmissions(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	uint64_t n;
 	if (!sq_parse_count(v, 1000, &n))
 		return "expected a count in [0, 1000]";
-	dirc(cfg, dir)->arq_retransmissions = (uint32_t)n;
+	dirc(cfg, w->dir)->arq_retransmissions = (uint32_t)n;
 	return NULL;
 }
 
-static const char *set_arq_delay(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_arq_delay(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	if (!sq_parse_duration(v, &dirc(cfg, dir)->arq_delay))
+	if (!sq_parse_duration(v, &dirc(cfg, w->dir)->arq_delay))
 		return "expected a duration like 700ms (units us, ms, s)";
 	return NULL;
 }
 
-static const char *set_in_order(struct sq_emu_config *cfg, enum sq_dir dir, const char *v)
+static const char *set_in_order(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	return sq_parse_bool(v, &dirc(cfg, dir)->in_order) ? NULL : "expected 'true' or 'false'";
+	return sq_parse_bool(v, &dirc(cfg, w->dir)->in_order) ? NULL : "expected 'true' or 'false'";
 }
 
 /* --- tables -------------------------------------------------------------------------- */
@@ -433,9 +429,10 @@ static const struct key_spec direction_keys[] = {
 
 static const struct key_spec *const section_keys[SECTIONS] = {
 	process_keys, channel_keys, direction_keys, direction_keys,
+	sq_router_keys, sq_router_class_keys, sq_router_filter_keys,
 };
 
-#define MAX_KEYS 16
+#define MAX_KEYS SQ_MAX_SECTION_KEYS
 
 /* --- the parser ---------------------------------------------------------------------- */
 
@@ -444,6 +441,8 @@ struct parser {
 	const char *name;
 	unsigned line;
 	enum section section;
+	struct where where;          /* of a router section */
+	char label[96];              /* "down", "down.router.class.EF": prefix of keys in messages */
 	bool section_seen[SECTIONS];
 	bool key_seen[SECTIONS][MAX_KEYS];
 	char *err;
@@ -462,12 +461,77 @@ static bool fail(struct parser *p, const char *fmt, ...)
 	return false;
 }
 
-static void full_key(char *out, size_t n, enum section s, const char *key)
+static const char *sq_dir_label(enum sq_dir d)
 {
-	if (s == SEC_PROCESS)
+	return d == SQ_UP ? "up" : "down";
+}
+
+static void full_key(char *out, size_t n, const struct parser *p, const char *key)
+{
+	if (p->section == SEC_PROCESS)
 		snprintf(out, n, "%s", key);
 	else
-		snprintf(out, n, "%s.%s", section_names[s], key);
+		snprintf(out, n, "%s.%s", p->label, key);
+}
+
+/* Checks a router section that ends (at the next header or the end of the file). */
+static bool close_section(struct parser *p)
+{
+	if (p->section < SEC_ROUTER)
+		return true;
+	const struct key_spec *keys = section_keys[p->section];
+	for (int i = 0; keys[i].name; i++) {
+		if (keys[i].required && !p->key_seen[p->section][i]) {
+			snprintf(p->err, p->errlen, "%s: %s.%s: missing required key", p->name, p->label, keys[i].name);
+			return false;
+		}
+	}
+	const char *problem = p->section == SEC_CLASS ? sq_router_close_class(p->cfg, &p->where)
+			      : p->section == SEC_FILTER ? sq_router_close_filter(p->cfg, &p->where) : NULL;
+	if (problem) {
+		snprintf(p->err, p->errlen, "%s: %s.%s", p->name, p->label, problem);
+		return false;
+	}
+	return true;
+}
+
+/* [down.router], [up.router.class.EF], [down.router.filter.voip] */
+static bool parse_router_section(struct parser *p, const char *name)
+{
+	enum sq_dir dir;
+	const char *rest;
+	if (strncmp(name, "down.router", 11) == 0) {
+		dir = SQ_DOWN;
+		rest = name + 11;
+	} else if (strncmp(name, "up.router", 9) == 0) {
+		dir = SQ_UP;
+		rest = name + 9;
+	} else {
+		return fail(p, "[%.80s]: unknown section, expected [channel], [down], [up], [down.router], "
+			    "[down.router.class.NAME], [down.router.filter.NAME] (or up.)", name);
+	}
+	const char *problem = NULL;
+	p->where = (struct where){ dir, 0 };
+	if (*rest == '\0') {
+		struct sq_router_names *nm = &p->cfg->router_names[dir];
+		problem = nm->present ? "section appears twice" : NULL;
+		nm->present = true;
+		p->section = SEC_ROUTER;
+	} else if (strncmp(rest, ".class.", 7) == 0) {
+		problem = sq_router_add_class(p->cfg, dir, rest + 7, &p->where.index);
+		p->section = SEC_CLASS;
+	} else if (strncmp(rest, ".filter.", 8) == 0) {
+		problem = sq_router_add_filter(p->cfg, dir, rest + 8, &p->where.index);
+		p->section = SEC_FILTER;
+	} else {
+		return fail(p, "[%.80s]: unknown section, expected [%s.router], [%s.router.class.NAME] or "
+			    "[%s.router.filter.NAME]", name, sq_dir_label(dir), sq_dir_label(dir), sq_dir_label(dir));
+	}
+	if (problem)
+		return fail(p, "[%.80s]: %s", name, problem);
+	snprintf(p->label, sizeof(p->label), "%s", name);
+	memset(p->key_seen[p->section], 0, sizeof(p->key_seen[p->section]));
+	return true;
 }
 
 static bool parse_section(struct parser *p, char *text)
@@ -477,16 +541,19 @@ static bool parse_section(struct parser *p, char *text)
 		return fail(p, "expected a section header [channel], [down] or [up], got '%.80s'", text);
 	text[n - 1] = '\0';
 	char *name = trim(text + 1);
-	for (int s = SEC_CHANNEL; s < SECTIONS; s++) {
+	if (!close_section(p))
+		return false;
+	for (int s = SEC_CHANNEL; s < FIXED_SECTIONS; s++) {
 		if (strcmp(name, section_names[s]) != 0)
 			continue;
 		if (p->section_seen[s])
 			return fail(p, "[%s]: section appears twice", name);
 		p->section_seen[s] = true;
 		p->section = (enum section)s;
+		snprintf(p->label, sizeof(p->label), "%s", name);
 		return true;
 	}
-	return fail(p, "[%.80s]: unknown section, expected [channel], [down] or [up]", name);
+	return parse_router_section(p, name);
 }
 
 static bool parse_assignment(struct parser *p, char *text)
@@ -497,7 +564,7 @@ static bool parse_assignment(struct parser *p, char *text)
 	*eq = '\0';
 	char *key = trim(text), *value = trim(eq + 1);
 	char shown[160];
-	full_key(shown, sizeof(shown), p->section, key);
+	full_key(shown, sizeof(shown), p, key);
 	const struct key_spec *keys = section_keys[p->section];
 	for (int i = 0; keys[i].name; i++) {
 		if (strcmp(keys[i].name, key) != 0)
@@ -505,8 +572,10 @@ static bool parse_assignment(struct parser *p, char *text)
 		if (p->key_seen[p->section][i])
 			return fail(p, "%s: key appears twice", shown);
 		p->key_seen[p->section][i] = true;
-		enum sq_dir dir = p->section == SEC_UP ? SQ_UP : SQ_DOWN;
-		const char *expected = keys[i].set(p->cfg, dir, value);
+		struct where w = p->section >= SEC_ROUTER ? p->where
+						       : (struct where){ p->section == SEC_UP ? SQ_UP : SQ_DOWN, 0 };
+		p->cfg->line = p->line;
+		const char *expected = keys[i].set(p->cfg, &w, value);
 		if (expected)
 			return fail(p, "%s: %s, got '%.*s'", shown, expected, MAX_SHOWN_VALUE, value);
 		return true;
@@ -560,15 +629,31 @@ static bool check_channel(struct parser *p)
 	return true;
 }
 
+static bool check_routers(struct parser *p)
+{
+	for (int d = 0; d < SQ_DIRS; d++) {
+		char msg[512];
+		unsigned line;
+		if (!sq_router_finish(p->cfg, (enum sq_dir)d, msg, sizeof(msg), &line)) {
+			if (line)
+				snprintf(p->err, p->errlen, "%s:%u: %s", p->name, line, msg);
+			else
+				snprintf(p->err, p->errlen, "%s: %s", p->name, msg);
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool check_required(struct parser *p)
 {
-	for (int s = SEC_CHANNEL; s < SECTIONS; s++) {
+	for (int s = SEC_CHANNEL; s < FIXED_SECTIONS; s++) {
 		if (!p->section_seen[s]) {
 			snprintf(p->err, p->errlen, "%s: [%s]: missing section", p->name, section_names[s]);
 			return false;
 		}
 	}
-	for (int s = SEC_DOWN; s < SECTIONS; s++) {
+	for (int s = SEC_DOWN; s <= SEC_UP; s++) {
 		const struct key_spec *keys = section_keys[s];
 		for (int i = 0; keys[i].name; i++) {
 			if (keys[i].required && !p->key_seen[s][i]) {
@@ -583,13 +668,13 @@ static bool check_required(struct parser *p)
 			 "us), got %" PRId64 "us", p->name, p->cfg->keepalive, p->cfg->peer_timeout);
 		return false;
 	}
-	return check_channel(p);
+	return check_channel(p) && check_routers(p);
 }
 
 void sq_config_init(struct sq_emu_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	set_listen(cfg, SQ_DOWN, "0.0.0.0:5300");
+	set_listen(cfg, &(struct where){ SQ_DOWN, 0 }, "0.0.0.0:5300");
 	cfg->keepalive = 1000000;
 	cfg->peer_timeout = 5000000;
 	cfg->autostart = SQ_AUTOSTART_NONE;
@@ -627,7 +712,7 @@ bool sq_config_parse(struct sq_emu_config *cfg, const char *name, const char *bu
 		pos += line_len + 1;
 	}
 	p.line = 0;
-	return check_required(&p);
+	return close_section(&p) && check_required(&p);
 }
 
 /* Reads a whole file into a NUL-terminated heap buffer. */
@@ -681,7 +766,7 @@ bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *
 	for (int i = 0; process_keys[i].name; i++) {
 		if (strcmp(process_keys[i].name, key) != 0)
 			continue;
-		const char *expected = process_keys[i].set(cfg, SQ_DOWN, value);
+		const char *expected = process_keys[i].set(cfg, &(struct where){ SQ_DOWN, 0 }, value);
 		if (expected)
 			snprintf(err, errlen, "%s: %s, got '%.*s'", origin, expected, MAX_SHOWN_VALUE, value);
 		return expected == NULL;
@@ -861,5 +946,7 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 		}
 	}
 	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN]);
+	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
 	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP]);
+	sq_router_write(out, prefix, "up", &cfg->link.dir[SQ_UP].router);
 }

@@ -92,6 +92,17 @@ void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *p
 	print_counters(out, prefix, "up", t->counters[SQ_UP]);
 	fprintf(out, "%sstate_changes %" PRIu64 "\n", prefix,
 		t->counters[SQ_DOWN][SQ_EV_STATE] + t->counters[SQ_UP][SQ_EV_STATE]);
+	for (int d = 0; d < SQ_DIRS; d++) {
+		const struct sq_router_totals *r = &t->router[d];
+		for (size_t c = 0; c < r->n; c++) {
+			const struct sq_router_class_stats *st = &r->stats[c];
+			fprintf(out, "%srouter %s %s arrivals %" PRIu64 " enqueued %" PRIu64 " drops %" PRIu64
+				" tail_drops %" PRIu64 " red_drops %" PRIu64 " marks %" PRIu64 " backlog_pkts %" PRIu64
+				" backlog_bytes %" PRIu64 "\n", prefix, sq_dir_name((enum sq_dir)d), r->name[c],
+				st->arrivals, st->enqueued, st->drops, st->tail_drops, st->red_drops, st->marks,
+				st->backlog_pkts, st->backlog_bytes);
+		}
+	}
 	fprintf(out, "%spending %" PRIu64 "\n", prefix, t->pending);
 	fprintf(out, "%sundeliverable down %" PRIu64 " up %" PRIu64 " send_errors %" PRIu64 "\n", prefix,
 		t->undeliverable[SQ_DOWN], t->undeliverable[SQ_UP], t->send_errors);

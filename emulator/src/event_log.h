@@ -27,6 +27,13 @@ struct sq_event_log {
 	bool write_failed;
 };
 
+/* Per class of a direction's router stage (n == 0: no router stage). */
+struct sq_router_totals {
+	size_t n;
+	char name[SQ_ROUTER_MAX_CLASSES][SQ_ROUTER_NAME_MAX];
+	struct sq_router_class_stats stats[SQ_ROUTER_MAX_CLASSES];
+};
+
 /* The counts the trailer reports. */
 struct sq_log_totals {
 	sq_time_us end_us;
@@ -37,6 +44,7 @@ struct sq_log_totals {
 	uint64_t rejected[SQ_REJECT_REASONS];
 	const struct sq_lateness *lateness;
 	const char *end_reason;
+	struct sq_router_totals router[SQ_DIRS];
 };
 
 bool sq_event_log_open(struct sq_event_log *log, const char *path, char *err, size_t errlen);

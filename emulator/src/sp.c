@@ -478,6 +478,16 @@ static void collect_totals(struct sp *sp, struct sq_log_totals *t)
 	memcpy(t->rejected, sp->rejected, sizeof(t->rejected));
 	t->lateness = &sp->lateness;
 	t->end_reason = sp->end_reason ? sp->end_reason : "error";
+	for (int d = 0; d < SQ_DIRS; d++) {
+		const struct sq_router_config *rc = &sp->cfg->link.dir[d].router;
+		struct sq_router_totals *rt = &t->router[d];
+		for (size_t c = 0; rc->enabled && c < rc->n_classes; c++) {
+			if (!sq_model_router_stats(sp->model, (enum sq_dir)d, c, &rt->stats[rt->n]))
+				continue;
+			memcpy(rt->name[rt->n], rc->classes[c].name, SQ_ROUTER_NAME_MAX);
+			rt->n++;
+		}
+	}
 }
 
 /* Writes the trailer and closes the log; false if the log is incomplete. */

@@ -354,7 +354,7 @@ static const struct bad_case bad_cases[] = {
 	{ 0, "colour = blue", "t.conf:17: up.colour: unknown key" },
 	{ 0, "mtu = 576B", "t.conf:17: up.mtu: key appears twice" },
 	{ 0, "[down]", "t.conf:17: [down]: section appears twice" },
-	{ 0, "[router]", "t.conf:17: [router]: unknown section, expected [channel], [down] or [up]" },
+	{ 0, "[router]", "t.conf:17: [router]: unknown section, expected [channel], [down], [up], [down.router]" },
 	{ 0, "just words", "t.conf:17: expected 'key = value' or a [section], got 'just words'" },
 	{ 2, "listen = localhost:5300", "t.conf:2: listen: expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300" },
 	{ 2, "listen = 127.0.0.1:65536", "t.conf:2: listen: expected ADDR:PORT" },
@@ -429,6 +429,170 @@ static void test_exponential_bounds(void **state)
 	free_config(cfg);
 }
 
+static const char *const ROUTER =
+	"[down.router]\n"
+	"scheduler = priority\n"
+	"default = BE\n"
+	"[down.router.filter.voip]\n"      /* names a class defined later */
+	"class = EF\n"
+	"dscp = EF, 34, CS1, AF11, VA, BE\n"
+	"[down.router.class.EF]\n"
+	"priority = 0\n"
+	"discipline = pfifo\n"
+	"limit = 10\n"
+	"[down.router.class.AF]\n"
+	"priority = 1\n"
+	"discipline = bfifo\n"
+	"limit = 6000B\n"
+	"[down.router.class.BE]\n"
+	"priority = 2\n"
+	"discipline = red\n"
+	"limit = 11000B\n"
+	"red.min = 2000B\n"
+	"red.max = 6000B\n"
+	"red.avpkt = 500B\n"
+	"red.ecn = true\n"
+	"[down.router.filter.web]\n"
+	"class = AF\n"
+	"protocol = tcp\n"
+	"sport = 80\n"
+	"dport = 1024-65535\n"
+	"[up.router]\n"
+	"scheduler = weighted\n"
+	"default = only\n"
+	"[up.router.class.only]\n"
+	"share = 32kbit\n"
+	"discipline = red\n"
+	"limit = 9000B\n"
+	"red.min = 1000B\n"
+	"red.max = 3000B\n"
+	"red.avpkt = 500B\n"
+	"red.max_p = 0.25\n"
+	"red.w_q = 0.001953125\n";
+
+static char *minimal_plus(const char *extra)
+{
+	char *text = calloc(1, strlen(MINIMAL) + strlen(extra) + 1);
+	strcat(strcat(text, MINIMAL), extra);
+	return text;
+}
+
+static void test_router_sections(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus(ROUTER);
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_router_config *r = &cfg->link.dir[SQ_DOWN].router;
+	assert_true(r->enabled);
+	assert_int_equal(r->scheduler, SQ_ROUTER_PRIORITY);
+	assert_int_equal(r->n_classes, 3);
+	assert_string_equal(r->classes[0].name, "EF");
+	assert_int_equal(r->default_class, 2);
+	assert_int_equal(r->classes[0].discipline, SQ_QDISC_PFIFO);
+	assert_int_equal(r->classes[0].limit, 10);
+	assert_int_equal(r->classes[1].discipline, SQ_QDISC_BFIFO);
+	assert_int_equal(r->classes[1].limit, 6000);
+	assert_int_equal(r->classes[1].priority, 1);
+	const struct sq_red_config *red = &r->classes[2].red;
+	assert_int_equal(r->classes[2].discipline, SQ_QDISC_RED);
+	assert_int_equal(red->limit, 11000);
+	assert_int_equal(red->min, 2000);
+	assert_int_equal(red->max, 6000);
+	assert_int_equal(red->avpkt, 500);
+	assert_true(red->max_p == 0.1 && red->w_q == 0.002 && red->ecn);
+	assert_int_equal(r->n_filters, 2);
+	assert_string_equal(r->filters[0].name, "voip");
+	assert_int_equal(r->filters[0].class_index, 0);
+	uint64_t expected_mask = (UINT64_C(1) << 46) | (UINT64_C(1) << 34) | (UINT64_C(1) << 8) |
+				 (UINT64_C(1) << 10) | (UINT64_C(1) << 44) | 1;
+	assert_true(r->filters[0].dscp_mask == expected_mask);
+	assert_false(r->filters[0].match_proto);
+	assert_int_equal(r->filters[1].class_index, 1);
+	assert_true(r->filters[1].match_proto && r->filters[1].proto == 6);
+	assert_true(r->filters[1].match_sport && r->filters[1].sport_min == 80 && r->filters[1].sport_max == 80);
+	assert_true(r->filters[1].match_dport && r->filters[1].dport_min == 1024 && r->filters[1].dport_max == 65535);
+	const struct sq_router_config *u = &cfg->link.dir[SQ_UP].router;
+	assert_true(u->enabled);
+	assert_int_equal(u->scheduler, SQ_ROUTER_WEIGHTED);
+	assert_int_equal(u->classes[0].share_bps, 32000);
+	assert_true(u->classes[0].red.max_p == 0.25 && u->classes[0].red.w_q == 0.001953125);
+	assert_false(u->classes[0].red.ecn);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.scheduler = priority\ndown.router.default = BE\n"));
+	assert_non_null(strstr(out, "down.router.class.EF.discipline = pfifo\ndown.router.class.EF.limit = 10\n"));
+	assert_non_null(strstr(out, "down.router.class.BE.red.ecn = true\n"));
+	assert_non_null(strstr(out, "down.router.filter.voip.class = EF\ndown.router.filter.voip.dscp = 0, 8, 10, 34, 44, 46\n"));
+	assert_non_null(strstr(out, "down.router.filter.web.protocol = 6\ndown.router.filter.web.sport = 80-80\n"));
+	assert_non_null(strstr(out, "up.router.class.only.share = 32000bit\n"));
+	free(out);
+	free(text);
+	/* Without router sections the stage is off. */
+	struct sq_emu_config *plain = new_config();
+	assert_true(parse_text(plain, MINIMAL, err, sizeof(err)));
+	assert_false(plain->link.dir[SQ_DOWN].router.enabled);
+	free_config(plain);
+	free_config(cfg);
+}
+
+static const struct bad_case router_cases[] = {
+	{ 0, "[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
+	  "t.conf: [down.router]: missing, classes and filters need it" },
+	{ 0, "[down.router]\ndefault = EF\n", "t.conf: [down.router.class.NAME]: missing" },
+	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
+	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
+	  "t.conf: down.router.class.EF.limit: pfifo counts packets, expected a number like 20" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
+	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
+	  "t.conf: down.router.class.EF.red.min, red.max, red.avpkt: required with discipline = red" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
+	  "t.conf: down.router.class.EF.discipline: missing required key" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo' or 'red', got 'sfq'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
+	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
+	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
+	  "t.conf: down.router.class.EF.share: missing, scheduler = weighted needs a share" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
+	     "[down.router.filter.f]\nclass = EF\nsport = 80\n",
+	  "t.conf: down.router.filter.f.sport, dport: need protocol in the same filter" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
+	     "[down.router.filter.f]\nclass = EF\n",
+	  "t.conf: down.router.filter.f.dscp, protocol: a filter needs at least one of them" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
+	     "[down.router.filter.f]\nclass = AF\ndscp = EF\n",
+	  "t.conf:23: down.router.filter.f.class: 'AF' names no class; defined classes are EF" },
+	{ 0, "[down.router.filter.f]\ndscp = AF44\n",
+	  "t.conf:18: down.router.filter.f.dscp: expected DSCP values separated by commas" },
+	{ 0, "[down.router.filter.f]\ndport = 90-80\n",
+	  "t.conf:18: down.router.filter.f.dport: expected a port 0-65535 or a range like 5000-5010, got '90-80'" },
+	{ 0, "[down.router.class.1x]\n", "t.conf:17: [down.router.class.1x]: expected a class name" },
+	{ 0, "[down.router.queue]\n", "t.conf:17: [down.router.queue]: unknown section, expected [down.router]" },
+	{ 0, "[down.router.class.A]\nred.max_p = 0\n",
+	  "t.conf:18: down.router.class.A.red.max_p: expected a probability in (0, 1] like 0.1, got '0'" },
+};
+
+static void test_router_bad_inputs(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(router_cases) / sizeof(router_cases[0]); i++) {
+		const struct bad_case *c = &router_cases[i];
+		char *text = minimal_plus(c->text);
+		struct sq_emu_config *cfg = new_config();
+		char err[512] = "";
+		bool ok = parse_text(cfg, text, err, sizeof(err));
+		if (ok || strncmp(err, c->expected, strlen(c->expected)) != 0)
+			fail_msg("router case %zu: got %s '%s', expected '%s'", i, ok ? "success" : "error", err,
+				 c->expected);
+		free_config(cfg);
+		free(text);
+	}
+}
+
 static void test_missing_section_and_nul_byte(void **state)
 {
 	(void)state;
@@ -456,6 +620,8 @@ int main(void)
 		cmocka_unit_test(test_bad_inputs_name_line_and_key),
 		cmocka_unit_test(test_exponential_bounds),
 		cmocka_unit_test(test_missing_section_and_nul_byte),
+		cmocka_unit_test(test_router_sections),
+		cmocka_unit_test(test_router_bad_inputs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,510 @@
+/* The router-stage sections of the configuration file (emulator/CONFIG.md,
+ * "Router stage"): [DIR.router], [DIR.router.class.NAME], [DIR.router.filter.NAME]. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_keys.h"
+#include "units.h"
+
+static struct sq_router_config *router(struct sq_emu_config *cfg, const struct where *w)
+{
+	return &cfg->link.dir[w->dir].router;
+}
+
+static struct sq_router_class *class_of(struct sq_emu_config *cfg, const struct where *w)
+{
+	return &router(cfg, w)->classes[w->index];
+}
+
+static struct sq_router_filter *filter_of(struct sq_emu_config *cfg, const struct where *w)
+{
+	return &router(cfg, w)->filters[w->index];
+}
+
+static struct sq_router_names *names(struct sq_emu_config *cfg, const struct where *w)
+{
+	return &cfg->router_names[w->dir];
+}
+
+#define NAME_EXPECTED "expected a class name: a letter, then letters, digits, '_' or '-' (at most 31)"
+
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n >= SQ_ROUTER_NAME_MAX || !isalpha((unsigned char)s[0]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+			return false;
+	return true;
+}
+
+/* --- [DIR.router] ---------------------------------------------------------------------- */
+
+static const char *set_scheduler(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (strcmp(v, "priority") == 0)
+		router(cfg, w)->scheduler = SQ_ROUTER_PRIORITY;
+	else if (strcmp(v, "weighted") == 0)
+		router(cfg, w)->scheduler = SQ_ROUTER_WEIGHTED;
+	else
+		return "expected 'priority' or 'weighted'";
+	return NULL;
+}
+
+static const char *set_default(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (!valid_name(v))
+		return NAME_EXPECTED;
+	strcpy(names(cfg, w)->default_class, v);
+	names(cfg, w)->default_line = cfg->line;
+	return NULL;
+}
+
+const struct key_spec sq_router_keys[] = {
+	{ "scheduler", set_scheduler, false },
+	{ "default", set_default, true },
+	{ NULL, NULL, false },
+};
+
+/* --- [DIR.router.class.NAME] ------------------------------------------------------------ */
+
+static const char *set_priority(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	uint64_t n;
+	if (!sq_parse_count(v, 255, &n))
+		return "expected a priority in [0, 255] (0 is served first)";
+	class_of(cfg, w)->priority = (uint8_t)n;
+	return NULL;
+}
+
+static const char *set_share(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	uint64_t bps;
+	if (!sq_parse_rate(v, &bps) || bps == 0 || bps == SQ_RATE_UNLIMITED)
+		return "expected a rate > 0 like 32kbit (units bit, kbit, Mbit, Gbit)";
+	class_of(cfg, w)->share_bps = bps;
+	names(cfg, w)->share_set[w->index] = true;
+	return NULL;
+}
+
+static const char *set_discipline(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_router_class *c = class_of(cfg, w);
+	if (strcmp(v, "pfifo") == 0)
+		c->discipline = SQ_QDISC_PFIFO;
+	else if (strcmp(v, "bfifo") == 0)
+		c->discipline = SQ_QDISC_BFIFO;
+	else if (strcmp(v, "red") == 0)
+		c->discipline = SQ_QDISC_RED;
+	else
+		return "expected 'pfifo', 'bfifo' or 'red'";
+	return NULL;
+}
+
+static const char *set_limit(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_router_class *c = class_of(cfg, w);
+	uint64_t packets;
+	uint32_t bytes;
+	if (sq_parse_count(v, UINT32_MAX, &packets)) {
+		c->limit = (uint32_t)packets;
+		names(cfg, w)->limit_is_bytes[w->index] = false;
+	} else if (sq_parse_size(v, &bytes)) {
+		c->limit = bytes;
+		c->red.limit = bytes;
+		names(cfg, w)->limit_is_bytes[w->index] = true;
+	} else {
+		return "expected packets like 20 (pfifo) or bytes like 6000B (bfifo, red)";
+	}
+	return NULL;
+}
+
+#define RED_SIZE_EXPECTED "expected a size in bytes > 0 like 2000B"
+
+static const char *red_size(uint32_t *out, const char *v)
+{
+	if (!sq_parse_size(v, out) || *out == 0)
+		return RED_SIZE_EXPECTED;
+	return NULL;
+}
+
+static const char *set_red_min(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return red_size(&class_of(cfg, w)->red.min, v);
+}
+
+static const char *set_red_max(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return red_size(&class_of(cfg, w)->red.max, v);
+}
+
+static const char *set_red_avpkt(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return red_size(&class_of(cfg, w)->red.avpkt, v);
+}
+
+static const char *set_red_max_p(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	double p;
+	if (!sq_parse_probability(v, &p) || p == 0.0)
+		return "expected a probability in (0, 1] like 0.1";
+	class_of(cfg, w)->red.max_p = p;
+	return NULL;
+}
+
+static const char *set_red_w_q(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	double p;
+	if (!sq_parse_probability(v, &p) || p == 0.0)
+		return "expected a weight in (0, 1] like 0.002";
+	class_of(cfg, w)->red.w_q = p;
+	return NULL;
+}
+
+static const char *set_red_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return sq_parse_bool(v, &class_of(cfg, w)->red.ecn) ? NULL : "expected 'true' or 'false'";
+}
+
+const struct key_spec sq_router_class_keys[] = {
+	{ "priority", set_priority, false },
+	{ "share", set_share, false },
+	{ "discipline", set_discipline, true },
+	{ "limit", set_limit, true },
+	{ "red.min", set_red_min, false },
+	{ "red.max", set_red_max, false },
+	{ "red.avpkt", set_red_avpkt, false },
+	{ "red.max_p", set_red_max_p, false },
+	{ "red.w_q", set_red_w_q, false },
+	{ "red.ecn", set_red_ecn, false },
+	{ NULL, NULL, false },
+};
+
+/* --- [DIR.router.filter.NAME] ----------------------------------------------------------- */
+
+static const char *set_filter_class(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (!valid_name(v))
+		return NAME_EXPECTED;
+	strcpy(names(cfg, w)->filter_class[w->index], v);
+	names(cfg, w)->filter_class_line[w->index] = cfg->line;
+	return NULL;
+}
+
+/* DSCP code points by name (RFC 2474, 2597, 3246, 5865). */
+static bool dscp_value(const char *s, unsigned *out)
+{
+	uint64_t n;
+	if (sq_parse_count(s, 63, &n)) {
+		*out = (unsigned)n;
+		return true;
+	}
+	if (strcmp(s, "EF") == 0 || strcmp(s, "BE") == 0 || strcmp(s, "VA") == 0) {
+		*out = s[0] == 'E' ? 46 : s[0] == 'B' ? 0 : 44;
+		return true;
+	}
+	if (s[0] == 'C' && s[1] == 'S' && s[2] >= '0' && s[2] <= '7' && !s[3]) {
+		*out = (unsigned)(s[2] - '0') * 8;
+		return true;
+	}
+	if (s[0] == 'A' && s[1] == 'F' && s[2] >= '1' && s[2] <= '4' && s[3] >= '1' && s[3] <= '3' && !s[4]) {
+		*out = (unsigned)(s[2] - '0') * 8 + (unsigned)(s[3] - '0') * 2;
+		return true;
+	}
+	return false;
+}
+
+static const char *set_dscp(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	static const char *const expected =
+		"expected DSCP values separated by commas: 0-63, EF, BE, VA, CS0-CS7, AF11-AF43";
+	char buf[256];
+	if (strlen(v) >= sizeof(buf))
+		return expected;
+	strcpy(buf, v);
+	uint64_t mask = 0;
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		while (isspace((unsigned char)*tok))
+			tok++;
+		char *end = tok + strlen(tok);
+		while (end > tok && isspace((unsigned char)end[-1]))
+			*--end = '\0';
+		unsigned d;
+		if (!dscp_value(tok, &d))
+			return expected;
+		mask |= UINT64_C(1) << d;
+	}
+	if (mask == 0)
+		return expected;
+	filter_of(cfg, w)->dscp_mask = mask;
+	return NULL;
+}
+
+static const char *set_protocol(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	static const struct { const char *name; uint8_t number; } known[] = {
+		{ "icmp", 1 }, { "tcp", 6 }, { "udp", 17 }, { "icmp6", 58 }, { "sctp", 132 },
+	};
+	struct sq_router_filter *f = filter_of(cfg, w);
+	uint64_t n;
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (strcmp(v, known[i].name) == 0) {
+			f->match_proto = true;
+			f->proto = known[i].number;
+			return NULL;
+		}
+	}
+	if (!sq_parse_count(v, 255, &n))
+		return "expected tcp, udp, icmp, icmp6, sctp or a protocol number 0-255";
+	f->match_proto = true;
+	f->proto = (uint8_t)n;
+	return NULL;
+}
+
+static bool parse_port_range(const char *v, uint16_t *lo, uint16_t *hi)
+{
+	char buf[32];
+	uint64_t a, b;
+	if (strlen(v) >= sizeof(buf))
+		return false;
+	strcpy(buf, v);
+	char *dash = strchr(buf, '-');
+	if (dash)
+		*dash = '\0';
+	if (!sq_parse_count(buf, 65535, &a))
+		return false;
+	b = a;
+	if (dash && !sq_parse_count(dash + 1, 65535, &b))
+		return false;
+	if (a > b)
+		return false;
+	*lo = (uint16_t)a;
+	*hi = (uint16_t)b;
+	return true;
+}
+
+#define PORT_EXPECTED "expected a port 0-65535 or a range like 5000-5010"
+
+static const char *set_sport(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_router_filter *f = filter_of(cfg, w);
+	if (!parse_port_range(v, &f->sport_min, &f->sport_max))
+		return PORT_EXPECTED;
+	f->match_sport = true;
+	return NULL;
+}
+
+static const char *set_dport(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_router_filter *f = filter_of(cfg, w);
+	if (!parse_port_range(v, &f->dport_min, &f->dport_max))
+		return PORT_EXPECTED;
+	f->match_dport = true;
+	return NULL;
+}
+
+const struct key_spec sq_router_filter_keys[] = {
+	{ "class", set_filter_class, true },
+	{ "dscp", set_dscp, false },
+	{ "protocol", set_protocol, false },
+	{ "sport", set_sport, false },
+	{ "dport", set_dport, false },
+	{ NULL, NULL, false },
+};
+
+/* --- sections ------------------------------------------------------------------------- */
+
+const char *sq_router_add_class(struct sq_emu_config *cfg, enum sq_dir dir, const char *name, size_t *index)
+{
+	struct sq_router_config *r = &cfg->link.dir[dir].router;
+	if (!valid_name(name))
+		return NAME_EXPECTED;
+	for (size_t i = 0; i < r->n_classes; i++)
+		if (strcmp(r->classes[i].name, name) == 0)
+			return "section appears twice";
+	if (r->n_classes == SQ_ROUTER_MAX_CLASSES)
+		return "too many classes (at most 16)";
+	*index = r->n_classes++;
+	struct sq_router_class *c = &r->classes[*index];
+	memset(c, 0, sizeof(*c));
+	strcpy(c->name, name);
+	c->red.max_p = 0.1;     /* IIP report table 1 */
+	c->red.w_q = 0.002;
+	return NULL;
+}
+
+const char *sq_router_add_filter(struct sq_emu_config *cfg, enum sq_dir dir, const char *name, size_t *index)
+{
+	struct sq_router_config *r = &cfg->link.dir[dir].router;
+	if (!valid_name(name))
+		return "expected a filter name: a letter, then letters, digits, '_' or '-' (at most 31)";
+	for (size_t i = 0; i < r->n_filters; i++)
+		if (strcmp(r->filters[i].name, name) == 0)
+			return "section appears twice";
+	if (r->n_filters == SQ_ROUTER_MAX_FILTERS)
+		return "too many filters (at most 32)";
+	*index = r->n_filters++;
+	struct sq_router_filter *f = &r->filters[*index];
+	memset(f, 0, sizeof(*f));
+	strcpy(f->name, name);
+	return NULL;
+}
+
+const char *sq_router_close_class(const struct sq_emu_config *cfg, const struct where *w)
+{
+	const struct sq_router_class *c = &cfg->link.dir[w->dir].router.classes[w->index];
+	bool bytes = cfg->router_names[w->dir].limit_is_bytes[w->index];
+	if (c->discipline == SQ_QDISC_PFIFO && bytes)
+		return "limit: pfifo counts packets, expected a number like 20";
+	if (c->discipline != SQ_QDISC_PFIFO && !bytes)
+		return "limit: bfifo and red count bytes, expected a size like 6000B";
+	if (c->discipline == SQ_QDISC_RED && (c->red.min == 0 || c->red.max == 0 || c->red.avpkt == 0))
+		return "red.min, red.max, red.avpkt: required with discipline = red";
+	if (c->discipline != SQ_QDISC_RED && (c->red.min || c->red.max || c->red.avpkt || c->red.ecn))
+		return "red.*: only with discipline = red";
+	return NULL;
+}
+
+const char *sq_router_close_filter(const struct sq_emu_config *cfg, const struct where *w)
+{
+	const struct sq_router_filter *f = &cfg->link.dir[w->dir].router.filters[w->index];
+	if ((f->match_sport || f->match_dport) && !f->match_proto)
+		return "sport, dport: need protocol in the same filter";
+	if (!f->dscp_mask && !f->match_proto)
+		return "dscp, protocol: a filter needs at least one of them";
+	return NULL;
+}
+
+static bool find_class(const struct sq_router_config *r, const char *name, size_t *index)
+{
+	for (size_t i = 0; i < r->n_classes; i++) {
+		if (strcmp(r->classes[i].name, name) == 0) {
+			*index = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static void class_list(const struct sq_router_config *r, char *out, size_t n)
+{
+	size_t len = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < r->n_classes && len < n; i++) {
+		int k = snprintf(out + len, n - len, "%s%s", i ? ", " : "", r->classes[i].name);
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
+bool sq_router_finish(struct sq_emu_config *cfg, enum sq_dir dir, char *msg, size_t msglen, unsigned *line)
+{
+	struct sq_router_config *r = &cfg->link.dir[dir].router;
+	struct sq_router_names *nm = &cfg->router_names[dir];
+	const char *dn = dir == SQ_DOWN ? "down" : "up";
+	char defined[SQ_ROUTER_MAX_CLASSES * SQ_ROUTER_NAME_MAX];
+	*line = 0;
+	if (!nm->present) {
+		if (r->n_classes || r->n_filters) {
+			snprintf(msg, msglen, "[%s.router]: missing, classes and filters need it", dn);
+			return false;
+		}
+		return true;
+	}
+	if (r->n_classes == 0) {
+		snprintf(msg, msglen, "[%s.router.class.NAME]: missing, the router needs at least one class", dn);
+		return false;
+	}
+	class_list(r, defined, sizeof(defined));
+	if (!find_class(r, nm->default_class, &r->default_class)) {
+		*line = nm->default_line;
+		snprintf(msg, msglen, "%s.router.default: '%s' names no class; defined classes are %s", dn,
+			 nm->default_class, defined);
+		return false;
+	}
+	for (size_t i = 0; i < r->n_filters; i++) {
+		if (!find_class(r, nm->filter_class[i], &r->filters[i].class_index)) {
+			*line = nm->filter_class_line[i];
+			snprintf(msg, msglen, "%s.router.filter.%s.class: '%s' names no class; defined classes are %s",
+				 dn, r->filters[i].name, nm->filter_class[i], defined);
+			return false;
+		}
+	}
+	for (size_t i = 0; i < r->n_classes && r->scheduler == SQ_ROUTER_WEIGHTED; i++) {
+		if (!nm->share_set[i]) {
+			snprintf(msg, msglen, "%s.router.class.%s.share: missing, scheduler = weighted needs a share for every class",
+				 dn, r->classes[i].name);
+			return false;
+		}
+	}
+	r->enabled = true;
+	return true;
+}
+
+/* --- canonical output ------------------------------------------------------------------ */
+
+static void write_class(FILE *out, const char *p, const struct sq_router_class *c)
+{
+	static const char *const disc[] = { "pfifo", "bfifo", "red" };
+	fprintf(out, "%s%s.priority = %u\n", p, c->name, c->priority);
+	if (c->share_bps)
+		fprintf(out, "%s%s.share = %" PRIu64 "bit\n", p, c->name, c->share_bps);
+	fprintf(out, "%s%s.discipline = %s\n", p, c->name, disc[c->discipline % 3]);
+	if (c->discipline == SQ_QDISC_PFIFO) {
+		fprintf(out, "%s%s.limit = %" PRIu32 "\n", p, c->name, c->limit);
+		return;
+	}
+	fprintf(out, "%s%s.limit = %" PRIu32 "B\n", p, c->name, c->limit);
+	if (c->discipline != SQ_QDISC_RED)
+		return;
+	fprintf(out, "%s%s.red.min = %" PRIu32 "B\n", p, c->name, c->red.min);
+	fprintf(out, "%s%s.red.max = %" PRIu32 "B\n", p, c->name, c->red.max);
+	fprintf(out, "%s%s.red.avpkt = %" PRIu32 "B\n", p, c->name, c->red.avpkt);
+	fprintf(out, "%s%s.red.max_p = %.17g\n", p, c->name, c->red.max_p);
+	fprintf(out, "%s%s.red.w_q = %.17g\n", p, c->name, c->red.w_q);
+	fprintf(out, "%s%s.red.ecn = %s\n", p, c->name, c->red.ecn ? "true" : "false");
+}
+
+static void write_filter(FILE *out, const char *p, const struct sq_router_config *r,
+			 const struct sq_router_filter *f)
+{
+	fprintf(out, "%s%s.class = %s\n", p, f->name, r->classes[f->class_index].name);
+	if (f->dscp_mask) {
+		fprintf(out, "%s%s.dscp = ", p, f->name);
+		const char *sep = "";
+		for (unsigned d = 0; d < 64; d++) {
+			if (f->dscp_mask & (UINT64_C(1) << d)) {
+				fprintf(out, "%s%u", sep, d);
+				sep = ", ";
+			}
+		}
+		fputc('\n', out);
+	}
+	if (f->match_proto)
+		fprintf(out, "%s%s.protocol = %u\n", p, f->name, f->proto);
+	if (f->match_sport)
+		fprintf(out, "%s%s.sport = %u-%u\n", p, f->name, f->sport_min, f->sport_max);
+	if (f->match_dport)
+		fprintf(out, "%s%s.dport = %u-%u\n", p, f->name, f->dport_min, f->dport_max);
+}
+
+void sq_router_write(FILE *out, const char *prefix, const char *dir_name, const struct sq_router_config *r)
+{
+	if (!r->enabled)
+		return;
+	fprintf(out, "%s%s.router.scheduler = %s\n", prefix, dir_name,
+		r->scheduler == SQ_ROUTER_WEIGHTED ? "weighted" : "priority");
+	fprintf(out, "%s%s.router.default = %s\n", prefix, dir_name, r->classes[r->default_class].name);
+	char p[256];
+	snprintf(p, sizeof(p), "%s%s.router.class.", prefix, dir_name);
+	for (size_t i = 0; i < r->n_classes; i++)
+		write_class(out, p, &r->classes[i]);
+	snprintf(p, sizeof(p), "%s%s.router.filter.", prefix, dir_name);
+	for (size_t i = 0; i < r->n_filters; i++)
+		write_filter(out, p, r, &r->filters[i]);
+}
