@@ -171,3 +171,35 @@ def _signal_all(pids: list[int], sig: signal.Signals) -> None:
             os.kill(pid, sig)
         except ProcessLookupError:
             pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m testbed.lane create N | teardown N | cleanup | list"""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m testbed.lane", description="Build and remove testbed lanes.")
+    sub = p.add_subparsers(dest="command", required=True)
+    for name in ("create", "teardown"):
+        sub.add_parser(name).add_argument("lane", type=int)
+    sub.add_parser("cleanup", help="tear down the lanes of dead runs")
+    sub.add_parser("list", help="lanes present, with their owners")
+    args = p.parse_args(argv)
+    if args.command == "create":
+        addr = create(args.lane)
+        # The record names this short-lived process: the lane counts as a leftover
+        # for cleanup_leftovers() once we exit, and `teardown` removes it.
+        print(f"lane {args.lane}: {' '.join(addr.ns.all())}")
+    elif args.command == "teardown":
+        teardown(args.lane)
+    elif args.command == "cleanup":
+        print(f"removed lanes: {cleanup_leftovers()}")
+    else:
+        for lane in sorted(lanes_present()):
+            owner = read_owner(lane)
+            state = "no owner record" if owner is None else f"owner {owner.pid} {'alive' if owner.alive() else 'dead'}"
+            print(f"lane {lane}: {state}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
