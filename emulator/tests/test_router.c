@@ -574,6 +574,117 @@ static void test_one_fifo_class_keeps_the_link_timing(void **state)
 	assert_int_equal(sq_model_count(g->m, SQ_DOWN, SQ_EV_DROP_ROUTER), 0);
 }
 
+/* Random routers under random traffic keep the bookkeeping exact: every packet
+ * ends once (or is still pending), the send buffer never overflows, no drop_sbuf,
+ * and each class's statistics add up and agree with its events. */
+static void random_router(struct sq_router_config *rc, uint64_t *r)
+{
+	rc->enabled = true;
+	rc->scheduler = lcg(r) % 2 ? SQ_ROUTER_WEIGHTED : SQ_ROUTER_PRIORITY;
+	rc->n_classes = 1 + lcg(r) % 4;
+	for (size_t c = 0; c < rc->n_classes; c++) {
+		struct sq_router_class *k = &rc->classes[c];
+		k->priority = (uint8_t)(lcg(r) % 3);
+		k->share_bps = 1000 + lcg(r) % 64000;
+		k->discipline = (enum sq_qdisc)(lcg(r) % 3);
+		k->limit = k->discipline == SQ_QDISC_PFIFO ? 1 + (uint32_t)(lcg(r) % 30)
+							     : 1500 + (uint32_t)(lcg(r) % 20000);
+		uint32_t min = 500 + (uint32_t)(lcg(r) % 4000);
+		k->red = (struct sq_red_config){ .limit = min + 3000, .min = min, .max = min + 2000,
+						 .avpkt = 500, .max_p = 0.1, .w_q = 0.02,
+						 .ecn = lcg(r) % 2 };
+	}
+	rc->default_class = lcg(r) % rc->n_classes;
+	rc->n_filters = lcg(r) % 4;
+	for (size_t i = 0; i < rc->n_filters; i++) {
+		struct sq_router_filter *f = &rc->filters[i];
+		f->class_index = lcg(r) % rc->n_classes;
+		f->dscp_mask = lcg(r) % 2 ? 1ull << (lcg(r) % 4) : 0;
+		f->match_proto = !f->dscp_mask || lcg(r) % 2;
+		f->proto = lcg(r) % 2 ? 6 : 17;
+		f->match_dport = f->match_proto && lcg(r) % 2;
+		f->dport_min = (uint16_t)(lcg(r) % 4);
+		f->dport_max = (uint16_t)(f->dport_min + lcg(r) % 2);
+	}
+}
+
+static void check_bookkeeping(const struct fixture *f, size_t sent)
+{
+	const struct sq_router_config *rc = &f->tl.cfg.dir[SQ_DOWN].router;
+	uint64_t ends = 0, drops[SQ_ROUTER_MAX_CLASSES] = { 0 }, marks[SQ_ROUTER_MAX_CLASSES] = { 0 },
+		 enq[SQ_ROUTER_MAX_CLASSES] = { 0 };
+	for (size_t i = 0; i < f->rec.n; i++) {
+		const struct sq_event *e = &f->rec.ev[i];
+		if (e->type == SQ_EV_STATE || e->dir != SQ_DOWN)
+			continue;
+		assert_true(e->sbuf <= f->tl.cfg.dir[SQ_DOWN].send_buffer);
+		ends += e->type == SQ_EV_OUT || e->type == SQ_EV_DROP_ROUTER || e->type == SQ_EV_DROP_ERR;
+		if (e->type == SQ_EV_DROP_ROUTER)
+			drops[e->router_class]++;
+		if (e->type == SQ_EV_ECN_MARK)
+			marks[e->router_class]++;
+		if (e->type == SQ_EV_ENQUEUE)
+			enq[e->router_class]++;
+	}
+	assert_int_equal(ends + sq_model_pending(f->m), sent);
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_DROP_SBUF), 0);
+	uint64_t arrivals = 0;
+	for (size_t c = 0; c < rc->n_classes; c++) {
+		struct sq_router_class_stats s;
+		assert_true(sq_model_router_stats(f->m, SQ_DOWN, c, &s));
+		assert_int_equal(s.arrivals, s.enqueued + s.drops + s.backlog_pkts);
+		assert_int_equal(s.drops, s.tail_drops + s.red_drops);
+		assert_int_equal(s.drops, drops[c]);
+		assert_int_equal(s.marks, marks[c]);
+		assert_int_equal(s.enqueued, enq[c]);
+		arrivals += s.arrivals;
+	}
+	assert_int_equal(arrivals, sent);
+}
+
+static void test_random_routers_keep_exact_bookkeeping(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t r = 77, tail = 0, red = 0, marked = 0, moved = 0;
+	for (int run = 0; run < 40; run++) {
+		sq_model_free(f->m);
+		rec_release(&f->rec);
+		tl_defaults(&f->tl);
+		struct sq_direction_config *dc = &f->tl.cfg.dir[SQ_DOWN];
+		dc->send_buffer = 1500 + (uint32_t)(lcg(&r) % 4000);
+		dc->error[SQ_GOOD] = 0.1;
+		dc->arq_retransmissions = (uint32_t)(lcg(&r) % 3);
+		dc->arq_delay = 50000;
+		dc->recv_buffer = 3000;
+		random_router(&dc->router, &r);
+		f->m = tl_model(&f->tl, &f->rec);
+		sq_time_us t = 0;
+		size_t sent = 300;
+		for (size_t i = 0; i < sent; i++) {
+			t += (sq_time_us)(lcg(&r) % 150000);
+			send_pkt(f, t, 40 + (uint32_t)(lcg(&r) % 1461), (uint8_t)(lcg(&r) % 4),
+				 (uint8_t)(lcg(&r) % 4), lcg(&r) % 2 ? 6 : 17, 1, (uint16_t)(lcg(&r) % 4));
+			if (i % 100 == 99)
+				check_bookkeeping(f, i + 1);
+		}
+		sq_model_advance(f->m, t + 1000000000);
+		check_bookkeeping(f, sent);
+		assert_int_equal(sq_model_pending(f->m), 0);
+		for (size_t c = 0; c < dc->router.n_classes; c++) {
+			struct sq_router_class_stats st;
+			assert_true(sq_model_router_stats(f->m, SQ_DOWN, c, &st));
+			tail += st.tail_drops;
+			red += st.red_drops;
+			marked += st.marks;
+			moved += st.enqueued;
+		}
+	}
+	/* The runs did exercise every way out of a class queue. */
+	if (!(tail > 100 && red > 30 && marked > 30 && moved > 1000))
+		fail_msg("tail %llu red %llu marked %llu moved %llu", (unsigned long long)tail,
+			 (unsigned long long)red, (unsigned long long)marked, (unsigned long long)moved);
+}
+
 /* ---- determinism ---------------------------------------------------------------- */
 
 /* Bursty traffic into a RED class with early drops and marks. */
@@ -704,6 +815,7 @@ int main(void)
 		T(test_a_packet_that_exactly_fills_the_send_buffer_moves_on),
 		T(test_mtu_is_checked_before_the_router),
 		cmocka_unit_test_setup_teardown(test_one_fifo_class_keeps_the_link_timing, setup_pair, teardown_pair),
+		T(test_random_routers_keep_exact_bookkeeping),
 		cmocka_unit_test_setup_teardown(test_red_runs_are_bit_identical, setup_pair, teardown_pair),
 		T(test_config_messages_name_the_field),
 	};
