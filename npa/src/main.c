@@ -40,6 +40,7 @@ static int open_signal_fd(void)
 	sigaddset(&set, SIGTERM);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
 		return -1;
+	signal(SIGPIPE, SIG_IGN);  /* a closed stdout must not kill us before clean-up */
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
