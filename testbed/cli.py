@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from . import flows as _flows  # noqa: F401  registers the [flows] parser
+from . import router_section as _router_section  # noqa: F401  registers the [router] parser
+from . import runner
 from . import scenario as scenario_mod
+from . import tcp_section as _tcp_section  # noqa: F401  registers the [tcp] parser
 from .errors import ConfigError
 
 
@@ -15,7 +20,7 @@ def _show(args: argparse.Namespace) -> int:
     sc = scenario_mod.load(Path(args.scenario))
     if args.json:
         print(json.dumps([{"cell": c.cell_id, "axes": dict(c.labels), "link": asdict(c.link),
-                           **{k: _jsonable(v) for k, v in c.sections.items()}} for c in sc.cells], indent=2))
+                           **{k: runner.plain(v) for k, v in c.sections.items()}} for c in sc.cells], indent=2))
         return 0
     print(f"scenario {sc.name}: {len(sc.cells)} cells x {sc.replications} replications, "
           f"seed {sc.seed}, timeout {sc.timeout_us / 1e6:g} s")
@@ -27,7 +32,7 @@ def _show(args: argparse.Namespace) -> int:
             print(f"  axis {axis} = {label}")
         print(f"  link {cell.link.name}: {_describe_link(cell.link)}")
         for name, value in cell.sections.items():
-            print(f"  {name}: {_jsonable(value)}")
+            print(f"  {name}: {runner.plain(value)}")
     return 0
 
 
@@ -46,11 +51,25 @@ def _describe_link(link) -> str:
     return "; ".join(parts) + f"; channel {channel}"
 
 
-def _jsonable(value):
-    try:
-        return asdict(value)
-    except TypeError:
-        return value
+def _run(args: argparse.Namespace) -> int:
+    if args.scenario is None and args.resume is None:
+        print("squall run: give a SCENARIO file, or --resume RUN_DIR", file=sys.stderr)
+        return 2
+    if args.scenario is not None and args.resume is not None:
+        print("squall run: give either a SCENARIO or --resume RUN_DIR, not both "
+              "(a resumed run uses the scenario.toml stored in its directory)", file=sys.stderr)
+        return 2
+    if os.geteuid() != 0:
+        print("squall run: needs root (network namespaces, TUN devices, tc)", file=sys.stderr)
+        return 2
+    options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
+                                results=Path(args.results), lane_base=args.lane_base)
+    return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
+                              None if args.resume is None else Path(args.resume))
+
+
+def _status(args: argparse.Namespace) -> int:
+    return runner.status_command(Path(args.run_dir))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +79,21 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("scenario")
     show.add_argument("--json", action="store_true", help="machine-readable output")
     show.set_defaults(func=_show)
+
+    run = sub.add_parser("run", help="run every cell and replication of a scenario (docs/runner.md)")
+    run.add_argument("scenario", nargs="?", help="scenario file (omit with --resume)")
+    run.add_argument("--parallel", type=int, default=1, metavar="K", help="replications at once, one lane each")
+    run.add_argument("--replications", type=int, metavar="N", help="replications per cell (default: the scenario's)")
+    run.add_argument("--cells", metavar="GLOB", help="only the cells whose id matches, e.g. 'link-r2_*'")
+    run.add_argument("--results", default="results", metavar="DIR", help="where run directories go (default results)")
+    run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
+    run.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
+                     help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+    run.set_defaults(func=_run)
+
+    status = sub.add_parser("status", help="what a run directory holds: per cell ok/failed/timeout/missing")
+    status.add_argument("run_dir")
+    status.set_defaults(func=_status)
     return parser
 
 
@@ -68,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ConfigError as e:
+        print(f"squall: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
         print(f"squall: {e}", file=sys.stderr)
         return 2
 

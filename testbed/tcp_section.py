@@ -1,0 +1,39 @@
+"""The `tcp` section as the scenario loader sees it: a profile of scenarios/profiles/tcp.toml.
+
+    tcp = "iw4"                                   # a profile name
+    [tcp]                                         # or a profile with overrides
+    profile = "baseline"
+    sysctl = { "net.ipv4.tcp_dsack" = 1 }
+
+Importing this module registers `parse_tcp_section`; `cell.sections["tcp"]` is then a
+`tcp_profile.TcpProfile`. The matrix shorthand `tcp = [...]` sets `tcp.profile`.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from . import tcp_profile
+from .errors import ConfigError
+from .profiles import PROFILE_DIR, ProfileSet, deep_merge
+from .scenario import SECTION_PARSERS, ResolvedCell
+
+
+def parse_tcp_section(table: Mapping[str, Any], where: str, cell: ResolvedCell | None = None,
+                      profile_dir: Path = PROFILE_DIR) -> tcp_profile.TcpProfile:
+    if not isinstance(table, Mapping):
+        raise ConfigError(where, f"expected a TCP profile name or a table, found {table!r}")
+    profiles = ProfileSet.load("tcp", profile_dir)
+    if "profile" not in table:
+        return tcp_profile.from_table("custom", table, where)
+    name = table["profile"]
+    resolved = profiles.resolve(name, f"{where}.profile")
+    overrides = {k: v for k, v in table.items() if k != "profile"}
+    description = str(profiles.tables[name].get("description", ""))
+    merged = {k: v for k, v in deep_merge(resolved, overrides).items() if k != "description"}
+    label = name if not overrides else f"{name}+overrides"
+    return tcp_profile.from_table(label, merged, where, description)
+
+
+SECTION_PARSERS["tcp"] = parse_tcp_section
