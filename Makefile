@@ -77,7 +77,7 @@ pytest: build
 
 # --- the main job -------------------------------------------------------------------
 demo: build
-	$(PYTHON) -m testbed.demo
+	$(PYTHON) -m testbed.cli run scenarios/demo.toml --parallel 2
 
 # --- benchmarks, fuzzing, long validation -------------------------------------------
 bench: build
