@@ -9,6 +9,8 @@ fixed host (squall-udp) to the mobile host:
 - capacity: packets/s received at the mobile host under a saturating sender, for 64 B
   and 1400 B IP packets, through emulator + two NPAs (unlimited link, no delay) and
   through `squall-naive-relay` (one process copying TUN to TUN); their ratio.
+  All programs run at normal priority here: under SCHED_FIFO the relays would starve
+  the sender and receiver, and the numbers would measure that instead.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from pathlib import Path
 from testbed import emulator_log
 from testbed import lane as lanes
 from testbed.addresses import LaneAddresses
-from testbed.link_session import REPO_ROOT, LinkSession, program_path, scheduled
+from testbed.link_session import REALTIME_PRIORITY, REPO_ROOT, LinkSession, program_path
 from testbed.measure import summary as program_summary
 from testbed.processes import ProgramGroup
 from testbed.simple_link import error_free
@@ -102,7 +104,7 @@ def timing(addr: LaneAddresses, workdir: Path, rate_pps: int) -> dict:
 # --- capacity -----------------------------------------------------------------------
 def capacity_emulator(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
     link = error_free(None, 0, 1500, send_buffer=BIG_BUFFER, recv_buffer=BIG_BUFFER)
-    with LinkSession(addr, link, workdir / "link"):
+    with LinkSession(addr, link, workdir / "link", priority=0):
         return udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
 
 
@@ -113,7 +115,7 @@ def capacity_naive(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
              "--netns-b", addr.ns.mobile, "--address-b", addr.mobile_wireless.cidr,
              "--peer-b", addr.emu_wireless.address, "--route-b", addr.fixed_net, "--mtu", "1500"]
     with ProgramGroup(workdir / "relay") as group:
-        group.start("naive-relay", None, scheduled(relay))   # as the emulator and NPAs are
+        group.start("naive-relay", None, relay)
         group.wait_ready("naive-relay", "ready", 10)
         return udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
 
@@ -141,7 +143,11 @@ def measure_all(workdir: Path) -> dict:
     lanes.cleanup_leftovers()
     numbers: dict = {"benchmark": "emulator", "machine": machine(),
                      "command": _command(),
-                     "lane": number, "timing": [], "capacity": []}
+                     "lane": number,
+                     "scheduling": {"timing": f"emulator and NPAs SCHED_FIFO {REALTIME_PRIORITY}"
+                                    if REALTIME_PRIORITY > 0 else "normal",
+                                    "capacity": "normal (all programs)"},
+                     "timing": [], "capacity": []}
     started = time.time()
     with lanes.lane_up(number) as addr:
         for rate in RATES_PPS:

@@ -34,11 +34,11 @@ READY_TIMEOUT_S = 10.0
 REALTIME_PRIORITY = int(os.environ.get("SQUALL_REALTIME_PRIORITY", "10"))
 
 
-def scheduled(argv: list[str]) -> list[str]:
-    """argv under SCHED_FIFO at REALTIME_PRIORITY, if enabled and possible (root, chrt)."""
-    if REALTIME_PRIORITY <= 0 or os.geteuid() != 0 or shutil.which("chrt") is None:
+def scheduled(argv: list[str], priority: int = REALTIME_PRIORITY) -> list[str]:
+    """argv under SCHED_FIFO at priority, if > 0 and possible (root, chrt)."""
+    if priority <= 0 or os.geteuid() != 0 or shutil.which("chrt") is None:
         return argv
-    return ["chrt", "--fifo", str(REALTIME_PRIORITY), *argv]
+    return ["chrt", "--fifo", str(priority), *argv]
 
 
 def bin_dir() -> Path:
@@ -69,13 +69,15 @@ class SessionResult:
 
 class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
-                 seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S):
+                 seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
+                 priority: int = REALTIME_PRIORITY):
         self.lane = lane
         self.link = link
         self.workdir = Path(workdir)
         self.seed = seed
         self.replication = replication
         self.ready_timeout_s = ready_timeout_s
+        self.priority = priority       # SCHED_FIFO priority of the three programs; 0 = normal
         self.token = secrets.token_hex(8)
         self.log_path = self.workdir / "emulator.log"
         self.config_path = self.workdir / "emulator.conf"
@@ -114,7 +116,7 @@ class LinkSession:
 
     def _start_emulator(self) -> None:
         self.programs.start(EMULATOR, self.lane.ns.emu,
-                            scheduled([str(program_path("squall-emulator")), str(self.config_path)]))
+                            scheduled([str(program_path("squall-emulator")), str(self.config_path)], self.priority))
         self._wait_bound(EMULATOR, self.lane.emulator_port)
 
     def _start_npas(self) -> None:
@@ -123,11 +125,11 @@ class LinkSession:
         self.programs.start(ROUTER_NPA, a.ns.emu, scheduled([
             npa, "--role", "router", "--emulator", a.emulator_for_router, "--token", self.token,
             "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
-            "--peer", a.mobile_wireless.address]))
+            "--peer", a.mobile_wireless.address], self.priority))
         self.programs.start(MOBILE_NPA, a.ns.mobile, scheduled([
             npa, "--role", "mobile", "--emulator", a.emulator_for_mobile, "--token", self.token,
             "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
-            "--peer", a.emu_wireless.address, "--route", a.fixed_net]))
+            "--peer", a.emu_wireless.address, "--route", a.fixed_net], self.priority))
         for name in (ROUTER_NPA, MOBILE_NPA):
             try:
                 self.ready_lines[name] = self.programs.wait_ready(name, "ready", self.ready_timeout_s)
