@@ -6,7 +6,8 @@
 
 Entering writes the emulator configuration, starts `squall-emulator` in the emu
 namespace, the router NPA (emu namespace) and the mobile NPA (mobile namespace), waits
-for their `ready` lines and sends START. Leaving sends STOP (the emulator then writes
+for their `ready` lines (bring_up()) and sends START (start()); a runner that needs
+time between the two calls them itself instead of entering. Leaving sends STOP (the emulator then writes
 its log trailer) and ends every program, SIGTERM first, SIGKILL after a grace period,
 also when entering failed half-way.
 """
@@ -101,6 +102,13 @@ class LinkSession:
 
     # --- bringing the link up ------------------------------------------------------
     def open(self) -> None:
+        """bring_up() and start(): the link is running and t = 0 has been set."""
+        self.bring_up()
+        self.start()
+
+    def bring_up(self) -> None:
+        """Writes the configuration, starts the emulator and the NPAs, waits until ready.
+        Packets sent now are dropped by the emulator (counted as `prestart`)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         run = emulator_config.EmulatorRun(seed=self.seed, replication=self.replication, token=self.token,
                                           log_path=self.log_path.resolve(),
@@ -109,10 +117,21 @@ class LinkSession:
         self._start_emulator()
         self._start_npas()
         self.control = EmulatorControl(self.lane.ns.emu, ("127.0.0.1", self.lane.emulator_port), self.token)
+
+    def start(self) -> int:
+        """Sends START; returns CLOCK_REALTIME µs of t = 0 (also in start_realtime_us)."""
+        if self.control is None:
+            raise SessionError("START before bring_up(): the emulator is not running")
         try:
             self.start_realtime_us = self.control.start()
         except ControlError as e:
             raise SessionError(f"{e}; emulator stderr: {self.programs.programs[EMULATOR].stderr().strip()}")
+        return self.start_realtime_us
+
+    def dead_programs(self) -> dict[str, tuple[int, str]]:
+        """Programs of the link that have exited: name -> (exit code, stderr)."""
+        return {name: (code, self.programs.programs[name].stderr())
+                for name, code in self.programs.exit_codes().items() if code is not None}
 
     def _start_emulator(self) -> None:
         self.programs.start(EMULATOR, self.lane.ns.emu,
