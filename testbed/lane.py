@@ -93,19 +93,26 @@ def cleanup_leftovers() -> list[int]:
     Namespaces without a record were not made by this module (another tool, another
     user's experiment) and are left alone.
     """
+    present = lanes_present()
     removed = []
-    for lane in sorted(lanes_present()):
+    for lane in sorted(present):
         owner = read_owner(lane)
         if owner is not None and not owner.alive():
             teardown(lane)
             removed.append(lane)
-    for path in OWNER_DIR.glob("*.json") if OWNER_DIR.is_dir() else []:
-        # Records whose namespaces are already gone.
-        if path.stem.isdigit() and int(path.stem) not in lanes_present():
+    _forget_stale_records(present)
+    return removed
+
+
+def _forget_stale_records(present: set[int]) -> None:
+    """Removes owner records of dead processes whose namespaces are already gone."""
+    if not OWNER_DIR.is_dir():
+        return
+    for path in OWNER_DIR.glob("*.json"):
+        if path.stem.isdigit() and int(path.stem) not in present:
             owner = read_owner(int(path.stem))
             if owner is None or not owner.alive():
                 path.unlink(missing_ok=True)
-    return removed
 
 
 def lanes_present() -> set[int]:

@@ -47,6 +47,8 @@ def test_every_sent_packet_is_delivered_with_an_out_event_or_dropped_with_a_drop
         time.sleep(0.5)   # let the link drain: 2 packets in the buffer + 100 ms delay
     log = emulator_log.read(session.result.log_path)
     assert log.complete
+    # The log alone says which link produced it.
+    assert log.config["down.send_buffer"] == "1100B" and float(log.config["down.error_bad"]) == 0.8
     sent = [from_scapy(p) for p in read_packets(sent_pcap)]
     received = {from_scapy(p) for p in read_packets(recv_pcap)}
     down = [e for e in log.events if e["dir"] == "down"]
