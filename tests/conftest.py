@@ -19,6 +19,9 @@ from testbed.addresses import LaneAddresses, namespaces
 from testbed.link_session import bin_dir
 
 
+LANES_PER_SESSION = 5     # the lane tests use lane_base() ... lane_base() + 4
+
+
 def lane_base() -> int:
     return int(os.environ.get("SQUALL_TEST_LANE_BASE", "20"))
 
@@ -66,6 +69,17 @@ def _comm(proc_dir: Path) -> str:
         return (proc_dir / "comm").read_text().strip()
     except OSError:
         return "?"
+
+
+@pytest.fixture(autouse=True)
+def no_test_lane_left(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After every namespace test: none of the test lanes has a namespace or TUN left."""
+    yield
+    if request.node.get_closest_marker("netns") is None or os.geteuid() != 0:
+        return
+    base = lane_base()
+    left = [item for n in range(base, base + LANES_PER_SESSION) for item in leftovers(n, set())]
+    assert not left, f"left behind after the test: {'; '.join(left)}"
 
 
 @pytest.fixture
