@@ -78,7 +78,7 @@ def no_test_lane_left(request: pytest.FixtureRequest) -> Iterator[None]:
     if request.node.get_closest_marker("netns") is None or os.geteuid() != 0:
         return
     base = lane_base()
-    left = [item for n in range(base, base + LANES_PER_SESSION) for item in leftovers(n, set())]
+    left = sorted({item for n in range(base, base + LANES_PER_SESSION) for item in leftovers(n, set())})
     assert not left, f"left behind after the test: {'; '.join(left)}"
 
 
