@@ -36,3 +36,9 @@ fuzz_wire_SRCS = emulator/fuzz/fuzz_wire.c emulator/src/peers.c emulator/src/pkt
 fuzz_wire_LIBS = -lm
 fuzz_config_SRCS = emulator/fuzz/fuzz_config.c $(EMU_CONFIG_SRCS)
 fuzz_config_LIBS = -lm
+
+# The whole process over loopback UDP (forks sq_sp_run; no root needed).
+UNIT_TESTS += test_emu_loopback
+test_emu_loopback_SRCS = emulator/tests/test_peers_loopback.c emulator/src/sp.c emulator/src/udp_socket.c \
+	$(EMU_CORE_SRCS) $(MODEL_SRCS) $(COMMON_SRCS)
+test_emu_loopback_LIBS = -lcmocka -lm

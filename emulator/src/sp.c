@@ -358,7 +358,8 @@ static void on_signal(struct sp *sp)
 	struct signalfd_siginfo si;
 	if (read(sp->signals, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
-	fprintf(stderr, "squall-emulator: %s received, ending the run\n", strsignal((int)si.ssi_signo));
+	fprintf(stderr, "squall-emulator: %s received, ending the run\n",
+		si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 	end_run(sp, si.ssi_signo == SIGINT ? "sigint" : "sigterm", SQ_EXIT_OK);
 }
 

@@ -1,0 +1,319 @@
+/* The whole Simulation Process on loopback (no root): a forked sq_sp_run() with
+ * this test playing the two NPAs and the runner over UDP. Asserts what users rely
+ * on: registration, exact delivery times in the log, run control, rejected
+ * datagrams, lost peers and exit codes. Times asserted are model times, never
+ * wall-clock limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "sp.h"
+#include "test_pktinfo_packets.h"
+#include "wire.h"
+
+#define TOKEN 0x0123456789abcdefULL
+
+/* The running emulator, so a failed test does not leave it behind. */
+static pid_t running_child;
+
+static int kill_leftover(void **state)
+{
+	(void)state;
+	if (running_child > 0) {
+		kill(running_child, SIGKILL);
+		waitpid(running_child, NULL, 0);
+		running_child = 0;
+	}
+	return 0;
+}
+
+struct emu {
+	pid_t pid;
+	struct sockaddr_in addr;
+	char log_path[64];
+};
+
+static int udp_socket(void)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(fd >= 0);
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	struct timeval tv = { .tv_sec = 3 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* A port nobody uses right now (the emulator binds it right after). */
+static uint16_t free_port(void)
+{
+	int fd = udp_socket();
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	getsockname(fd, (struct sockaddr *)&a, &len);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+static void start_emulator(struct emu *e, const char *link_text)
+{
+	snprintf(e->log_path, sizeof(e->log_path), "/tmp/squall-loopback-%d.log", (int)getpid());
+	uint16_t port = free_port();
+	char text[2048];
+	snprintf(text, sizeof(text), "listen = 127.0.0.1:%u\ntoken = 0123456789abcdef\nlog = %s\nseed = 1\n%s",
+		 port, e->log_path, link_text);
+	struct sq_emu_config *cfg = malloc(sizeof(*cfg));
+	sq_config_init(cfg);
+	char err[512];
+	if (!sq_config_parse(cfg, "loopback.conf", text, strlen(text), err, sizeof(err)))
+		fail_msg("%s", err);
+	fflush(NULL);
+	e->pid = fork();
+	assert_true(e->pid >= 0);
+	if (e->pid == 0)
+		_exit(sq_sp_run(cfg));
+	running_child = e->pid;
+	free(cfg);
+	e->addr = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+}
+
+static int wait_exit(struct emu *e)
+{
+	int status;
+	assert_int_equal(waitpid(e->pid, &status, 0), e->pid);
+	running_child = 0;
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void send_msg(int fd, const struct emu *e, uint8_t type, uint8_t role, uint64_t token,
+		     const uint8_t *payload, uint16_t len)
+{
+	uint8_t buf[SQ_WIRE_HEADER_LEN + 1500];
+	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role,
+				    .token = token, .length = len };
+	sq_wire_encode(buf, &h);
+	if (len)
+		memcpy(buf + SQ_WIRE_HEADER_LEN, payload, len);
+	assert_true(sendto(fd, buf, SQ_WIRE_HEADER_LEN + len, 0, (const struct sockaddr *)&e->addr,
+			   sizeof(e->addr)) > 0);
+}
+
+/* Receives until a message of type arrives (the SP's keepalives are skipped);
+ * copies its payload; returns its length. */
+static size_t receive(int fd, uint8_t type, uint8_t *payload, size_t cap)
+{
+	uint8_t buf[SQ_WIRE_MAX_DATAGRAM];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			fail_msg("no %s from the emulator", sq_msg_type_name(type));
+		struct sq_wire_header h;
+		assert_int_equal(sq_wire_decode(buf, (size_t)n, &h), SQ_WIRE_OK);
+		assert_int_equal(h.role, SQ_ROLE_SP);
+		assert_true(h.token == TOKEN);
+		if (h.type != type)
+			continue;
+		size_t len = h.length < cap ? h.length : cap;
+		memcpy(payload, buf + SQ_WIRE_HEADER_LEN, len);
+		return h.length;
+	}
+}
+
+/* HELLO until WELCOME (the emulator may still be starting); returns the MTU. */
+static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
+{
+	struct timeval quick = { .tv_usec = 100000 }, normal = { .tv_sec = 3 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quick, sizeof(quick));
+	uint8_t buf[SQ_WIRE_MAX_DATAGRAM];
+	for (int attempt = 0; attempt < 50; attempt++) {
+		send_msg(fd, e, SQ_MSG_HELLO, role, TOKEN, NULL, 0);
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct sq_wire_header h;
+		if (n > 0 && sq_wire_decode(buf, (size_t)n, &h) == SQ_WIRE_OK && h.type == SQ_MSG_WELCOME) {
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &normal, sizeof(normal));
+			assert_int_equal(h.length, 2);
+			return (uint16_t)(buf[SQ_WIRE_HEADER_LEN] << 8 | buf[SQ_WIRE_HEADER_LEN + 1]);
+		}
+	}
+	fail_msg("the emulator never answered HELLO");
+	return 0;
+}
+
+static size_t udp_packet(uint8_t *p, uint16_t ip_id, size_t total)
+{
+	size_t len = tp_ipv4(p, 17, 0, tp_udp(p + 20, total - 28));
+	tp_put16(p + 4, ip_id);
+	return len;
+}
+
+static char *read_log(const struct emu *e)
+{
+	FILE *f = fopen(e->log_path, "r");
+	assert_non_null(f);
+	char *buf = calloc(1, 1 << 20);
+	size_t n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(e->log_path);
+	return buf;
+}
+
+/* The time of the `event` line of packet `pkt_id`, or -1. */
+static long long event_time(const char *log, const char *event, unsigned pkt_id)
+{
+	for (const char *line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		long long t;
+		unsigned id;
+		char ev[32], dir[8];
+		if (line[0] == '#' || sscanf(line, "%lld\t%31s\t%7s\t%u", &t, ev, dir, &id) != 4)
+			continue;
+		if (strcmp(ev, event) == 0 && id == pkt_id)
+			return t;
+	}
+	return -1;
+}
+
+static const char *const LINK =
+	"autostart = peers\n"
+	"[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+	"[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 200ms\nsend_buffer = 9600B\n"
+	"[up]\nmtu = 1500B\nbandwidth = 32kbit\ndelay = 100ms\nsend_buffer = 9600B\n";
+
+static void test_registration_delivery_and_stop(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, LINK);
+	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	uint8_t pkt[1500], got[1500];
+	assert_int_equal(register_npa(router, &e, SQ_ROLE_ROUTER), 1500);   /* it receives up */
+	/* DATA before the run starts is dropped: the mobile NPA is not there yet. */
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 1, 100));
+	assert_int_equal(register_npa(router, &e, SQ_ROLE_ROUTER), 1500);   /* a repeated HELLO */
+	assert_int_equal(register_npa(mobile, &e, SQ_ROLE_MOBILE), 576);    /* it receives down */
+	/* Rejected: wrong token, DATA from a port that did not register. */
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN + 1, pkt, (uint16_t)udp_packet(pkt, 2, 100));
+	send_msg(control, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 3, 100));
+	/* Two packets down, one up. */
+	size_t len = udp_packet(pkt, 10, 100);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
+	assert_int_equal(receive(mobile, SQ_MSG_DATA, got, sizeof(got)), len);
+	assert_memory_equal(got, pkt, len);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 11, 300));
+	assert_int_equal(receive(mobile, SQ_MSG_DATA, got, sizeof(got)), 300);
+	send_msg(mobile, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN, pkt, (uint16_t)udp_packet(pkt, 12, 100));
+	assert_int_equal(receive(router, SQ_MSG_DATA, got, sizeof(got)), 100);
+	/* KEEPALIVE is answered. */
+	send_msg(mobile, &e, SQ_MSG_KEEPALIVE, SQ_ROLE_MOBILE, TOKEN, NULL, 0);
+	receive(mobile, SQ_MSG_KEEPALIVE, got, sizeof(got));
+	/* STOP is acknowledged with BYE once the log is complete; the NPAs get BYE too. */
+	send_msg(control, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
+	receive(control, SQ_MSG_BYE, got, sizeof(got));
+	receive(router, SQ_MSG_BYE, got, sizeof(got));
+	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	char *log = read_log(&e);
+	/* 100 B at 64 kbit/s = 12.5 ms + 200 ms; 300 B = 37.5 ms + 200 ms; up: 100 B at 32 kbit/s + 100 ms. */
+	assert_int_equal(event_time(log, "out", 1) - event_time(log, "in", 1), 212500);
+	assert_int_equal(event_time(log, "out", 2) - event_time(log, "in", 2), 237500);
+	assert_int_equal(event_time(log, "out", 3) - event_time(log, "in", 3), 125000);
+	assert_non_null(strstr(log, "# started yes\n"));
+	assert_non_null(strstr(log, "\tpeer\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\trouter up 127.0.0.1:"));
+	assert_null(strstr(strstr(log, "router up") + 1, "router up"));   /* the repeated HELLO is no event */
+	assert_non_null(strstr(log, "\n0\tstart\t"));
+	assert_non_null(strstr(log, " bad_token 1 "));
+	assert_non_null(strstr(log, " unknown_source 1 "));
+	assert_non_null(strstr(log, " prestart 1 "));
+	assert_non_null(strstr(log, "\n# end time_us "));
+	assert_non_null(strstr(log, " reason stop\n"));
+	assert_non_null(strstr(log, "\n# lateness_us n 3 "));
+	free(log);
+	close(router);
+	close(mobile);
+	close(control);
+}
+
+static void test_start_command_and_lost_peer(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, "keepalive = 100ms\npeer_timeout = 300ms\n"
+			   "[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+			   "[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n"
+			   "[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n");
+	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	register_npa(router, &e, SQ_ROLE_ROUTER);
+	register_npa(mobile, &e, SQ_ROLE_MOBILE);
+	uint8_t first[8], second[8];
+	send_msg(control, &e, SQ_MSG_START, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
+	assert_int_equal(receive(control, SQ_MSG_STARTED, first, sizeof(first)), 8);
+	send_msg(control, &e, SQ_MSG_START, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
+	assert_int_equal(receive(control, SQ_MSG_STARTED, second, sizeof(second)), 8);
+	assert_memory_equal(first, second, 8);   /* a repeated START does not restart */
+	uint64_t t0 = 0;
+	for (int i = 0; i < 8; i++)
+		t0 = t0 << 8 | first[i];
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	assert_true(t0 > 1000000000ULL * 1000000ULL && t0 <= (uint64_t)now.tv_sec * 1000000ULL + 1000000ULL);
+	/* Both NPAs fall silent: the first one found lost ends the run with exit code 3. */
+	assert_int_equal(wait_exit(&e), SQ_EXIT_PEER_LOST);
+	char *log = read_log(&e);
+	assert_true(strstr(log, "\tmobile lost\n") || strstr(log, "\trouter lost\n"));
+	assert_true(strstr(log, " reason mobile_lost\n") || strstr(log, " reason router_lost\n"));
+	char start_note[32];
+	snprintf(start_note, sizeof(start_note), "\t%llu\n", (unsigned long long)t0);
+	assert_non_null(strstr(log, start_note));   /* the start line carries t = 0 */
+	assert_non_null(strstr(log, "\n-"));        /* registrations before t = 0 */
+	free(log);
+	close(router);
+	close(mobile);
+	close(control);
+}
+
+static void test_sigterm_before_start(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, "[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+			   "[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n"
+			   "[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n");
+	int router = udp_socket();
+	register_npa(router, &e, SQ_ROLE_ROUTER);   /* also: the emulator is up */
+	kill(e.pid, SIGTERM);
+	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	uint8_t got[8];
+	receive(router, SQ_MSG_BYE, got, sizeof(got));
+	char *log = read_log(&e);
+	assert_non_null(strstr(log, "# started no\n"));
+	assert_non_null(strstr(log, "\trouter up 127.0.0.1:"));
+	assert_non_null(strstr(log, " reason sigterm\n"));
+	assert_non_null(strstr(log, "\n# lateness_us n 0 "));
+	free(log);
+	close(router);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_registration_delivery_and_stop, kill_leftover),
+		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
+		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
