@@ -4,7 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .emulator_router import emulator_router
 from .link import DirectionConfig, LinkConfig, RateStep
+from .router_config import RouterConfig
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,9 @@ def _direction_lines(d: DirectionConfig) -> list[str]:
     ]
 
 
-def render(link: LinkConfig, run: EmulatorRun) -> str:
+def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = None) -> str:
+    """With `router`, the downlink gets the emulator's router stage (testbed/emulator_router.py),
+    whatever the router's engine: the caller decides which engine runs it."""
     ch = link.channel
     lines = [
         f"# squall-emulator configuration: link {link.name}, replication {run.replication}",
@@ -65,9 +69,12 @@ def render(link: LinkConfig, run: EmulatorRun) -> str:
         lines += [f"initial = {ch.initial}", f"good = {ch.good.render()}", f"bad = {ch.bad.render()}"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if router is not None:
+        text += "\n" + emulator_router(router, link=link.down, direction="down").text
+    return text
 
 
-def write(path: Path, link: LinkConfig, run: EmulatorRun) -> Path:
-    path.write_text(render(link, run))
+def write(path: Path, link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = None) -> Path:
+    path.write_text(render(link, run, router=router))
     return path

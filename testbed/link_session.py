@@ -25,6 +25,7 @@ from .addresses import LaneAddresses
 from .emulator_control import ControlError, EmulatorControl
 from .link import LinkConfig
 from .processes import ProgramGroup, ReadyTimeout
+from .router_config import RouterConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EMULATOR, ROUTER_NPA, MOBILE_NPA = "emulator", "npa-router", "npa-mobile"
@@ -71,13 +72,16 @@ class SessionResult:
 class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
-                 priority: int = REALTIME_PRIORITY):
+                 priority: int = REALTIME_PRIORITY, router: RouterConfig | None = None):
+        """`router`: the scenario's router, any engine; only `engine = "emulator"` puts it
+        into the emulator's configuration (its router stage on the downlink)."""
         self.lane = lane
         self.link = link
         self.workdir = Path(workdir)
         self.seed = seed
         self.replication = replication
         self.ready_timeout_s = ready_timeout_s
+        self.router = router if router is not None and router.engine == "emulator" else None
         self.priority = priority       # SCHED_FIFO priority of the three programs; 0 = normal
         self.token = secrets.token_hex(8)
         self.log_path = self.workdir / "emulator.log"
@@ -109,11 +113,7 @@ class LinkSession:
     def bring_up(self) -> None:
         """Writes the configuration, starts the emulator and the NPAs, waits until ready.
         Packets sent now are dropped by the emulator (counted as `prestart`)."""
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        run = emulator_config.EmulatorRun(seed=self.seed, replication=self.replication, token=self.token,
-                                          log_path=self.log_path.resolve(),
-                                          listen=f"0.0.0.0:{self.lane.emulator_port}")
-        emulator_config.write(self.config_path, self.link, run)
+        self.write_config()
         self._start_emulator()
         self._start_npas()
         self.control = EmulatorControl(self.lane.ns.emu, ("127.0.0.1", self.lane.emulator_port), self.token)
@@ -132,6 +132,14 @@ class LinkSession:
         """Programs of the link that have exited: name -> (exit code, stderr)."""
         return {name: (code, self.programs.programs[name].stderr())
                 for name, code in self.programs.exit_codes().items() if code is not None}
+
+    def write_config(self) -> None:
+        """The emulator's configuration file, with the router stage of an emulator-engine router."""
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        run = emulator_config.EmulatorRun(seed=self.seed, replication=self.replication, token=self.token,
+                                          log_path=self.log_path.resolve(),
+                                          listen=f"0.0.0.0:{self.lane.emulator_port}")
+        emulator_config.write(self.config_path, self.link, run, router=self.router)
 
     def _start_emulator(self) -> None:
         self.programs.start(EMULATOR, self.lane.ns.emu,
