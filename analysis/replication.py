@@ -38,6 +38,8 @@ class ReplicationMetrics:
     tcp: list[tuple[str, TcpMetrics]] = field(default_factory=list)  # (measured at side, m)
     udp: list[tuple[str, UdpMetrics]] = field(default_factory=list)  # (received at side, m)
     warnings: list[str] = field(default_factory=list)
+    # TCP connections as each side's capture shows them (for times seen at the client)
+    connections: dict[str, list[TcpConnection]] = field(default_factory=dict)
 
 
 def _side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
@@ -73,6 +75,7 @@ def analyse_replication(directory: str | os.PathLike[str],
             result.warnings.append(f"{directory / CAPTURES[side]}: missing; connections "
                                    f"sent from the {side} host are not measured")
             continue
+        result.connections[side] = cap.tcp
         other_side = "mobile" if side == "fixed" else "fixed"
         for conn in cap.tcp:
             sender = default_sender(conn)

@@ -94,6 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     status = sub.add_parser("status", help="what a run directory holds: per cell ok/failed/timeout/missing")
     status.add_argument("run_dir")
     status.set_defaults(func=_status)
+
+    from analysis.cli import add_commands as add_analysis_commands
+    add_analysis_commands(sub)   # analyze, report, plot
     return parser
 
 

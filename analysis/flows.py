@@ -1,0 +1,146 @@
+"""Which flow of the scenario each measured connection belongs to.
+
+A replication's `workloads.json` (written by testbed/replication.py) has one entry per
+flow: `{"web": {"kind": "http", "port": 8080, "direction": "down", "start_us": 0,
+"tos": 0, "client": {"argv": [...], "exit_code": 0, "summary": {...}}, ...}}` with the
+generators' JSON summaries (workloads/README.md). The summaries name the endpoints
+(`local`, `remote`, `listen`, per-connection `local` / `peer`), so a connection or UDP flow
+is matched to its flow by its client endpoint first, then by its server endpoint, then by
+the flow's server port. Also accepted: a summary directly under the flow name, a list of
+summaries, or a list of `{"flow": name, ...}` objects.
+
+Without `workloads.json` connections are named by protocol and server endpoint
+(`tcp 198.18.1.1:8080`) with kind `tcp` / `udp`: the report then uses its generic table."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.errors import AnalysisInputError
+
+WORKLOADS_NAME = "workloads.json"
+KIND_BY_TOOL = {"squall-http": "http", "squall-bulk": "bulk", "squall-udp": "udp"}
+KINDS = ("http", "bulk", "udp")
+
+
+def endpoint_text(e: tuple[str, int]) -> str:
+    """The generators' spelling of an endpoint: `addr:port`, `[v6]:port`."""
+    return f"[{e[0]}]:{e[1]}" if ":" in e[0] else f"{e[0]}:{e[1]}"
+
+
+@dataclass
+class FlowSpec:
+    name: str
+    kind: str                                   # http | bulk | udp
+    summaries: list[dict[str, Any]] = field(default_factory=list)
+    clients: set[str] = field(default_factory=set)   # client / source endpoints
+    servers: set[str] = field(default_factory=set)   # server / destination endpoints
+    port: int | None = None                          # the server's / receiver's port
+
+    @property
+    def http_version(self) -> str | None:
+        return next((str(s["http"]) for s in self.summaries if "http" in s), None)
+
+    @property
+    def workload(self) -> str | None:
+        return next((str(s["workload"]) for s in self.summaries if s.get("workload")), None)
+
+    @property
+    def ok(self) -> bool:
+        return all(s.get("ok", True) for s in self.summaries)
+
+    def summary(self, key: str) -> Any:
+        """The first summary value of `key` (e.g. `response_time_us`)."""
+        return next((s[key] for s in self.summaries if key in s), None)
+
+
+def _summaries_of(value: Any) -> list[dict[str, Any]]:
+    """Generator summaries anywhere inside a flow's entry (argv lists and the like are
+    skipped; a program that printed no summary has `"summary": null`)."""
+    if isinstance(value, list):
+        return [s for item in value for s in _summaries_of(item)]
+    if not isinstance(value, dict):
+        return []
+    if "tool" in value:
+        return [value]
+    return [s for item in value.values() for s in _summaries_of(item)]
+
+
+def _add_endpoints(flow: FlowSpec, s: dict[str, Any]) -> None:
+    mode = s.get("mode")
+    if "remote" in s:
+        flow.servers.add(str(s["remote"]))
+    if "listen" in s:
+        flow.servers.add(str(s["listen"]))
+    if "local" in s and mode != "recv":
+        flow.clients.add(str(s["local"]))
+    for conn in s.get("connections") or []:
+        if isinstance(conn, dict):
+            if "local" in conn:
+                flow.clients.add(str(conn["local"]))
+            if "peer" in conn:
+                flow.clients.add(str(conn["peer"]))
+
+
+def parse_workloads(data: Any, where: str) -> list[FlowSpec]:
+    if isinstance(data, list):
+        items = [(str(item.get("flow", item.get("name", f"flow{i}"))), item)
+                 for i, item in enumerate(data) if isinstance(item, dict)]
+    elif isinstance(data, dict):
+        items = list(data.items())
+    else:
+        raise AnalysisInputError(f"{where}: expected an object of flows or a list, got "
+                                 f"{type(data).__name__}")
+    flows = []
+    for name, value in items:
+        summaries = _summaries_of(value)
+        declared = value.get("kind") if isinstance(value, dict) else None
+        kinds = {declared} if declared in KINDS else (
+            {KIND_BY_TOOL.get(str(s.get("tool"))) for s in summaries} - {None})
+        if len(kinds) != 1:
+            raise AnalysisInputError(f"{where}: {name}: expected a \"kind\" ({', '.join(KINDS)}) "
+                                     "or summaries of one generator (squall-http, squall-bulk, "
+                                     f"squall-udp), got tools {sorted(str(s.get('tool')) for s in summaries)}")
+        flow = FlowSpec(str(name), kinds.pop(), summaries)
+        port = value.get("port") if isinstance(value, dict) else None
+        flow.port = port if isinstance(port, int) else None
+        for s in summaries:
+            _add_endpoints(flow, s)
+        flows.append(flow)
+    return flows
+
+
+def read_workloads(rep_dir: Path) -> list[FlowSpec] | None:
+    """The flows of a replication, or None when it has no workloads.json."""
+    path = rep_dir / WORKLOADS_NAME
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise AnalysisInputError(f"{path}: cannot read as JSON: {e}") from e
+    return parse_workloads(data, str(path))
+
+
+@dataclass(frozen=True)
+class FlowMatch:
+    name: str
+    kind: str   # http | bulk | udp; tcp for a TCP connection of no known flow
+
+
+def match_flow(flows: list[FlowSpec] | None, proto: str, client: tuple[str, int],
+               server: tuple[str, int]) -> FlowMatch:
+    """The flow a connection (client -> server) or UDP flow (src -> dst) belongs to."""
+    c, s = endpoint_text(client), endpoint_text(server)
+    wanted = ("udp",) if proto == "udp" else ("http", "bulk")
+    candidates = [f for f in flows or [] if f.kind in wanted]
+    by_client = [f for f in candidates if c in f.clients]
+    by_server = [f for f in candidates if s in f.servers]
+    by_port = [f for f in candidates if f.port == server[1]]
+    for found in (by_client, by_server, by_port):
+        if found:
+            return FlowMatch(found[0].name, found[0].kind)
+    return FlowMatch(f"{proto} {s}", proto)

@@ -1,0 +1,107 @@
+"""A whole run: every replication analysed (in parallel), then aggregated per cell.
+
+Failed, timed-out, missing and unanalysable replications are kept in the result: they
+appear in runs.csv with their reason and are counted as `failed` in every cell statistic."""
+
+from __future__ import annotations
+
+import os
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from analysis.aggregate import Summary, summarize
+from analysis.run_layout import RunLayout, read_layout
+from analysis.run_metrics import FlowInfo, ReplicationResult, analyse_run_replication
+from analysis.tcp_metrics import RTO_FLOOR_US
+
+
+@dataclass
+class CellResult:
+    cell: str
+    labels: dict[str, str]
+    flows: list[FlowInfo]
+    replications: list[ReplicationResult]
+    summaries: dict[str, Summary]      # metric name -> over the replications
+
+    @property
+    def failed(self) -> list[ReplicationResult]:
+        return [r for r in self.replications if not r.counts]
+
+    def median(self, metric: str) -> float | None:
+        s = self.summaries.get(metric)
+        return None if s is None else s.median
+
+    def flows_of(self, kind: str) -> list[FlowInfo]:
+        return [f for f in self.flows if f.kind == kind]
+
+
+@dataclass
+class RunAnalysis:
+    layout: RunLayout
+    cells: list[CellResult]
+
+    @property
+    def replications(self) -> list[ReplicationResult]:
+        return [r for c in self.cells for r in c.replications]
+
+
+def _jobs(requested: int | None) -> int:
+    return max(1, requested if requested else min(2, os.cpu_count() or 1))
+
+
+def _progress_printer(stream: TextIO, total: int) -> Callable[[ReplicationResult], None]:
+    done = [0]
+
+    def report(r: ReplicationResult) -> None:
+        done[0] += 1
+        what = ("analysed" if r.analysed else f"NOT ANALYSABLE: {r.error}" if r.error
+                else r.ref.status)
+        if r.analysed and r.ref.status != "ok":
+            what += f" (status {r.ref.status}: not in the statistics)"
+        print(f"[{done[0]}/{total}] {r.ref.cell} rep {r.ref.rep}: {what}", file=stream,
+              flush=True)
+    return report
+
+
+def _merge_flows(results: list[ReplicationResult]) -> list[FlowInfo]:
+    merged: dict[str, FlowInfo] = {}
+    for r in results:
+        for f in r.flows:
+            known = merged.setdefault(f.name, FlowInfo(f.name, f.kind))
+            known.http_version = known.http_version or f.http_version
+            known.workload = known.workload or f.workload
+    return list(merged.values())
+
+
+def cell_summaries(results: list[ReplicationResult]) -> dict[str, Summary]:
+    names = sorted({k for r in results for k in r.values})
+    return {name: summarize([r.values.get(name) if r.counts else None for r in results])
+            for name in names}
+
+
+def analyse_run(root: str | os.PathLike[str], jobs: int | None = None,
+                progress: TextIO | None = sys.stderr,
+                rto_floor_us: int = RTO_FLOOR_US) -> RunAnalysis:
+    layout = read_layout(Path(root))
+    refs = layout.replications
+    report = _progress_printer(progress, len(refs)) if progress else (lambda r: None)
+    results: list[ReplicationResult] = []
+    n = _jobs(jobs)
+    if n == 1 or len(refs) <= 1:
+        for ref in refs:
+            results.append(analyse_run_replication(ref, rto_floor_us))
+            report(results[-1])
+    else:
+        with ProcessPoolExecutor(max_workers=n) as pool:
+            for r in pool.map(analyse_run_replication, refs, [rto_floor_us] * len(refs)):
+                results.append(r)
+                report(r)
+    cells = []
+    for info in layout.cells:
+        mine = [r for r in results if r.ref.cell == info.cell]
+        cells.append(CellResult(info.cell, info.labels, _merge_flows(mine), mine,
+                                cell_summaries(mine)))
+    return RunAnalysis(layout, cells)

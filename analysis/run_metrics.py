@@ -1,0 +1,238 @@
+"""One replication of a run -> connection rows and run-level values.
+
+Run-level values are flat `name -> number` (None: undefined in this replication, counted as
+failed when aggregated). Names (README "Run analysis"):
+
+- `<flow>.*` per named flow: HTTP `response_time_s` (client capture), `main.*`,
+  `inline_fastest.*`, `inline_slowest.*`, `<class>.*`; bulk `elapsed_s`, `throughput_Bps`...;
+  UDP `throughput_Bps`, `jitter_*_ms`, `lost`, drops.
+- `tcp.<role>.*`: bulk transfers ranked by elapsed time (fastest, medium, slowest).
+- `run.*`: totals; `queue.*`: router queue statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from analysis.aggregate import jain_index
+from analysis.classes import http10_classes, rank_by_elapsed
+from analysis.connections import TcpConnection
+from analysis.errors import AnalysisInputError
+from analysis.flows import FlowMatch, FlowSpec, match_flow, read_workloads
+from analysis.http import page_response_time
+from analysis.queue import QUEUE_NAME, queue_stats, read_queue_samples
+from analysis.replication import CAPTURES, LOG_NAME, analyse_replication
+from analysis.rows import Row, tcp_row, udp_row
+from analysis.run_layout import ReplicationRef
+from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics
+from analysis.udp_metrics import UdpMetrics
+
+Values = dict[str, float | None]
+FATES = ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
+REQUIRED = (LOG_NAME, *CAPTURES.values())
+
+
+@dataclass
+class FlowInfo:
+    name: str
+    kind: str
+    http_version: str | None = None
+    workload: str | None = None
+
+
+@dataclass
+class ReplicationResult:
+    ref: ReplicationRef
+    analysed: bool = False
+    error: str | None = None          # why it could not be analysed (file and offset)
+    rows: list[Row] = field(default_factory=list)
+    values: Values = field(default_factory=dict)
+    flows: list[FlowInfo] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def counts(self) -> bool:
+        """Enters the cell statistics (else counted as failed)."""
+        return self.analysed and self.ref.status == "ok"
+
+
+def role_names(n: int) -> list[str]:
+    """Mixture roles by elapsed time, fastest first (IIP tables 32-36)."""
+    if n == 1:
+        return ["only"]
+    if n == 2:
+        return ["fastest", "slowest"]
+    if n == 3:
+        return ["fastest", "medium", "slowest"]
+    return ["fastest"] + [f"rank{i}" for i in range(2, n)] + ["slowest"]
+
+
+def _s(us: int | None) -> float | None:
+    return None if us is None else us / 1e6
+
+
+def _tcp_values(prefix: str, m: TcpMetrics, values: Values) -> None:
+    values[f"{prefix}.elapsed_s"] = _s(m.elapsed_us)
+    values[f"{prefix}.response_s"] = _s(m.response_us)
+    values[f"{prefix}.throughput_Bps"] = m.throughput_bytes_per_s
+    values[f"{prefix}.response_throughput_Bps"] = m.response_throughput_bytes_per_s
+    values[f"{prefix}.bytes"] = m.bytes
+    values[f"{prefix}.retransmissions"] = m.retransmissions
+    values[f"{prefix}.unnecessary_retransmissions"] = m.unnecessary_retransmissions
+    values[f"{prefix}.rto_events"] = m.rto_events
+    values[f"{prefix}.spurious_rtos"] = m.spurious_rtos
+    values[f"{prefix}.congestion_drops"] = m.congestion_drops
+    values[f"{prefix}.error_drops"] = m.error_drops
+
+
+def _sum(ms: list[TcpMetrics], attr: str) -> float | None:
+    xs = [getattr(m, attr) for m in ms]
+    return None if any(x is None for x in xs) else sum(xs)
+
+
+def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnection],
+                 values: Values, classes: dict[int, str]) -> None:
+    page = page_response_time(client_conns)
+    values[f"{flow}.response_time_s"] = None if page is None else page.response_time_us / 1e6
+    values[f"{flow}.connections"] = len(ms)
+    for attr in ("congestion_drops", "error_drops", "retransmissions", "bytes"):
+        values[f"{flow}.{attr}"] = _sum(ms, attr)
+    ranked = http10_classes(ms)
+    if ranked:
+        _tcp_values(f"{flow}.main", ranked[0][1], values)
+    for cls, m in ranked:
+        # an HTTP object's throughput is that of its response (DESIGN.md §3.5)
+        classes[id(m)] = cls
+        values[f"{flow}.{cls}.throughput_Bps"] = m.response_throughput_bytes_per_s
+        values[f"{flow}.{cls}.congestion_drops"] = m.congestion_drops
+        values[f"{flow}.{cls}.error_drops"] = m.error_drops
+    inline = [m for _, m in ranked[1:]]
+    if inline:
+        values[f"{flow}.inline_fastest.throughput_Bps"] = inline[0].response_throughput_bytes_per_s
+        values[f"{flow}.inline_slowest.throughput_Bps"] = inline[-1].response_throughput_bytes_per_s
+
+
+def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
+    def ms(us: float | None) -> float | None:
+        return None if us is None else us / 1000
+
+    values[f"{flow}.throughput_Bps"] = u.throughput_bytes_per_s
+    values[f"{flow}.jitter_mean_ms"] = ms(u.jitter_mean_us)
+    values[f"{flow}.jitter_min_ms"] = ms(u.jitter_min_us)
+    values[f"{flow}.jitter_max_ms"] = ms(u.jitter_max_us)
+    values[f"{flow}.received"] = u.received
+    values[f"{flow}.lost"] = u.lost
+    fates = u.fates
+    values[f"{flow}.congestion_drops"] = None if fates is None else sum(
+        fates.get(f, 0) for f in ("drop_sbuf", "drop_router", "unseen"))
+    values[f"{flow}.error_drops"] = None if fates is None else fates.get("drop_err", 0)
+
+
+def _totals(tcp: list[TcpMetrics], udp: list[UdpMetrics], values: Values) -> None:
+    values["run.tcp_connections"] = len(tcp)
+    values["run.udp_flows"] = len(udp)
+    values["run.tcp_bytes"] = sum(m.bytes for m in tcp)
+    values["run.retransmissions"] = sum(m.retransmissions for m in tcp)
+    values["run.congestion_drops"] = _sum(tcp, "congestion_drops")
+    values["run.error_drops"] = _sum(tcp, "error_drops")
+    for fate in FATES:
+        counts = [x.fates for x in [*tcp, *udp]]
+        values[f"run.fate_{fate}"] = (None if any(c is None for c in counts)
+                                      else sum(c.get(fate, 0) for c in counts if c))
+
+
+def _queue_values(rep_dir: Path, values: Values) -> None:
+    path = rep_dir / QUEUE_NAME
+    if not path.exists():
+        return
+    stats = queue_stats(read_queue_samples(path))
+    if stats is None:
+        return
+    values["queue.max_backlog_pkts"] = stats.max_backlog_pkts
+    values["queue.mean_backlog_pkts"] = stats.mean_backlog_pkts
+    values["queue.max_backlog_bytes"] = stats.max_backlog_bytes
+    values["queue.drops"] = stats.drops
+    values["queue.marks"] = stats.marks
+
+
+def _flow_infos(specs: list[FlowSpec] | None, seen: dict[str, FlowMatch]) -> list[FlowInfo]:
+    infos = {s.name: FlowInfo(s.name, s.kind, s.http_version, s.workload) for s in specs or []}
+    for match in seen.values():
+        infos.setdefault(match.name, FlowInfo(match.name, match.kind))
+    return list(infos.values())
+
+
+def analyse_run_replication(ref: ReplicationRef,
+                            rto_floor_us: int = RTO_FLOOR_US) -> ReplicationResult:
+    """Never raises on bad input: an unreadable replication comes back with `error`."""
+    result = ReplicationResult(ref)
+    if ref.status == "missing":
+        return result
+    try:
+        for name in REQUIRED:
+            if not (ref.directory / name).exists():
+                raise AnalysisInputError(f"{ref.directory / name}: missing")
+        _analyse(ref, result, rto_floor_us)
+        result.analysed = True
+    except AnalysisInputError as e:
+        result.error = str(e)
+        result.rows, result.values = [], {}
+    return result
+
+
+def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) -> None:
+    specs = read_workloads(ref.directory)
+    r = analyse_replication(ref.directory, rto_floor_us)
+    result.warnings = list(r.warnings)
+    matches: dict[str, FlowMatch] = {}
+    by_flow: dict[str, list[tuple[str, TcpMetrics]]] = {}
+    for side, m in r.tcp:
+        match = match_flow(specs, "tcp", m.client, m.server)
+        matches[match.name] = match
+        by_flow.setdefault(match.name, []).append((side, m))
+    classes: dict[int, str] = {}
+    values = result.values
+    bulk: list[TcpMetrics] = []
+    for name, items in by_flow.items():
+        ms = [m for _, m in items]
+        if matches[name].kind == "http":
+            client_side = _client_side(items)
+            conns = [c for c in r.connections.get(client_side, [])
+                     if match_flow(specs, "tcp", c.client, c.server).name == name]
+            _http_values(name, ms, conns, values, classes)
+        else:
+            bulk += ms if matches[name].kind == "bulk" else []
+            if len(ms) == 1:
+                _tcp_values(name, ms[0], values)
+    for (rank, m), role in zip(rank_by_elapsed(bulk), role_names(len(bulk))):
+        classes[id(m)] = role
+        _tcp_values(f"tcp.{role}", m, values)
+    tputs = [m.throughput_bytes_per_s for m in bulk if m.throughput_bytes_per_s is not None]
+    if len(bulk) > 1:
+        values["tcp.jain_index"] = jain_index(tputs) if len(tputs) == len(bulk) else None
+    udp_ms = []
+    for side, u in r.udp:
+        match = match_flow(specs, "udp", u.src, u.dst)
+        matches[match.name] = match
+        udp_ms.append(u)
+        _udp_values(match.name, u, values)
+        result.rows.append(_row(ref, match, match.kind, udp_row(side, u)))
+    for name, items in by_flow.items():
+        for side, m in items:
+            result.rows.append(_row(ref, matches[name], classes.get(id(m), ""),
+                                    tcp_row(side, m)))
+    _totals([m for _, m in r.tcp], udp_ms, values)
+    _queue_values(ref.directory, values)
+    result.flows = _flow_infos(specs, matches)
+
+
+def _client_side(items: list[tuple[str, TcpMetrics]]) -> str:
+    """The side whose capture is the HTTP client's: a connection is measured at its
+    sender, which is the server unless the client uploads."""
+    side, m = items[0]
+    return side if m.sender == m.client else ("mobile" if side == "fixed" else "fixed")
+
+
+def _row(ref: ReplicationRef, match: FlowMatch, cls: str, row: Row) -> Row:
+    return {"cell": ref.cell, "replication": ref.rep, "status": ref.status,
+            "flow": match.name, "flow_kind": match.kind, "class": cls, **row}
