@@ -308,12 +308,76 @@ static void test_sigterm_before_start(void **state)
 	close(router);
 }
 
+static uint16_t ipv4_checksum(const uint8_t *h)
+{
+	uint32_t sum = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static size_t count(const char *haystack, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* The router stage's ECN marks reach the mobile NPA as CE with a valid checksum. */
+static void test_router_marks_ce(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, "autostart = peers\n"
+			   "[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+			   "[down]\nmtu = 1500B\nbandwidth = 64kbit\ndelay = 10ms\nsend_buffer = 1500B\n"
+			   "[down.router]\ndefault = BE\n"
+			   "[down.router.class.BE]\ndiscipline = red\nlimit = 30000B\nred.min = 1000B\n"
+			   "red.max = 4000B\nred.avpkt = 500B\nred.max_p = 1\nred.w_q = 0.5\nred.ecn = true\n"
+			   "[up]\nmtu = 1500B\nbandwidth = 64kbit\ndelay = 10ms\nsend_buffer = 1500B\n");
+	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	register_npa(router, &e, SQ_ROLE_ROUTER);
+	register_npa(mobile, &e, SQ_ROLE_MOBILE);
+	uint8_t pkt[600], got[600];
+	for (uint16_t i = 0; i < 20; i++) {
+		size_t len = tp_ipv4(pkt, 17, 0x02, tp_udp(pkt + 20, 472));   /* ECT(0) */
+		tp_put16(pkt + 4, i);
+		tp_put16(pkt + 10, ipv4_checksum(pkt));
+		send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
+	}
+	size_t marked = 0;
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(receive(mobile, SQ_MSG_DATA, got, sizeof(got)), 500);
+		assert_int_equal(ipv4_checksum(got), 0);
+		marked += (got[1] & 3) == 3;
+	}
+	send_msg(control, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
+	receive(control, SQ_MSG_BYE, got, sizeof(got));
+	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	char *log = read_log(&e);
+	assert_true(marked > 0);
+	assert_int_equal(count(log, "\tecn_mark\tdown\t"), marked);
+	assert_non_null(strstr(log, "# config down.router.class.BE.red.ecn = true\n"));
+	char line[128];
+	snprintf(line, sizeof(line), "\n# router down BE arrivals 20 enqueued 20 drops 0 tail_drops 0 red_drops 0 marks %zu ",
+		 marked);
+	assert_non_null(strstr(log, line));
+	free(log);
+	close(router);
+	close(mobile);
+	close(control);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_registration_delivery_and_stop, kill_leftover),
 		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
 		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),
+		cmocka_unit_test_teardown(test_router_marks_ce, kill_leftover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
