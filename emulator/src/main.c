@@ -29,7 +29,7 @@ static void usage(FILE *out)
 	      "                           for the first DURATION (e.g. 120s) and exit; opens no socket\n"
 	      "  --help                   this text\n"
 	      "\n"
-	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM), 1 usage or configuration error,\n"
+	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM, SIGHUP), 1 usage or configuration error,\n"
 	      "            2 runtime error, 3 an NPA was lost during the run\n",
 	      out);
 }

@@ -358,9 +358,9 @@ static void on_signal(struct sp *sp)
 	struct signalfd_siginfo si;
 	if (read(sp->signals, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
-	fprintf(stderr, "squall-emulator: %s received, ending the run\n",
-		si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
-	end_run(sp, si.ssi_signo == SIGINT ? "sigint" : "sigterm", SQ_EXIT_OK);
+	const char *name = si.ssi_signo == SIGINT ? "sigint" : si.ssi_signo == SIGHUP ? "sighup" : "sigterm";
+	fprintf(stderr, "squall-emulator: %s received, ending the run\n", name);
+	end_run(sp, name, SQ_EXIT_OK);
 }
 
 static void on_socket(struct sp *sp)
@@ -420,9 +420,12 @@ static bool open_signals(struct sp *sp, char *err, size_t errlen)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	/* A closed stderr pipe must not kill the process before the log is complete. */
+	signal(SIGPIPE, SIG_IGN);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 ||
 	    (sp->signals = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "signalfd for SIGINT/SIGTERM: %s", strerror(errno));
+		snprintf(err, errlen, "signalfd for SIGINT/SIGTERM/SIGHUP: %s", strerror(errno));
 		return false;
 	}
 	return true;
