@@ -9,6 +9,12 @@
 
 Every file is complete or absent: each is written under a temporary name and renamed
 when complete; after a failure the unfinished queue samples are removed.
+
+With `engine = "emulator"` the router is the emulator's router stage (the link session
+wrote it into the emulator's configuration): nothing is applied with tc, router.tc says so
+and holds the rendered sections, start_monitor() samples nothing, and finish() reads the
+per-class `# router` trailer lines of the emulator log into router-stats.json. The trailer
+is written when the emulator stops, so close the link before finish() with this engine.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
+from .emulator_router import emulator_router
 from .router import DEFAULT_DEVICE, apply_router, collect_stats, teardown_router
 from .router_config import RouterConfig
 from .router_monitor import QueueMonitor
@@ -24,7 +31,15 @@ from .router_monitor import QueueMonitor
 BATCH_FILE = "router.tc"
 SAMPLES_FILE = "router-queue.tsv"
 STATS_FILE = "tc-stats.json"
+EMULATOR_STATS_FILE = "router-stats.json"
+EMULATOR_LOG_FILE = "emulator.log"      # LinkSession's log, in the same replication directory
 _PARTIAL = ".partial"
+_ROUTER_COUNTERS = ("arrivals", "enqueued", "drops", "tail_drops", "red_drops", "marks",
+                    "backlog_pkts", "backlog_bytes")
+
+
+class RouterStatsError(RuntimeError):
+    """The emulator log does not (yet) hold the router stage's statistics."""
 
 
 def write_complete(path: Path, text: str) -> None:
@@ -34,17 +49,62 @@ def write_complete(path: Path, text: str) -> None:
     os.replace(partial, path)
 
 
+def emulator_note(config: RouterConfig) -> str:
+    """router.tc of an emulator-engine run: no tc commands, the router stage's sections instead."""
+    router = emulator_router(config)
+    return ("# router engine = \"emulator\": nothing was applied with tc; the emulator's router stage\n"
+            f"# on the {router.direction}link ran this router (these sections are in emulator.conf,\n"
+            "# with the notes on what the emulator engine ignores):\n" + router.sections)
+
+
+def read_router_stats(log_path: Path) -> dict:
+    """The router stage's per-class counters from the trailer of an emulator log
+    (`# router DIR CLASS arrivals N ...`), with the log's `drop_router`/`ecn_mark` totals."""
+    classes, counters, ended = [], {}, False
+    for line in Path(log_path).read_text().splitlines():
+        words = line[1:].split() if line.startswith("#") else []
+        if words[:1] == ["end"]:
+            ended = True
+        elif words[:1] == ["router"] and len(words) >= 3:
+            classes.append(_router_line(words, log_path))
+        elif words[:1] == ["counters"] and len(words) >= 2:
+            pairs = dict(zip(words[2::2], words[3::2]))
+            counters[words[1]] = {k: int(pairs[k]) for k in ("drop_router", "ecn_mark") if k in pairs}
+    if not ended:
+        raise RouterStatsError(f"{log_path} has no trailer (`# end ...`): the emulator has not stopped yet "
+                               "(close the link before RouterRun.finish with engine = \"emulator\") or was killed")
+    return {"engine": "emulator", "source": Path(log_path).name, "class": classes,
+            "events": {d: counters[d] for d in sorted({c["direction"] for c in classes}) if d in counters}}
+
+
+def _router_line(words: list[str], log_path: Path) -> dict:
+    pairs = dict(zip(words[3::2], words[4::2]))
+    missing = [k for k in _ROUTER_COUNTERS if k not in pairs]
+    if missing:
+        raise RouterStatsError(f"{log_path}: trailer line `# {' '.join(words)}` lacks {', '.join(missing)}")
+    return {"direction": words[1], "class": words[2], **{k: int(pairs[k]) for k in _ROUTER_COUNTERS}}
+
+
 class RouterRun:
     def __init__(self, ns: str, config: RouterConfig, rep_dir: Path, *, bin_dir: Path,
-                 dev: str = DEFAULT_DEVICE, interval_us: int = 10_000):
-        if config.engine != "tc":
-            raise ValueError(f"router engine is {config.engine!r}: RouterRun drives the tc router only")
+                 dev: str = DEFAULT_DEVICE, interval_us: int = 10_000, emulator_log: Path | None = None):
+        """`emulator_log` (engine "emulator" only): the run's emulator log, by default
+        rep_dir/emulator.log, where LinkSession writes it."""
         self.ns, self.config, self.rep_dir, self.dev = ns, config, Path(rep_dir), dev
         self.bin_dir, self.interval_us = bin_dir, interval_us
+        self.emulator_log = Path(emulator_log) if emulator_log is not None else self.rep_dir / EMULATOR_LOG_FILE
         self.batch: str | None = None
         self._monitor: QueueMonitor | None = None
 
+    @property
+    def engine(self) -> str:
+        return self.config.engine
+
     def __enter__(self) -> RouterRun:
+        if self.engine == "emulator":
+            self.batch = emulator_note(self.config)
+            write_complete(self.rep_dir / BATCH_FILE, self.batch)
+            return self
         self.batch = apply_router(self.ns, self.config, self.dev)
         try:
             write_complete(self.rep_dir / BATCH_FILE, self.batch)
@@ -54,12 +114,21 @@ class RouterRun:
         return self
 
     def start_monitor(self, t0_realtime_us: int | None = None) -> None:
+        """Samples the qdiscs into router-queue.tsv; with the emulator engine there are none
+        (the emulator log has every router event) and nothing is started."""
+        if self.engine == "emulator":
+            return
         partial = self.rep_dir / (SAMPLES_FILE + _PARTIAL)
         self._monitor = QueueMonitor.start(self.ns, partial, bin_dir=self.bin_dir, dev=self.dev,
                                            interval_us=self.interval_us, t0_realtime_us=t0_realtime_us)
 
     def finish(self) -> dict:
-        """Stops the monitor (its file becomes router-queue.tsv) and stores the final statistics."""
+        """Stops the monitor (its file becomes router-queue.tsv) and stores the final statistics:
+        tc-stats.json, or with the emulator engine router-stats.json (the link must be closed)."""
+        if self.engine == "emulator":
+            stats = read_router_stats(self.emulator_log)
+            write_complete(self.rep_dir / EMULATOR_STATS_FILE, json.dumps(stats, indent=1) + "\n")
+            return stats
         if self._monitor is not None:
             monitor, self._monitor = self._monitor, None
             monitor.stop()
@@ -76,4 +145,5 @@ class RouterRun:
                 self._monitor.output.unlink(missing_ok=True)
                 self._monitor = None
         finally:
-            teardown_router(self.ns, self.dev)
+            if self.engine == "tc":
+                teardown_router(self.ns, self.dev)
