@@ -214,7 +214,7 @@ def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
 def _drain_s(link: LinkConfig, flow: Flow) -> float:
     """How long the last packet of a flow can still be in the link after it was sent."""
     d = link.direction(flow.direction)
-    return (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6 + 2.0
+    return (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6 + 1.0
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,

@@ -143,6 +143,7 @@ class Runner:
         self.progress = Progress(sc.name, planned, len(self.lanes), stream)
         self.result = RunResult(run_dir.root)
         self._lock = threading.Lock()
+        self._built: set[int] = set()
 
     def run(self) -> RunResult:
         threads = [threading.Thread(target=self._worker, args=(n,), name=f"lane-{n}", daemon=True)
@@ -171,7 +172,8 @@ class Runner:
                 self.result.errors.append(f"lane {lane_number}: {type(e).__name__}: {e}")
             self.stop.set()
         finally:
-            lanes.teardown(lane_number)
+            if lane_number in self._built:     # never a lane another run owns (LaneBusy)
+                lanes.teardown(lane_number)
 
     def _run_unit(self, unit: Unit, lane_number: int, testbed: NamespaceTestbed | None) -> NamespaceTestbed | None:
         previous_ok = False
@@ -180,6 +182,7 @@ class Runner:
                 break
             if testbed is None or not (unit.keep_lane and previous_ok):
                 testbed = NamespaceTestbed.create(lane_number)   # tears down what was there
+                self._built.add(lane_number)
             job = replication.Job(unit.cell, rep, self.sc.seed, self.sc.timeout_us)
             work = self.run_dir.begin(unit.cell.cell_id, rep)
             try:

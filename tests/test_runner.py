@@ -1,0 +1,249 @@
+"""`squall run` end to end on real lanes: the results layout, failures recorded while the matrix
+goes on, --resume, and SIGTERM leaving nothing behind.
+
+Lanes $SQUALL_RUNNER_LANE_BASE (default 70) … +6.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import require_programs
+from testbed import emulator_log, netns
+from testbed.addresses import namespaces
+from testbed.capture import read_packets
+from testbed.runner import RunOptions, run_command
+
+pytestmark = pytest.mark.netns
+REPO = Path(__file__).resolve().parents[1]
+BASE = int(os.environ.get("SQUALL_RUNNER_LANE_BASE", "70"))
+PROGRAMS = ("squall-emulator", "squall-npa", "squall-http", "squall-bulk", "squall-udp", "squall-queue-monitor")
+
+SCENARIO = """
+name = "runner-test"
+seed = 11
+replications = 2
+timeout = "40s"
+router = "saarto"
+
+[link]
+bandwidth = "1Mbit"
+delay = "10ms"
+mtu = "576B"
+
+[flows.web]
+kind = "http"
+workload = "s+2s"
+http = "1.0"
+
+[flows.bulk1]
+kind = "bulk"
+count = 10
+length = "2096B"
+start = "100ms"
+
+[flows.voice]
+kind = "udp"
+size = "132B"
+rate = "64kbit"
+duration = "{udp}"
+dscp = "EF"
+
+[matrix]
+tcp = ["baseline", "iw4"]
+"""
+CELLS = ("tcp-baseline", "tcp-iw4")
+
+
+def write_scenario(tmp_path: Path, udp: str = "500ms") -> Path:
+    path = tmp_path / "runner-test.toml"
+    path.write_text(SCENARIO.replace("{udp}", udp))
+    return path
+
+
+def run(path: Path | None, results: Path, lane_base: int, parallel: int = 1,
+        resume: Path | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_command(path, RunOptions(parallel=parallel, results=results, lane_base=lane_base), resume, out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def only_run_dir(results: Path) -> Path:
+    dirs = [d for d in results.iterdir() if d.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def status(rep_dir: Path) -> dict:
+    return json.loads((rep_dir / "status.json").read_text())
+
+
+def assert_nothing_left(lanes: range, marker: str) -> None:
+    present = set(netns.list_namespaces())
+    assert not [ns for lane in lanes for ns in namespaces(lane).all() if ns in present]
+    assert not Path("/sys/class/net/wl0").exists(), "a wl0 in the root namespace"
+    assert not [pid for pid, cmd in processes() if marker in cmd], "a process of the run is still running"
+    for lane in lanes:
+        assert not Path(f"/run/squall/lanes/{lane}.json").exists(), f"owner record of lane {lane} left"
+
+
+def processes() -> list[tuple[int, str]]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                found.append((int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()))
+            except OSError:
+                pass
+    return found
+
+
+def assert_complete_replication(rep: Path, lane_numbers: range) -> None:
+    st = status(rep)
+    assert st["status"] == "ok", st["reason"]
+    assert st["details"]["testbed"]["lane"] in lane_numbers
+    log = emulator_log.read(rep / "emulator.log")
+    assert log.complete, f"{rep}/emulator.log has no trailer"
+    fixed, mobile = read_packets(rep / "fixed.pcap"), read_packets(rep / "mobile.pcap")
+    # Every flow crossed the link: the HTTP, bulk and UDP ports in both captures.
+    for packets in (fixed, mobile):
+        ports = {p.payload.dport for p in packets if hasattr(p.payload, "dport")}
+        assert {8080, 5002, 6003} <= ports, ports
+    workloads = json.loads((rep / "workloads.json").read_text())
+    assert workloads["web"]["client"]["summary"]["ok"]
+    assert [o["bytes"] for o in workloads["web"]["client"]["summary"]["objects"]] == [6288, 2096, 2096]
+    assert workloads["bulk1"]["receiver"]["summary"]["bytes"] == 10 * 2096
+    assert workloads["voice"]["receiver"]["summary"]["received"] > 0
+    tcp = json.loads((rep / "tcp.json").read_text())
+    assert tcp["profile"] == rep.parent.name.removeprefix("tcp-")
+    assert {r["initcwnd"] for r in tcp["hosts"]["fixed"]["routes"]} == {2 if "baseline" in rep.parent.name else 4}
+    assert "pfifo limit 20" in (rep / "router.tc").read_text()
+    assert (rep / "router-queue.tsv").read_text().count("\n") > 1
+    assert json.loads((rep / "tc-stats.json").read_text())["device"] == "wl0"
+    for name in ("web.client.log", "bulk1.sender.log", "voice.receiver.log", "web.access.log"):
+        assert (rep / name).stat().st_size > 0, name
+
+
+@pytest.mark.parametrize("parallel, lane_base", [(1, BASE), (2, BASE + 1)])
+def test_a_short_matrix_gives_the_full_results_layout(tmp_path: Path, parallel: int, lane_base: int) -> None:
+    require_programs(*PROGRAMS)
+    code, out, err = run(write_scenario(tmp_path), tmp_path / "results", lane_base, parallel)
+    assert code == 0, err
+    root = only_run_dir(tmp_path / "results")
+    assert root.name.startswith("runner-test-")
+    assert {"scenario.toml", "expanded.json", "meta.json"} <= {p.name for p in root.iterdir()}
+    assert [c["cell"] for c in json.loads((root / "expanded.json").read_text())["cells"]] == list(CELLS)
+    lanes = range(lane_base, lane_base + parallel)
+    for cell in CELLS:
+        assert sorted(p.name for p in (root / "cells" / cell).iterdir()) == ["rep-01", "rep-02"]
+        for rep in ("rep-01", "rep-02"):
+            assert_complete_replication(root / "cells" / cell / rep, lanes)
+    # Same replication number, same channel timeline: the emulator got (seed, replication).
+    logs = [emulator_log.read(root / "cells" / c / "rep-02" / "emulator.log") for c in CELLS]
+    assert [(log.header["seed"], log.header["replication"]) for log in logs] == [("11", "2"), ("11", "2")]
+    assert f"results: {root}" in out and "tcp-iw4" in out and "web: page time" in out
+    assert "replications 4/4 done, 0 failed" in err
+    assert_nothing_left(lanes, str(tmp_path))
+
+
+def kill_when_running(root_of: callable, cell: str, rep: str, victim: str, stop: threading.Event) -> None:
+    """SIGKILLs a link program of one replication once its flows run."""
+    while not stop.is_set():
+        root = root_of()
+        partial = root / "cells" / cell / f"{rep}.partial" if root else None
+        if partial and (partial / "voice.sender.stdout").exists():
+            time.sleep(0.5)
+            for pid, cmd in processes():
+                if victim == "emulator" and f"{partial}/emulator.conf" in cmd:
+                    os.kill(pid, signal.SIGKILL)
+                    return
+                if victim == "npa-mobile" and "squall-npa" in cmd and "--role mobile" in cmd:
+                    os.kill(pid, signal.SIGKILL)     # serial run: the only mobile NPA is this one's
+                    return
+        time.sleep(0.05)
+
+
+def test_killed_emulator_and_npa_are_recorded_and_resume_completes(tmp_path: Path) -> None:
+    require_programs(*PROGRAMS)
+    results = tmp_path / "results"
+    results.mkdir()
+
+    def root_of() -> Path | None:
+        dirs = list(results.iterdir())
+        return dirs[0] if dirs else None
+
+    stop = threading.Event()
+    killers = [threading.Thread(target=kill_when_running, args=(root_of, "tcp-baseline", "rep-02", "emulator", stop)),
+               threading.Thread(target=kill_when_running, args=(root_of, "tcp-iw4", "rep-01", "npa-mobile", stop))]
+    for k in killers:
+        k.start()
+    try:
+        code, out, err = run(write_scenario(tmp_path, udp="3s"), results, BASE + 3)
+    finally:
+        stop.set()
+        for k in killers:
+            k.join()
+    assert code == 1
+    root = root_of()
+    emu = status(root / "cells/tcp-baseline/rep-02")
+    assert emu["status"] == "failed"
+    assert "the emulator exited with code -9 during the replication" in emu["reason"]
+    npa = status(root / "cells/tcp-iw4/rep-01")
+    assert npa["status"] == "failed" and "the npa-mobile exited with code -9" in npa["reason"]
+    for cell, rep in (("tcp-baseline", "rep-01"), ("tcp-iw4", "rep-02")):
+        assert status(root / "cells" / cell / rep)["status"] == "ok"     # the matrix went on
+    assert "--resume" in err
+    assert_nothing_left(range(BASE + 3, BASE + 4), str(tmp_path))
+
+    code, out, err = run(None, results, BASE + 3, resume=root)
+    assert code == 0, err
+    assert "2 to run" in err
+    for cell in CELLS:
+        for rep in ("rep-01", "rep-02"):
+            assert status(root / "cells" / cell / rep)["status"] == "ok"
+    kept = status(root / "cells/tcp-baseline/attempts/rep-02-1")
+    assert kept["status"] == "failed" and "emulator" in kept["reason"]
+    assert status(root / "cells/tcp-iw4/attempts/rep-01-1")["status"] == "failed"
+    assert_nothing_left(range(BASE + 3, BASE + 4), str(tmp_path))
+
+
+def test_sigterm_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
+    require_programs(*PROGRAMS)
+    results = tmp_path / "results"
+    lanes = range(BASE + 4, BASE + 6)
+    proc = subprocess.Popen([sys.executable, "-m", "testbed.cli", "run", str(write_scenario(tmp_path, udp="5s")),
+                             "--parallel", "2", "--results", str(results), "--lane-base", str(lanes.start)],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not list(results.glob("*/cells/*/rep-*.partial/voice.sender.stdout")):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    root = only_run_dir(results)
+    assert f"squall run --resume {root}" in err
+    assert_nothing_left(lanes, str(tmp_path))
+    assert not list(root.glob("cells/*/rep-??/status.json")), "an interrupted replication was recorded"
+
+    code, out, err = run(None, results, lanes.start, parallel=2, resume=root)
+    assert code == 0, err
+    assert sorted(str(p.relative_to(root)) for p in root.glob("cells/*/rep-*") if p.is_dir()) == \
+        [f"cells/{c}/rep-0{r}" for c in CELLS for r in (1, 2)]
+    assert list(root.glob("cells/*/attempts/rep-*")), "the interrupted attempts are kept"
+    assert_nothing_left(lanes, str(tmp_path))
