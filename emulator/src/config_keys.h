@@ -23,6 +23,18 @@ struct key_spec {
 };
 
 #define SQ_MAX_SECTION_KEYS 16
+#define SQ_CONFIG_MAX_LINE 4096   /* bytes per line, NUL included */
+
+/* The process, [channel] and [down]/[up] keys (config_link_keys.c). */
+extern const struct key_spec sq_process_keys[];
+extern const struct key_spec sq_channel_keys[];
+extern const struct key_spec sq_direction_keys[];
+
+/* Strips white space at both ends, in place. */
+char *sq_config_trim(char *s);
+
+/* A whole file in a heap buffer (the caller frees it); NULL and a message on failure. */
+char *sq_config_read_file(const char *path, size_t *len, char *err, size_t errlen);
 
 /* Router sections (config_router.c). */
 extern const struct key_spec sq_router_keys[];

@@ -1,0 +1,414 @@
+/* The keys of the process, [channel], [down] and [up] sections (emulator/CONFIG.md). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "config_keys.h"
+#include "units.h"
+
+/* --- process keys ------------------------------------------------------------------ */
+
+static const char *set_listen(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	static const char *const expected = "expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300";
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *colon = strrchr(v, ':');
+	if (!colon || (size_t)(colon - v) >= sizeof(host) || colon == v)
+		return expected;
+	memcpy(host, v, (size_t)(colon - v));
+	host[colon - v] = '\0';
+	uint64_t port;
+	if (!sq_parse_count(colon + 1, 65535, &port))
+		return expected;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	size_t hl = strlen(host);
+	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
+		host[hl - 1] = '\0';
+		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+			return expected;
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t)port);
+		cfg->listen_len = sizeof(*a6);
+	} else {
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+		if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+			return expected;
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		cfg->listen_len = sizeof(*a4);
+	}
+	if (strlen(v) >= sizeof(cfg->listen_text))
+		return expected;
+	cfg->listen = ss;
+	strcpy(cfg->listen_text, v);
+	return NULL;
+}
+
+static const char *set_token(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	uint64_t t = 0;
+	size_t n = 0;
+	for (; v[n]; n++) {
+		if (!isxdigit((unsigned char)v[n]) || n >= 16)
+			return "expected exactly 16 hex digits";
+		int c = tolower((unsigned char)v[n]);
+		t = t << 4 | (uint64_t)(isdigit(c) ? c - '0' : c - 'a' + 10);
+	}
+	if (n != 16)
+		return "expected exactly 16 hex digits";
+	cfg->token = t;
+	cfg->token_set = true;
+	return NULL;
+}
+
+static const char *set_log(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	if (!*v || strlen(v) >= sizeof(cfg->log_path))
+		return "expected a file path";
+	strcpy(cfg->log_path, v);
+	cfg->log_set = true;
+	return NULL;
+}
+
+static const char *set_seed(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	if (!sq_parse_count(v, UINT64_MAX, &cfg->link.seed))
+		return "expected a decimal integer in [0, 18446744073709551615]";
+	cfg->seed_set = true;
+	return NULL;
+}
+
+static const char *set_replication(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	uint64_t r;
+	if (!sq_parse_count(v, UINT32_MAX, &r))
+		return "expected a decimal integer in [0, 4294967295]";
+	cfg->link.replication = (uint32_t)r;
+	return NULL;
+}
+
+static const char *set_positive_duration(sq_time_us *out, const char *v)
+{
+	sq_time_us t;
+	if (!sq_parse_duration(v, &t) || t <= 0)
+		return "expected a duration > 0 like 1s or 500ms (units us, ms, s)";
+	*out = t;
+	return NULL;
+}
+
+static const char *set_keepalive(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return set_positive_duration(&cfg->keepalive, v);
+}
+
+static const char *set_peer_timeout(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return set_positive_duration(&cfg->peer_timeout, v);
+}
+
+static const char *set_autostart(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	if (strcmp(v, "none") == 0)
+		cfg->autostart = SQ_AUTOSTART_NONE;
+	else if (strcmp(v, "peers") == 0)
+		cfg->autostart = SQ_AUTOSTART_PEERS;
+	else
+		return "expected 'none' or 'peers'";
+	return NULL;
+}
+
+/* --- channel keys ------------------------------------------------------------------ */
+
+static const char *set_initial(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	if (strcmp(v, "good") == 0)
+		cfg->link.channel.initial_state = SQ_GOOD;
+	else if (strcmp(v, "bad") == 0)
+		cfg->link.channel.initial_state = SQ_BAD;
+	else
+		return "expected 'good' or 'bad'";
+	return NULL;
+}
+
+char *sq_config_trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+#define DIST_EXPECTED                                                                          \
+	"expected fixed(D), uniform(D, D), exponential(MEAN) or "                              \
+	"exponential(MEAN, min=D, max=D) with durations > 0 like 2s (min may be 0), min <= max"
+
+/* Splits "name(a, b, c)" into name and up to max trimmed arguments, in place. */
+static int split_call(char *s, char **name, char **args, int max)
+{
+	char *open = strchr(s, '(');
+	size_t n = strlen(s);
+	if (!open || n == 0 || s[n - 1] != ')')
+		return -1;
+	s[n - 1] = '\0';
+	*open = '\0';
+	*name = sq_config_trim(s);
+	int count = 0;
+	char *p = open + 1;
+	for (;;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (count == max)
+			return -1;
+		args[count++] = sq_config_trim(p);
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return count;
+}
+
+static bool parse_positive(const char *s, sq_time_us *t)
+{
+	return sq_parse_duration(s, t) && *t > 0;
+}
+
+static bool parse_exponential_bounds(struct sq_dist *d, char **args, int n)
+{
+	bool have_min = false, have_max = false;
+	d->min = 0;
+	d->max = SQ_DIST_NO_MAX;
+	for (int i = 1; i < n; i++) {
+		if (strncmp(args[i], "min=", 4) == 0 && !have_min) {
+			if (!sq_parse_duration(sq_config_trim(args[i] + 4), &d->min))
+				return false;
+			have_min = true;
+		} else if (strncmp(args[i], "max=", 4) == 0 && !have_max) {
+			if (!parse_positive(sq_config_trim(args[i] + 4), &d->max))
+				return false;
+			have_max = true;
+		} else {
+			return false;
+		}
+	}
+	d->truncated = n > 1;
+	return d->min <= d->max;
+}
+
+static bool parse_dist(struct sq_dist *d, const char *v)
+{
+	char buf[SQ_CONFIG_MAX_LINE];
+	char *name, *args[3];
+	if (strlen(v) >= sizeof(buf))
+		return false;
+	strcpy(buf, v);
+	int n = split_call(buf, &name, args, 3);
+	if (n < 1)
+		return false;
+	memset(d, 0, sizeof(*d));
+	if (strcmp(name, "fixed") == 0) {
+		d->kind = SQ_DIST_FIXED;
+		return n == 1 && parse_positive(args[0], &d->a);
+	}
+	if (strcmp(name, "uniform") == 0) {
+		d->kind = SQ_DIST_UNIFORM;
+		return n == 2 && parse_positive(args[0], &d->a) && parse_positive(args[1], &d->b) &&
+		       d->a <= d->b;
+	}
+	if (strcmp(name, "exponential") == 0) {
+		d->kind = SQ_DIST_EXPONENTIAL;
+		return parse_positive(args[0], &d->a) && parse_exponential_bounds(d, args, n);
+	}
+	return false;
+}
+
+static const char *set_good(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return parse_dist(&cfg->link.channel.length[SQ_GOOD], v) ? NULL : DIST_EXPECTED;
+}
+
+static const char *set_bad(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return parse_dist(&cfg->link.channel.length[SQ_BAD], v) ? NULL : DIST_EXPECTED;
+}
+
+static const char *set_trace(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	const char *slash = strrchr(cfg->source, '/');
+	size_t dirlen = (v[0] != '/' && slash) ? (size_t)(slash - cfg->source) + 1 : 0;
+	if (!*v || dirlen + strlen(v) >= sizeof(cfg->trace_path))
+		return "expected a file path";
+	memcpy(cfg->trace_path, cfg->source, dirlen);
+	strcpy(cfg->trace_path + dirlen, v);
+	return NULL;
+}
+
+/* --- direction keys ---------------------------------------------------------------- */
+
+static struct sq_direction_config *dirc(struct sq_emu_config *cfg, enum sq_dir dir)
+{
+	return &cfg->link.dir[dir];
+}
+
+#define SIZE_EXPECTED "expected a size in bytes like 576B"
+
+static const char *set_mtu(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	uint32_t b;
+	if (!sq_parse_size(v, &b) || b < 20 || b > 65535)
+		return "expected a size in bytes in [20B, 65535B] like 576B";
+	dirc(cfg, w->dir)->mtu = b;
+	return NULL;
+}
+
+static const char *set_send_buffer(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return sq_parse_size(v, &dirc(cfg, w->dir)->send_buffer) ? NULL : SIZE_EXPECTED;
+}
+
+static const char *set_recv_buffer(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return sq_parse_size(v, &dirc(cfg, w->dir)->recv_buffer) ? NULL : SIZE_EXPECTED;
+}
+
+static const char *set_overhead(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return sq_parse_size(v, &dirc(cfg, w->dir)->overhead) ? NULL : SIZE_EXPECTED;
+}
+
+#define RATE_EXPECTED                                                                          \
+	"expected a rate like 64kbit (units bit, kbit, Mbit, Gbit) or 'unlimited', or a "      \
+	"schedule like '0s:64kbit, 10s:32kbit' starting at 0s with increasing times"
+
+static bool parse_rate_step(char *text, struct sq_rate_step *step)
+{
+	char *colon = strchr(text, ':');
+	if (!colon)
+		return false;
+	*colon = '\0';
+	return sq_parse_duration(sq_config_trim(text), &step->at_us) && sq_parse_rate(sq_config_trim(colon + 1), &step->rate_bps);
+}
+
+static const char *set_bandwidth(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_rate_step *steps = cfg->rate[w->dir];
+	if (!strchr(v, ':')) {
+		steps[0].at_us = 0;
+		if (!sq_parse_rate(v, &steps[0].rate_bps))
+			return RATE_EXPECTED;
+		dirc(cfg, w->dir)->rate_len = 1;
+		return NULL;
+	}
+	char buf[SQ_CONFIG_MAX_LINE];
+	if (strlen(v) >= sizeof(buf))
+		return RATE_EXPECTED;
+	strcpy(buf, v);
+	size_t n = 0;
+	for (char *p = buf;;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (n == SQ_MAX_RATE_STEPS || !parse_rate_step(p, &steps[n]))
+			return RATE_EXPECTED;
+		if (n == 0 ? steps[0].at_us != 0 : steps[n].at_us <= steps[n - 1].at_us)
+			return RATE_EXPECTED;
+		n++;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	dirc(cfg, w->dir)->rate_len = n;
+	return NULL;
+}
+
+static const char *set_delay(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (!sq_parse_duration(v, &dirc(cfg, w->dir)->delay))
+		return "expected a duration like 200ms (units us, ms, s)";
+	return NULL;
+}
+
+static const char *set_error_good(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (!sq_parse_probability(v, &dirc(cfg, w->dir)->error[SQ_GOOD]))
+		return "expected a probability in [0, 1] like 0.01";
+	return NULL;
+}
+
+static const char *set_error_bad(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (!sq_parse_probability(v, &dirc(cfg, w->dir)->error[SQ_BAD]))
+		return "expected a probability in [0, 1] like 0.63";
+	return NULL;
+}
+
+static const char *set_arq_retransmissions(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	uint64_t n;
+	if (!sq_parse_count(v, 1000, &n))
+		return "expected a count in [0, 1000]";
+	dirc(cfg, w->dir)->arq_retransmissions = (uint32_t)n;
+	return NULL;
+}
+
+static const char *set_arq_delay(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	if (!sq_parse_duration(v, &dirc(cfg, w->dir)->arq_delay))
+		return "expected a duration like 700ms (units us, ms, s)";
+	return NULL;
+}
+
+static const char *set_in_order(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return sq_parse_bool(v, &dirc(cfg, w->dir)->in_order) ? NULL : "expected 'true' or 'false'";
+}
+
+/* --- tables -------------------------------------------------------------------------- */
+
+const struct key_spec sq_process_keys[] = {
+	{ "listen", set_listen, false },         { "token", set_token, false },
+	{ "log", set_log, false },               { "seed", set_seed, false },
+	{ "replication", set_replication, false }, { "keepalive", set_keepalive, false },
+	{ "peer_timeout", set_peer_timeout, false }, { "autostart", set_autostart, false },
+	{ NULL, NULL, false },
+};
+
+const struct key_spec sq_channel_keys[] = {
+	{ "initial", set_initial, false }, { "good", set_good, false },
+	{ "bad", set_bad, false },         { "trace", set_trace, false },
+	{ NULL, NULL, false },
+};
+
+const struct key_spec sq_direction_keys[] = {
+	{ "mtu", set_mtu, true },
+	{ "bandwidth", set_bandwidth, true },
+	{ "delay", set_delay, true },
+	{ "send_buffer", set_send_buffer, true },
+	{ "recv_buffer", set_recv_buffer, false },
+	{ "overhead", set_overhead, false },
+	{ "error_good", set_error_good, false },
+	{ "error_bad", set_error_bad, false },
+	{ "arq_retransmissions", set_arq_retransmissions, false },
+	{ "arq_delay", set_arq_delay, false },
+	{ "in_order", set_in_order, false },
+	{ NULL, NULL, false },
+};
+
+

@@ -1,0 +1,86 @@
+/* The canonical form of a configuration: every key, units us, bit, B. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "config_keys.h"
+
+/* --- canonical output ---------------------------------------------------------------- */
+
+static void write_dist(FILE *out, const struct sq_dist *d)
+{
+	switch (d->kind) {
+	case SQ_DIST_FIXED:
+		fprintf(out, "fixed(%" PRId64 "us)", d->a);
+		break;
+	case SQ_DIST_UNIFORM:
+		fprintf(out, "uniform(%" PRId64 "us, %" PRId64 "us)", d->a, d->b);
+		break;
+	case SQ_DIST_EXPONENTIAL:
+		fprintf(out, "exponential(%" PRId64 "us", d->a);
+		if (d->truncated)
+			fprintf(out, ", min=%" PRId64 "us, max=%" PRId64 "us", d->min, d->max);
+		fputc(')', out);
+		break;
+	}
+}
+
+static void write_rate(FILE *out, uint64_t bps)
+{
+	if (bps == SQ_RATE_UNLIMITED)
+		fputs("unlimited", out);
+	else
+		fprintf(out, "%" PRIu64 "bit", bps);
+}
+
+static void write_direction(FILE *out, const char *prefix, const char *name,
+			    const struct sq_direction_config *d)
+{
+	fprintf(out, "%s%s.mtu = %" PRIu32 "B\n", prefix, name, d->mtu);
+	fprintf(out, "%s%s.bandwidth = ", prefix, name);
+	if (d->rate_len == 1) {
+		write_rate(out, d->rate[0].rate_bps);
+	} else {
+		for (size_t i = 0; i < d->rate_len; i++) {
+			fprintf(out, "%s%" PRId64 "us:", i ? ", " : "", d->rate[i].at_us);
+			write_rate(out, d->rate[i].rate_bps);
+		}
+	}
+	fputc('\n', out);
+	fprintf(out, "%s%s.delay = %" PRId64 "us\n", prefix, name, d->delay);
+	fprintf(out, "%s%s.send_buffer = %" PRIu32 "B\n", prefix, name, d->send_buffer);
+	fprintf(out, "%s%s.recv_buffer = %" PRIu32 "B\n", prefix, name, d->recv_buffer);
+	fprintf(out, "%s%s.overhead = %" PRIu32 "B\n", prefix, name, d->overhead);
+	fprintf(out, "%s%s.error_good = %.17g\n", prefix, name, d->error[SQ_GOOD]);
+	fprintf(out, "%s%s.error_bad = %.17g\n", prefix, name, d->error[SQ_BAD]);
+	fprintf(out, "%s%s.arq_retransmissions = %" PRIu32 "\n", prefix, name, d->arq_retransmissions);
+	fprintf(out, "%s%s.arq_delay = %" PRId64 "us\n", prefix, name, d->arq_delay);
+	fprintf(out, "%s%s.in_order = %s\n", prefix, name, d->in_order ? "true" : "false");
+}
+
+void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix)
+{
+	fprintf(out, "%slisten = %s\n", prefix, cfg->listen_text);
+	fprintf(out, "%stoken = %016" PRIx64 "\n", prefix, cfg->token);
+	fprintf(out, "%slog = %s\n", prefix, cfg->log_path);
+	fprintf(out, "%sseed = %" PRIu64 "\n", prefix, cfg->link.seed);
+	fprintf(out, "%sreplication = %" PRIu32 "\n", prefix, cfg->link.replication);
+	fprintf(out, "%skeepalive = %" PRId64 "us\n", prefix, cfg->keepalive);
+	fprintf(out, "%speer_timeout = %" PRId64 "us\n", prefix, cfg->peer_timeout);
+	fprintf(out, "%sautostart = %s\n", prefix, cfg->autostart == SQ_AUTOSTART_PEERS ? "peers" : "none");
+	const struct sq_channel_config *ch = &cfg->link.channel;
+	if (ch->trace) {
+		fprintf(out, "%schannel.trace = %s\n", prefix, cfg->trace_path);
+		fprintf(out, "%schannel.trace_steps = %zu\n", prefix, ch->trace_len);
+	} else {
+		fprintf(out, "%schannel.initial = %s\n", prefix, ch->initial_state == SQ_BAD ? "bad" : "good");
+		for (int s = 0; s < SQ_STATES; s++) {
+			fprintf(out, "%schannel.%s = ", prefix, s == SQ_GOOD ? "good" : "bad");
+			write_dist(out, &ch->length[s]);
+			fputc('\n', out);
+		}
+	}
+	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN]);
+	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
+	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP]);
+	sq_router_write(out, prefix, "up", &cfg->link.dir[SQ_UP].router);
+}
