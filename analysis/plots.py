@@ -151,7 +151,7 @@ def plot_time_sequence(view: ReplicationView, out: Path, title: str,
     ax.set_ylabel("segment start: sequence number - sender's ISN (bytes)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="best")
     return _save(fig, out)
 
 

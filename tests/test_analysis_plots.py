@@ -1,0 +1,79 @@
+"""`squall plot`: PNGs of a run (time-sequence, queues, box plots, channel timeline)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.plots import bad_periods, load_view
+from test_analysis_report import build_mixture
+from testbed.cli import main as squall
+
+PNG = b"\x89PNG\r\n\x1a\n"
+STATE_LINES = ["150000\tstate\t-\t-\t-\tbad\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tgood",
+               "300000\tstate\t-\t-\t-\tgood\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tbad",
+               "500000\tstate\t-\t-\t-\tbad\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tgood"]
+
+
+def _with_states(log: Path) -> None:
+    """Inserts channel state changes (bad 150-300 ms, bad from 500 ms to the end)."""
+    lines = log.read_text().splitlines()
+    body = [i for i, line in enumerate(lines) if line and not line.startswith("#")]
+    events = [lines[i] for i in body] + STATE_LINES
+    events.sort(key=lambda line: int(line.split("\t")[0]))
+    out = lines[:body[0]] + events + lines[body[-1] + 1:]
+    log.write_text("\n".join(out) + "\n")
+
+
+@pytest.fixture(scope="module")
+def mixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = build_mixture(tmp_path_factory.mktemp("plots") / "mix-20261122T030000Z")
+    for rep in (1, 2, 3):
+        _with_states(root / "cells" / "tcp-baseline_link-e0" / f"rep-{rep:02d}" /
+                     "emulator.log")
+    assert squall(["analyze", str(root), "--jobs", "1"]) == 0
+    return root
+
+
+def _is_png(path: Path, min_size: int = 10_000) -> bool:
+    return path.read_bytes()[:8] == PNG and path.stat().st_size > min_size
+
+
+def test_bad_periods_from_state_events(mixture: Path) -> None:
+    periods, end = bad_periods(mixture / "cells" / "tcp-baseline_link-e0" / "rep-01" /
+                               "emulator.log")
+    # the log ends when transfer B's last ACK (sent at 621 ms) leaves the link
+    assert periods == [(0.15, 0.3), (0.5, end)] and end == pytest.approx(0.721)
+
+
+def test_run_plots_are_written(mixture: Path, capsys) -> None:
+    assert squall(["plot", str(mixture)]) == 0
+    written = [Path(p) for p in capsys.readouterr().out.split()]
+    plots = mixture / "summary" / "plots"
+    assert {p.name for p in written} == {"boxes.png", "channel.png",
+                                         "tsd_tcp-baseline_link-e0_rep-01.png",
+                                         "queues_tcp-baseline_link-e0_rep-01.png"}
+    assert all(p.parent == plots and _is_png(p) for p in written)
+
+
+def test_one_connection_of_one_replication(mixture: Path, capsys) -> None:
+    assert squall(["plot", str(mixture), "--cell", "tcp-baseline_link-e0", "--rep", "2",
+                   "--connection", "3"]) == 0
+    written = [Path(p) for p in capsys.readouterr().out.split()]
+    assert [p.name for p in written] == ["tsd_tcp-baseline_link-e0_rep-02_conn-3.png",
+                                         "queues_tcp-baseline_link-e0_rep-02.png"]
+    assert all(_is_png(p) for p in written)
+    assert squall(["plot", str(mixture), "--cell", "tcp-baseline_link-e0", "--rep", "2",
+                   "--connection", "9"]) == 2
+    assert "connection 9: expected 1..3" in capsys.readouterr().err
+
+
+def test_view_marks_what_the_link_did(mixture: Path) -> None:
+    view = load_view(mixture / "cells" / "tcp-baseline_link-e0" / "rep-01")
+    assert [c.metrics.sender[1] for c in view.connections] == [40001, 40002, 40003]
+    b = view.connections[1]
+    fates = [b.fates[p.frame_no].fate for p in b.conn.sent_by(b.metrics.sender)
+             if p.payload_len]
+    assert fates == ["out", "drop_err", "out"]
+    assert [r.rel_seq for r in b.metrics.retransmission_list] == [501]

@@ -1,0 +1,187 @@
+"""`squall report`: the studies' tables with values computed by hand for the fixture runs,
+printed and written to summary/report.md, and a self-contained summary/report.html."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from test_analysis_run_support import build_run, truncate_capture
+from test_analysis_support import FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
+from testbed.cli import main as squall
+
+MS = 1000
+
+
+def _table(markdown: str, title: str) -> list[list[str]]:
+    """The rows (cells stripped) of the markdown table under `## title`."""
+    lines = markdown.splitlines()
+    start = lines.index(f"## {title}")
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split(" | ")])
+    return [rows[0]] + rows[2:]
+
+
+@pytest.fixture(scope="module")
+def http_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = build_run(tmp_path_factory.mktemp("http") / "fixture-20261122T030000Z")
+    truncate_capture(root / "cells" / "tcp-iw4" / "rep-02" / "mobile.pcap")
+    assert squall(["report", str(root), "--jobs", "1"]) == 0
+    return root, (root / "summary" / "report.md").read_text()
+
+
+def test_http_table_like_iip_tables_9_to_30(http_report, capsys) -> None:
+    _, md = http_report
+    assert _table(md, "HTTP pages: HTTP 1.0") == [
+        ["Name", "baseline tiny", "iw4 tiny"],
+        # page: main 1000 B (FIN at the client 420 ms after its SYN), in-line objects
+        # 80 ms later, the larger one's FIN 420 ms after their SYNs: 920 ms; iw4: 1110 ms
+        # (the small object resent 200 ms later) and 1120 ms (the main object resent)
+        ["Time", "0.920", "1.115"],
+        # main object's response: 1000 B / 220 ms; 1000 B / 420 ms after a drop
+        ["Med_thro", "4545.5", "3463.2"],
+        ["Min_thro", "4545.5", "2381.0"],
+        ["Max_thro", "4545.5", "4545.5"],
+        # highest class median: main [0, 1] congestion drops; inline2 [1, 0] error drops
+        ["Drops_c", "0.000", "0.500"],
+        ["Drops_e", "0.000", "0.500"],
+        ["n (failed)", "1 (2)", "2 (1)"],
+    ]
+
+
+def test_saarto_summary_with_sum_of_maximum_drops(http_report) -> None:
+    _, md = http_report
+    assert _table(md, "Summary of iw4 results: HTTP 1.0") == [
+        ["WL", "tiny"],
+        ["Response time (s)", "1.115"],
+        ["Med th. (m) B/s", "3463.2"],
+        # slowest in-line object: 500 B in 410 ms (rep 1), 500 B in 210 ms (rep 3)
+        ["Slowest th. (i) B/s", f"{(500 / 0.41 + 500 / 0.21) / 2:.1f}"],
+        ["Fastest th. (i) B/s", "4545.5"],
+        ["Drops (c) median", "0.500"],
+        ["Drops (e) median", "0.500"],
+        # main: max(0, 1) + inline1: 0 + inline2: max(1, 0)
+        ["Σ maximum drops", "2.000"],
+    ]
+
+
+def test_failed_replications_are_listed(http_report) -> None:
+    _, md = http_report
+    rows = _table(md, "Replications not in the statistics")
+    assert [r[:3] for r in rows[1:]] == [["tcp-baseline", "2", "failed"],
+                                         ["tcp-baseline", "3", "missing"],
+                                         ["tcp-iw4", "2", "ok, unanalysable"]]
+    assert re.search(r"mobile\.pcap: frame \d+ at byte offset \d+", rows[3][3])
+
+
+def test_report_is_printed_and_html_is_self_contained(http_report, capsys) -> None:
+    root, md = http_report
+    html = (root / "summary" / "report.html").read_text()
+    assert "<td>3463.2</td>" in html and "Σ maximum drops" in html
+    images = re.findall(r'<img[^>]*src="([^"]*)"', html)
+    assert len(images) >= 4 and all(src.startswith("data:image/png;base64,") for src in images)
+    # nothing outside the file: no links, scripts, style sheets or remote resources
+    assert not re.search(r'(href|src)="(?!data:)', html)
+    assert "<script" not in html and "<link" not in html and "url(" not in html
+    squall(["report", str(root)])  # from summary/analysis.json this time
+    assert capsys.readouterr().out.strip() == md.strip()
+
+
+# --- a traffic mixture: 3 bulk transfers and a UDP flow (IIP tables 32-36) -----------------
+
+def bulk(link: ScriptedLink, port: int, size: int, drop: tuple[int, str] | None) -> None:
+    """The fixed host sends `size` bytes to the mobile receiver in 500-byte segments from
+    t = 0; a dropped segment is resent 200 ms after the last one. Elapsed (first SYN ->
+    ACK of FIN at the sender) = 420 ms + 10 ms per segment after the second (+200 ms)."""
+    def f(t: int, seq: int, ack: int, flags: str, payload: int = 0, **kw: object) -> None:
+        link.send(t * MS, tcp(FIXED, MOBILE, port, 5001, seq, ack, flags, payload),
+                  **kw)  # type: ignore[arg-type]
+
+    def m(t: int, seq: int, ack: int, flags: str) -> None:
+        link.send(t * MS, tcp(MOBILE, FIXED, 5001, port, seq, ack, flags))
+
+    f(0, 100, 0, "S")
+    m(100, 900, 101, "SA")
+    f(200, 101, 901, "A")
+    n = size // 500
+    for j in range(n):
+        fate = drop[1] if drop and drop[0] == j else "out"
+        f(200 + 10 * j, 101 + 500 * j, 901, "PA", 500, fate=fate,
+          hits=1 if fate == "drop_err" else 0)
+    t_fin = 200 + 10 * n
+    if drop:
+        f(t_fin + 190, 101 + 500 * drop[0], 901, "PA", 500)
+        t_fin += 200
+    f(t_fin, 101 + size, 901, "FA")
+    m(t_fin + 100, 901, 102 + size, "A")
+    m(t_fin + 101, 901, 102 + size, "FA")
+    f(t_fin + 201, 102 + size, 902, "A")
+
+
+def voice(link: ScriptedLink, jitter_ms: int, dropped: int | None) -> None:
+    """10 datagrams every 20 ms, delayed 100 ms, odd ones `jitter_ms` more."""
+    for k in range(10):
+        link.send(k * 20 * MS, udp_datagram(k, START_REALTIME_US + k * 20 * MS),
+                  fate="drop_router" if k == dropped else "out",
+                  delay_us=(100 + jitter_ms * (k % 2)) * MS)
+
+
+MIXTURE_REPS = [  # (drops of the 3 transfers A 1000 B, B 1000 B, C 1500 B), jitter, lost
+    ({"B": (1, "drop_err")}, 2, None),
+    ({"A": (0, "drop_router")}, 3, None),
+    ({"C": (0, "drop_err")}, 1, 4),
+]
+
+
+def build_mixture(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "scenario.toml").write_text('name = "mix"\nseed = 1\nreplications = 3\n'
+                                        'link = "e0"\n')
+    (root / "expanded.json").write_text(json.dumps({"name": "mix", "cells": [
+        {"cell": "tcp-baseline_link-e0", "axes": {"tcp": "baseline", "link": "e0"}}]}))
+    for rep, (drops, jitter, lost) in enumerate(MIXTURE_REPS, start=1):
+        d = root / "cells" / "tcp-baseline_link-e0" / f"rep-{rep:02d}"
+        d.mkdir(parents=True)
+        link = ScriptedLink()
+        for name, port, size in (("A", 40001, 1000), ("B", 40002, 1000), ("C", 40003, 1500)):
+            bulk(link, port, size, drops.get(name))
+        voice(link, jitter, lost)
+        link.write(d)
+        workloads = {f"bulk{n}": {"kind": "bulk", "port": 5001, "sender": {"summary": {
+            "tool": "squall-bulk", "mode": "send", "ok": True, "local": f"{FIXED}:{port}",
+            "remote": f"{MOBILE}:5001"}}} for n, port in (("A", 40001), ("B", 40002),
+                                                         ("C", 40003))}
+        workloads["voice"] = {"kind": "udp", "port": 6001, "sender": {"summary": {
+            "tool": "squall-udp", "mode": "send", "ok": True, "remote": f"{MOBILE}:6001"}}}
+        (d / "workloads.json").write_text(json.dumps(workloads))
+        (d / "status.json").write_text(json.dumps({"status": "ok", "reason": ""}))
+    return root
+
+
+def test_mixture_table_like_iip_tables_32_to_36(tmp_path: Path) -> None:
+    root = build_mixture(tmp_path / "mix-20261122T030000Z")
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    md = (root / "summary" / "report.md").read_text()
+    rows = _table(md, "Traffic mixture: TCP transfers by elapsed time and the UDP flow")
+    assert rows[0] == ["tcp", "link", "TCP flow", "Elapsed min (s)", "perc25", "median",
+                       "perc75", "max", "avg", "Through (B/s) median", "Rext pkts median",
+                       "conges drops median", "error drops median", "UDP conges drops median",
+                       "UDP error drops median", "UDP through (B/s) median",
+                       "UDP jitter (ms) (min-max)"]
+    # elapsed per replication: A 420/620/420 ms, B 620/420/420, C 430/430/630
+    # -> fastest 420, 420, 420; medium 430, 430, 420; slowest 620, 620, 630
+    udp = ["0.000", "0.000", f"{1320 / 0.183:.1f}", "(1.00-3.00)"]
+    assert rows[1] == ["baseline", "e0", "fastest", "0.420", "0.420", "0.420", "0.420",
+                       "0.420", "0.420", f"{1000 / 0.42:.1f}", "0.000", "0.000", "0.000", *udp]
+    assert rows[2] == ["", "", "medium", "0.420", "0.425", "0.430", "0.430", "0.430",
+                       f"{(0.43 + 0.43 + 0.42) / 3:.3f}", f"{1500 / 0.43:.1f}", "0.000",
+                       "0.000", "0.000", *udp]
+    assert rows[3] == ["", "", "slowest", "0.620", "0.620", "0.620", "0.625", "0.630",
+                       f"{(0.62 + 0.62 + 0.63) / 3:.3f}", f"{1000 / 0.62:.1f}", "1.000",
+                       "0.000", "1.000", *udp]
