@@ -188,9 +188,10 @@ def saarto_tables(cells: list[CellResult]) -> list[Table]:
 # --- mixtures -----------------------------------------------------------------------------
 
 def _roles(cell: CellResult) -> list[str]:
-    n = max((int(r.values.get("run.tcp_connections") or 0) for r in cell.replications
+    n = max((int(r.values.get("tcp.transfers") or 0) for r in cell.replications
              if r.counts), default=0)
-    present = {m.split(".")[1] for m in cell.summaries if m.startswith("tcp.")} - {"jain_index"}
+    present = {m.split(".")[1] for m in cell.summaries if m.count(".") == 2
+               and m.startswith("tcp.")}
     return [r for r in role_names(n) if r in present] if n else []
 
 
@@ -266,8 +267,7 @@ def queue_table(cells: list[CellResult]) -> Table | None:
 
 def build_tables(analysis: RunAnalysis) -> list[Table]:
     http = [c for c in analysis.cells if c.flows_of("http")]
-    mixed = [c for c in analysis.cells if not c.flows_of("http")
-             and (c.flows_of("bulk") or c.flows_of("udp"))]
+    mixed = [c for c in analysis.cells if c.flows_of("bulk") or c.flows_of("udp")]
     other = [c for c in analysis.cells if c not in http and c not in mixed]
     tables = [t for t in [failures_table(analysis)] if t]
     if http:

@@ -66,13 +66,33 @@ def _progress_printer(stream: TextIO, total: int) -> Callable[[ReplicationResult
     return report
 
 
-def _merge_flows(results: list[ReplicationResult]) -> list[FlowInfo]:
-    merged: dict[str, FlowInfo] = {}
+def _expanded_flows(spec: dict) -> list[FlowInfo]:
+    """The cell's flows as expanded.json declares them (testbed/flows.py): their workload
+    label (a page given by sizes is named by them) and HTTP version."""
+    flows = spec.get("flows")
+    infos = []
+    for f in flows if isinstance(flows, list) else []:
+        if not isinstance(f, dict) or "name" not in f or f.get("kind") not in ("http", "bulk", "udp"):
+            continue
+        workload = next((w for w in (f.get("page"), f.get("transfer"), f.get("stream"))
+                         if isinstance(w, dict)), {})
+        label = workload.get("label")
+        if label in (None, "custom") and isinstance(workload.get("sizes"), list):
+            label = "+".join(str(x) for x in workload["sizes"])
+        infos.append(FlowInfo(str(f["name"]), f["kind"],
+                              None if f.get("http") is None else str(f["http"]),
+                              None if label in (None, "custom") else str(label)))
+    return infos
+
+
+def _merge_flows(results: list[ReplicationResult],
+                 declared: list[FlowInfo] | None = None) -> list[FlowInfo]:
+    merged: dict[str, FlowInfo] = {f.name: f for f in declared or []}
     for r in results:
         for f in r.flows:
             known = merged.setdefault(f.name, FlowInfo(f.name, f.kind))
             known.http_version = known.http_version or f.http_version
-            known.workload = known.workload or f.workload
+            known.workload = known.workload or (None if f.workload == "custom" else f.workload)
     return list(merged.values())
 
 
@@ -102,6 +122,7 @@ def analyse_run(root: str | os.PathLike[str], jobs: int | None = None,
     cells = []
     for info in layout.cells:
         mine = [r for r in results if r.ref.cell == info.cell]
-        cells.append(CellResult(info.cell, info.labels, _merge_flows(mine), mine,
+        cells.append(CellResult(info.cell, info.labels,
+                                _merge_flows(mine, _expanded_flows(info.spec)), mine,
                                 cell_summaries(mine)))
     return RunAnalysis(layout, cells)

@@ -200,6 +200,10 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
             conns = [c for c in r.connections.get(client_side, [])
                      if match_flow(specs, "tcp", c.client, c.server).name == name]
             _http_values(name, ms, conns, values, classes)
+            spec = next((f for f in specs or [] if f.name == name), None)
+            reported = spec.summary("response_time_us") if spec else None
+            # the client's own clock, for cross-checking the capture-based time
+            values[f"{name}.client_response_time_s"] = _s(reported)
         else:
             bulk += ms if matches[name].kind == "bulk" else []
             if len(ms) == 1:
@@ -207,6 +211,8 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
     for (rank, m), role in zip(rank_by_elapsed(bulk), role_names(len(bulk))):
         classes[id(m)] = role
         _tcp_values(f"tcp.{role}", m, values)
+    if bulk:
+        values["tcp.transfers"] = len(bulk)
     tputs = [m.throughput_bytes_per_s for m in bulk if m.throughput_bytes_per_s is not None]
     if len(bulk) > 1:
         values["tcp.jain_index"] = jain_index(tputs) if len(tputs) == len(bulk) else None
