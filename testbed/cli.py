@@ -63,9 +63,16 @@ def _run(args: argparse.Namespace) -> int:
         print("squall run: needs root (network namespaces, TUN devices, tc)", file=sys.stderr)
         return 2
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
-                                results=Path(args.results), lane_base=args.lane_base)
+                                results=Path(args.results), lane_base=args.lane_base,
+                                analyse=not args.no_analysis)
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
                               None if args.resume is None else Path(args.resume))
+
+
+def _demo_link(args: argparse.Namespace) -> int:
+    from . import demo
+
+    return demo.main(args.args)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -89,11 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
     run.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
                      help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+    run.add_argument("--no-analysis", action="store_true",
+                     help="skip the analysis at the end (squall report RUN_DIR does it later)")
     run.set_defaults(func=_run)
 
     status = sub.add_parser("status", help="what a run directory holds: per cell ok/failed/timeout/missing")
     status.add_argument("run_dir")
     status.set_defaults(func=_status)
+
+    demo_link = sub.add_parser("demo-link", add_help=False,
+                               help="one lane, one link: ping and bulk TCP against the prediction "
+                                    "(python -m testbed.demo; --help for its options)")
+    demo_link.add_argument("args", nargs=argparse.REMAINDER)
+    demo_link.set_defaults(func=_demo_link)
 
     from analysis.cli import add_commands as add_analysis_commands
     add_analysis_commands(sub)   # analyze, report, plot
@@ -101,6 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["demo-link"]:      # its own options, --help included
+        return _demo_link(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -119,10 +119,10 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
                 router.start_monitor(t0_realtime_us=t0_realtime_us)
             for item in running:
                 _launch(item, work, t0, job)
-            _wait(running, link, job, t0, stop, outcome)
+            link_alive = _wait(running, link, job, t0, stop, outcome)
             timings["flows_s"] = round(time.monotonic() - t0, 3)
             _stop_programs(running)
-            if router is not None:
+            if router is not None and link_alive:    # without its TUN there is no qdisc to read
                 router.finish()
         _check_link(link, outcome, details)
     except (Interrupted, KeyboardInterrupt):
@@ -195,8 +195,11 @@ def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
     common = ["--start-offset", f"{offset_us}us", "--tos", str(flow.tos),
               "--log", str((work / f"{flow.name}.{item.roles[0]}.log").resolve())]
     if isinstance(flow, HttpFlow):
-        argv = [str(bin_dir() / "squall-http"), "--connect", peer, "--objects",
-                ",".join(str(s) for s in flow.page.sizes), "--http", flow.http,
+        # A label of workloads.toml is passed as such (squall-http has the same table), so the
+        # client's summary names the workload for the analysis; other pages go as sizes.
+        page = ["--objects", ",".join(str(s) for s in flow.page.sizes)] if flow.page.label == "custom" \
+            else ["--workload", flow.page.label]
+        argv = [str(bin_dir() / "squall-http"), "--connect", peer, *page, "--http", flow.http,
                 "--request-size", str(flow.request_size), "--timeout", f"{job.timeout_us}us"]
         argv += ["--parallel", str(flow.parallel)] if flow.http == "1.0" else \
             ["--persistent", str(flow.persistent)] + (["--pipeline"] if flow.pipeline else [])
@@ -218,7 +221,8 @@ def _drain_s(link: LinkConfig, flow: Flow) -> float:
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,
-          outcome: Outcome) -> None:
+          outcome: Outcome) -> bool:
+    """Until every flow ended, the timeout, or a link program died (then returns False)."""
     deadline = t0 + job.timeout_us / 1e6
     while True:
         if stop.is_set():
@@ -228,17 +232,17 @@ def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: thr
             for name, (code, stderr) in dead.items():
                 outcome.fail(f"the {name} exited with code {code} during the replication; "
                              f"its stderr: {_tail(stderr)}")
-            return
+            return False
         now = time.monotonic()
         for item in running:
             _advance(item, job.cell.link, now)
         if all(item.finished() for item in running):
-            return
+            return True
         if now >= deadline:
             late = [item.flow.name for item in running if not item.finished()]
             outcome.fail(f"flows {', '.join(late)} still running after the timeout of "
                          f"{job.timeout_us / 1e6:g} s", status="timeout")
-            return
+            return True
         time.sleep(POLL_S)
 
 
@@ -293,6 +297,7 @@ def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: 
     workloads: dict[str, Any] = {}
     for item in running:
         entry: dict[str, Any] = {"kind": item.flow.kind, "direction": item.flow.direction,
+                                 "workload": _workload_label(item.flow),
                                  "start_us": item.flow.start_us, "tos": item.flow.tos, "port": item.port}
         for role, program, host in ((item.roles[0], item.active, item.client_host),
                                     (item.roles[1], item.passive, item.server_host)):
@@ -308,6 +313,11 @@ def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: 
                                       "ok": bool(e[role]["summary"] and e[role]["summary"].get("ok"))}
                                for role in ("client", "sender", "receiver") if role in e}
                         for name, e in workloads.items()}
+
+
+def _workload_label(flow: Flow) -> str:
+    workload = flow.page if isinstance(flow, HttpFlow) else flow.transfer if isinstance(flow, BulkFlow) else flow.stream
+    return workload.label
 
 
 def _judge(flow: str, role: str, program: Program, code: int | None, summary: dict | None,
@@ -332,7 +342,8 @@ def _summary(program: Program) -> dict | None:
 
 
 def _tail(text: str) -> str:
-    text = text.strip()
+    """The end of a program's stderr on one line (status.json reasons are one sentence each)."""
+    text = " | ".join(line.strip() for line in text.strip().splitlines() if line.strip())
     if not text:
         return "(empty)"
     return text if len(text) <= STDERR_TAIL else "..." + text[-STDERR_TAIL:]

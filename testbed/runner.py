@@ -45,6 +45,7 @@ class RunOptions:
     cells: str | None = None              # glob over cell ids
     results: Path = Path("results")
     lane_base: int = DEFAULT_LANE_BASE
+    analyse: bool = True                  # at the end: `squall report`'s tables (analysis package)
 
 
 @dataclass(frozen=True)
@@ -271,6 +272,8 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
           f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
           f"lane(s); results in {run_dir.root}", file=err)
     result = Runner(sc, run_dir, units, options, err).run() if units else RunResult(run_dir.root)
+    if options.analyse and result.interrupted_by is None:
+        analyse(run_dir.root, out, err)
     print_report(run_dir, cells, replications, out)
     for error in result.errors:
         print(f"squall run: {error}", file=err)
@@ -284,6 +287,31 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
 
 
 # --- the report ------------------------------------------------------------------------------
+
+def analyse(root: Path, out: TextIO, err: TextIO) -> None:
+    """The analysis package's report of the run (summary/*.csv, report.md, report.html, no plots).
+
+    Its failure is reported, never the run's: the replications are recorded either way and
+    `squall report RUN_DIR` can be run again."""
+    try:
+        from analysis.report import build_tables, render_markdown
+        from analysis.report_html import render_html
+        from analysis.run import analyse_run
+        from analysis.summary import write_summary
+
+        analysis = analyse_run(root, progress=err)
+        summary = write_summary(analysis)
+        tables = build_tables(analysis)
+        markdown = render_markdown(analysis, tables)
+        (summary / "report.md").write_text(markdown)
+        (summary / "report.html").write_text(render_html(analysis, tables, []))
+        print(markdown, file=out)
+        print(f"squall run: analysis in {summary} (report.md, report.html, connections.csv, runs.csv, "
+              f"cells.csv); plots with `squall plot {root}`", file=err)
+    except Exception as e:   # noqa: BLE001 — another package's failure must not lose the run
+        print(f"squall run: the analysis failed ({type(e).__name__}: {e}); the results are complete, "
+              f"retry with `squall report {root}`", file=err)
+
 
 def print_report(run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], replications: int, out: TextIO) -> None:
     print(f"results: {run_dir.root}", file=out)

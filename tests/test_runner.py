@@ -71,9 +71,10 @@ def write_scenario(tmp_path: Path, udp: str = "500ms") -> Path:
 
 
 def run(path: Path | None, results: Path, lane_base: int, parallel: int = 1,
-        resume: Path | None = None) -> tuple[int, str, str]:
+        resume: Path | None = None, analyse: bool = False) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run_command(path, RunOptions(parallel=parallel, results=results, lane_base=lane_base), resume, out, err)
+    options = RunOptions(parallel=parallel, results=results, lane_base=lane_base, analyse=analyse)
+    code = run_command(path, options, resume, out, err)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -136,7 +137,9 @@ def assert_complete_replication(rep: Path, lane_numbers: range) -> None:
 @pytest.mark.parametrize("parallel, lane_base", [(1, BASE), (2, BASE + 1)])
 def test_a_short_matrix_gives_the_full_results_layout(tmp_path: Path, parallel: int, lane_base: int) -> None:
     require_programs(*PROGRAMS)
-    code, out, err = run(write_scenario(tmp_path), tmp_path / "results", lane_base, parallel)
+    # The serial run also gets the analysis package's report at the end.
+    code, out, err = run(write_scenario(tmp_path), tmp_path / "results", lane_base, parallel,
+                         analyse=parallel == 1)
     assert code == 0, err
     root = only_run_dir(tmp_path / "results")
     assert root.name.startswith("runner-test-")
@@ -152,22 +155,35 @@ def test_a_short_matrix_gives_the_full_results_layout(tmp_path: Path, parallel: 
     assert [(log.header["seed"], log.header["replication"]) for log in logs] == [("11", "2"), ("11", "2")]
     assert f"results: {root}" in out and "tcp-iw4" in out and "web: page time" in out
     assert "replications 4/4 done, 0 failed" in err
+    if parallel == 1:
+        assert {"report.md", "cells.csv", "runs.csv", "connections.csv"} <= {p.name for p in (root / "summary").iterdir()}
+        assert (root / "summary" / "report.md").read_text() in out
     assert_nothing_left(lanes, str(tmp_path))
 
 
-def kill_when_running(root_of: callable, cell: str, rep: str, victim: str, stop: threading.Event) -> None:
-    """SIGKILLs a link program of one replication once its flows run."""
+def net_namespace(pid: int) -> int | None:
+    try:
+        return os.stat(f"/proc/{pid}/ns/net").st_ino
+    except OSError:
+        return None
+
+
+def kill_when_running(root_of: callable, cell: str, rep: str, victim: str, lane: int,
+                      stop: threading.Event) -> None:
+    """SIGKILLs a link program of one replication (on `lane`) once its flows run."""
     while not stop.is_set():
         root = root_of()
         partial = root / "cells" / cell / f"{rep}.partial" if root else None
         if partial and (partial / "voice.sender.stdout").exists():
             time.sleep(0.5)
+            ns = namespaces(lane)
+            inode = os.stat(f"/run/netns/{ns.emu if victim == 'emulator' else ns.mobile}").st_ino
             for pid, cmd in processes():
-                if victim == "emulator" and f"{partial}/emulator.conf" in cmd:
+                if net_namespace(pid) != inode:
+                    continue    # only this test's lane, never another run's programs
+                if (victim == "emulator" and f"{partial}/emulator.conf" in cmd) or \
+                        (victim == "npa-mobile" and "squall-npa" in cmd and "--role mobile" in cmd):
                     os.kill(pid, signal.SIGKILL)
-                    return
-                if victim == "npa-mobile" and "squall-npa" in cmd and "--role mobile" in cmd:
-                    os.kill(pid, signal.SIGKILL)     # serial run: the only mobile NPA is this one's
                     return
         time.sleep(0.05)
 
@@ -182,8 +198,10 @@ def test_killed_emulator_and_npa_are_recorded_and_resume_completes(tmp_path: Pat
         return dirs[0] if dirs else None
 
     stop = threading.Event()
-    killers = [threading.Thread(target=kill_when_running, args=(root_of, "tcp-baseline", "rep-02", "emulator", stop)),
-               threading.Thread(target=kill_when_running, args=(root_of, "tcp-iw4", "rep-01", "npa-mobile", stop))]
+    killers = [threading.Thread(target=kill_when_running,
+                                args=(root_of, "tcp-baseline", "rep-02", "emulator", BASE + 3, stop)),
+               threading.Thread(target=kill_when_running,
+                                args=(root_of, "tcp-iw4", "rep-01", "npa-mobile", BASE + 3, stop))]
     for k in killers:
         k.start()
     try:
