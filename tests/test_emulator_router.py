@@ -15,7 +15,7 @@ from testbed.emulator_router import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
 from testbed.link_session import bin_dir
 from testbed.router_config import RouterConfig, parse_router
-from testbed.router_session import emulator_note
+from testbed.router_session import RouterStatsError, emulator_note, read_router_stats
 from testbed.simple_link import direction, error_free
 
 WHERE = "scenarios/x.toml: router"
@@ -319,6 +319,18 @@ def test_the_emulator_runs_with_the_rendered_router(name, tmp_path):
     assert {k.split(".")[3] for k in config_of if k.startswith("down.router.class.")} == {
         c.name for c in router.classes}
     assert len({k.split(".")[3] for k in config_of if k.startswith("down.router.filter.")}) == len(router.filters)
+    # The trailer of a run without packets: every class, all counters zero.
+    stats = read_router_stats(tmp_path / "emulator.log")
+    assert [(c["direction"], c["class"]) for c in stats["class"]] == [("down", c.name) for c in router.classes]
+    assert all(c[k] == 0 for c in stats["class"] for k in c if k not in ("direction", "class"))
+    assert stats["events"] == {"down": {"drop_router": 0, "ecn_mark": 0}}
+
+
+def test_router_stats_need_the_trailer(tmp_path):
+    log = tmp_path / "emulator.log"
+    log.write_text("# squall-emulator event log\n# format 1\n")
+    with pytest.raises(RouterStatsError, match=r"has no trailer .*close the link before RouterRun.finish"):
+        read_router_stats(log)
 
 
 def _bound(proc: subprocess.Popen) -> str:

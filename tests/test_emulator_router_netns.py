@@ -201,3 +201,24 @@ def test_diffserv_in_the_emulator_keeps_the_ef_stream_under_a_flood(lane, tmp_pa
     assert classes["BE"]["drops"] == len(drops) == be.sent - be.received
     assert all(e["dport"] == "7002" for e in drops)
     assert sum(c["enqueued"] for c in classes.values()) == len(_events(out.log, "enqueue"))
+
+
+@pytest.mark.parametrize("lane", [2], indirect=True)
+def test_red_with_ecn_in_the_emulator_marks_ect_packets_and_counts_them(lane, tmp_path):
+    """This kernel has no sch_red: the emulator engine runs the IIP RED queue. An ECT(0) flood
+    (TOS 0x02) at four times the link's rate: RED signals by marking, never by dropping; only
+    the 11000 B hard limit drops. The class counters are the log's events."""
+    require_programs("squall-emulator", "squall-npa", "squall-udp")
+    red = {"engine": "emulator", "queue": {"discipline": "red", "limit": "11000B", "min": "2000B",
+                                           "max": "6000B", "avpkt": "500B", "ecn": True}}
+    flood = Flow(7001, ["--size", "500", "--rate", "256kbit", "--count", "300", "--tos", "0x02"])
+    out = _run(lane, error_free(RATE_BPS, DELAY_US, MTU, send_buffer=MTU), parse_router(red, WHERE, RATE_BPS),
+               tmp_path / "rep", [flood])
+
+    (only,) = out.stats["class"]
+    marks, drops = _events(out.log, "ecn_mark"), _events(out.log, "drop_router")
+    assert only["marks"] == len(marks) > 0, "the average queue should have passed min"
+    assert only["red_drops"] == 0, "ECN-capable packets are marked, not dropped"
+    assert only["drops"] == only["tail_drops"] == len(drops) == flood.sent - flood.received > 0
+    assert out.stats["events"] == {"down": {"drop_router": len(drops), "ecn_mark": len(marks)}}
+    assert {e["pkt_id"] for e in marks}.isdisjoint(e["pkt_id"] for e in drops)
