@@ -6,14 +6,22 @@ and times `analysis.pcap.read_capture` on it: the C
 reader plus the numpy load. Also times the conversion of the records to Packet objects,
 which the per-connection metrics use, and the emulator log reader (events per second).
 
-    python -m bench.analysis [RESULTS_DIR] [--packets N]
+Full analysis: a replication directory of a long synthetic TCP transfer
+(bench/analysis_transfer.py: fixed.pcap and mobile.pcap of >= 1 M frames each, and the
+matching emulator log) through `analyse_replication` (both captures, the log, the join,
+the metrics), beside `tshark -r fixed.pcap -q -z conv,tcp` on the same file in the same
+run when tshark is installed (else "tshark not installed" in the JSON).
+
+    python -m bench.analysis [RESULTS_DIR] [--packets N] [--full-frames N]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -23,8 +31,11 @@ import numpy as np
 
 from analysis.emulog import COLUMNS, read_emulator_log
 from analysis.pcap import ip_packets, read_capture
+from analysis.replication import analyse_replication
+from bench.analysis_transfer import write_transfer
 
 DEFAULT_PACKETS = 2_000_000
+DEFAULT_FULL_FRAMES = 1_000_000
 LOG_EVENTS = 300_000
 PAYLOAD = 512
 SNAPLEN = 96
@@ -113,18 +124,76 @@ def measure(packets: int = DEFAULT_PACKETS, workdir: Path | None = None) -> dict
     }
 
 
+def _tshark(path: Path) -> dict[str, object]:
+    tshark = shutil.which("tshark")
+    if tshark is None:
+        return {"tshark": "tshark not installed"}
+    start = time.perf_counter()
+    proc = subprocess.run([tshark, "-r", str(path), "-q", "-z", "conv,tcp"],
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        return {"tshark": f"tshark failed with status {proc.returncode}: "
+                          f"{proc.stderr.strip()[-300:]}"}
+    return {"tshark": "ok", "tshark_seconds": seconds}
+
+
+def measure_full(frames: int = DEFAULT_FULL_FRAMES,
+                 workdir: Path | None = None) -> dict[str, object]:
+    """The whole analysis of one replication of a long transfer, and tshark's TCP
+    conversation statistics on its fixed-host capture."""
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        rep = Path(tmp)
+        per_capture = write_transfer(rep, frames)
+        start = time.perf_counter()
+        read_capture(rep / "fixed.pcap")
+        reader_s = time.perf_counter() - start
+        start = time.perf_counter()
+        result = analyse_replication(rep)
+        full_s = time.perf_counter() - start
+        if len(result.tcp) != 1 or result.tcp[0][1].fates != {"out": 2 * per_capture // 3}:
+            raise RuntimeError(f"{rep}: the synthetic transfer was not analysed as written")
+        numbers: dict[str, object] = {
+            "full_frames_per_capture": per_capture,
+            "full_capture_reader_frames_per_s": per_capture / reader_s,
+            "full_analysis_seconds": full_s,
+            # every frame of both captures, joined with the log and measured
+            "full_analysis_frames_per_s": 2 * per_capture / full_s,
+            "full_analysis_fixed_capture_frames_per_s": per_capture / full_s,
+        }
+        numbers.update(_tshark(rep / "fixed.pcap"))
+        if "tshark_seconds" in numbers:
+            tshark_s = float(numbers["tshark_seconds"])  # type: ignore[arg-type]
+            numbers["tshark_frames_per_s"] = per_capture / tshark_s
+            # > 1: the whole analysis (two captures and the log) beat tshark on one capture
+            numbers["tshark_seconds_over_full_analysis_seconds"] = tshark_s / full_s
+            numbers["tshark_seconds_over_capture_reader_seconds"] = tshark_s / reader_s
+    return numbers
+
+
 def summary(numbers: dict[str, float]) -> list[str]:
-    return [f"capture reader: {numbers['records_per_s']:,.0f} frames/s "
-            f"({numbers['packets']:,.0f} frames, {numbers['megabytes_per_s']:,.0f} MB/s)",
-            f"Packet objects: {numbers['packet_objects_per_s']:,.0f}/s",
-            f"emulator log: {numbers['log_events_per_s']:,.0f} events/s"]
+    lines = [f"capture reader: {numbers['records_per_s']:,.0f} frames/s "
+             f"({numbers['packets']:,.0f} frames, {numbers['megabytes_per_s']:,.0f} MB/s)",
+             f"Packet objects: {numbers['packet_objects_per_s']:,.0f}/s",
+             f"emulator log: {numbers['log_events_per_s']:,.0f} events/s"]
+    if "full_analysis_seconds" in numbers:
+        lines.append(f"full analysis of a {numbers['full_frames_per_capture']:,.0f}-frame "
+                     f"transfer (2 captures + log): {numbers['full_analysis_seconds']:.1f} s, "
+                     f"{numbers['full_analysis_frames_per_s']:,.0f} frames/s")
+        if "tshark_seconds" in numbers:
+            lines.append(f"tshark -z conv,tcp on the fixed capture: "
+                         f"{numbers['tshark_seconds']:.1f} s (tshark / full analysis = "
+                         f"{numbers['tshark_seconds_over_full_analysis_seconds']:.2f})")
+        else:
+            lines.append(f"tshark: {numbers.get('tshark')}")
+    return lines
 
 
 def run(results_dir: str | Path) -> dict[str, float]:
     """The bench registry's entry point: measures and writes analysis.json."""
     results = Path(results_dir)
     results.mkdir(parents=True, exist_ok=True)
-    numbers = measure()
+    numbers: dict = {**measure(), **measure_full()}
     (results / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
     return numbers
 
@@ -133,8 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results_dir", nargs="?", default="bench/results")
     parser.add_argument("--packets", type=int, default=DEFAULT_PACKETS)
+    parser.add_argument("--full-frames", type=int, default=DEFAULT_FULL_FRAMES,
+                        help="frames per capture of the full-analysis transfer (0: skip)")
     args = parser.parse_args(argv)
-    numbers = measure(args.packets)
+    numbers: dict = measure(args.packets)
+    if args.full_frames > 0:
+        numbers.update(measure_full(args.full_frames))
     Path(args.results_dir).mkdir(parents=True, exist_ok=True)
     (Path(args.results_dir) / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
     json.dump(numbers, sys.stdout, indent=2)
