@@ -18,11 +18,9 @@ from . import lane as lanes
 from . import netns, tcp_profile
 from .addresses import LaneAddresses
 from .capture import Capture
-from .emulator_config import EmulatorRun, write as write_emulator_config
-from .emulator_control import ControlError, EmulatorControl
 from .http_server import HttpServer, HttpServerConfig
 from .link import LinkConfig
-from .link_session import LinkSession, SessionError, bin_dir
+from .link_session import LinkSession, bin_dir
 from .processes import Program, ProgramGroup
 from .router_config import RouterConfig
 from .router_session import RouterRun
@@ -54,12 +52,14 @@ class Host(Protocol):
 
 
 class Link(Protocol):
-    """The emulator and the two NPAs of one replication (see LinkSession)."""
+    """The emulator and the two NPAs of one replication (testbed/link_session.py)."""
     start_realtime_us: int | None
 
-    def open(self) -> None: ...
+    def bring_up(self) -> None:
+        """Programs running and ready, the TUNs up; packets are dropped until start()."""
 
-    def start(self) -> int: ...
+    def start(self) -> int:
+        """START: t = 0; returns its CLOCK_REALTIME µs."""
 
     def close(self) -> object: ...
 
@@ -73,7 +73,9 @@ class Testbed(Protocol):
     mobile: Host
     capture_points: dict[str, tuple[Host, str]]   # file stem -> (host, device)
 
-    def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int) -> Link: ...
+    def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
+             router: RouterConfig | None = None) -> Link:
+        """`router` with engine "emulator" becomes the emulator's router stage."""
 
     def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun: ...
 
@@ -115,34 +117,6 @@ class NamespaceHost:
             shutil.copyfile(path, local)
 
 
-class DeferredStartSession(LinkSession):
-    """A LinkSession whose START is sent by start(), not on open(): the runner starts the
-    captures, the router, the TCP profile and the servers in between, so that t = 0 comes
-    just before the first flow (DESIGN.md §2 item 4)."""
-
-    def open(self) -> None:
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        run = EmulatorRun(seed=self.seed, replication=self.replication, token=self.token,
-                          log_path=self.log_path.resolve(), listen=f"0.0.0.0:{self.lane.emulator_port}")
-        write_emulator_config(self.config_path, self.link, run)
-        self._start_emulator()
-        self._start_npas()
-        self.control = EmulatorControl(self.lane.ns.emu, ("127.0.0.1", self.lane.emulator_port), self.token)
-
-    def start(self) -> int:
-        assert self.control is not None, "open() first"
-        try:
-            self.start_realtime_us = self.control.start()
-        except ControlError as e:
-            raise SessionError(f"{e}; emulator stderr: {self.programs.programs['emulator'].stderr().strip()}")
-        return self.start_realtime_us
-
-    def dead_programs(self) -> dict[str, tuple[int, str]]:
-        """Programs of the link that have exited: name -> (exit code, stderr)."""
-        return {name: (code, self.programs.programs[name].stderr())
-                for name, code in self.programs.exit_codes().items() if code is not None}
-
-
 @dataclass
 class NamespaceTestbed:
     """Lane `number`: sqN-fixed, sqN-emu, sqN-mobile (docs/testbed.md)."""
@@ -180,8 +154,9 @@ class NamespaceTestbed:
         return {"fixed": (self.fixed, self.addr.fixed_eth.dev),
                 "mobile": (self.mobile, self.addr.mobile_wireless.dev)}
 
-    def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int) -> DeferredStartSession:
-        return DeferredStartSession(self.addr, link, workdir, seed=seed, replication=replication)
+    def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
+             router: RouterConfig | None = None) -> LinkSession:
+        return LinkSession(self.addr, link, workdir, seed=seed, replication=replication, router=router)
 
     def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun:
         return RouterRun(self.addr.ns.emu, config, rep_dir, bin_dir=bin_dir(), dev=self.addr.emu_wireless.dev)

@@ -1,7 +1,8 @@
 """One replication of one cell on a testbed (DESIGN.md §3.4), written into a work directory.
 
-Order (docs/runner.md): link up (emulator + NPAs, not started) → TCP profile (tcp.json) →
-captures at the fixed host (fixed.pcap) and the mobile host (mobile.pcap) → router →
+Order (docs/runner.md): link up (emulator + NPAs, not started; an `engine = "emulator"`
+router goes into the emulator's configuration) → TCP profile (tcp.json) →
+captures at the fixed host (fixed.pcap) and the mobile host (mobile.pcap) → tc router →
 servers and receivers → START (t = 0) → queue monitor → flows at their offsets → wait for
 every flow or the timeout → stop everything (STOP: the emulator log gets its trailer) →
 workloads.json and the verdict. The caller (testbed/runner.py) owns the run directory:
@@ -99,15 +100,16 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
     link: Link | None = None
     try:
         with ExitStack() as stack:
-            link = testbed.link(job.cell.link, work, job.seed, job.replication)
+            router_config = job.cell.sections.get("router")
+            link = testbed.link(job.cell.link, work, job.seed, job.replication, router=router_config)
             stack.callback(link.close)
-            link.open()
+            link.bring_up()
             _apply_tcp(testbed, job.cell, work)
             for stem, (host, dev) in testbed.capture_points.items():
                 stack.enter_context(host.capture(dev, work / f"{stem}.pcap"))
-            router = None
-            if "router" in job.cell.sections:
-                router = stack.enter_context(testbed.router(job.cell.sections["router"], work))
+            router = None      # engine "emulator": the link's router stage, logged in emulator.log
+            if router_config is not None and router_config.engine == "tc":
+                router = stack.enter_context(testbed.router(router_config, work))
             flows = job.cell.sections.get("flows", ())
             running = [_prepare(testbed, flow, i, work, stack) for i, flow in enumerate(flows)]
             stack.callback(_stop_programs, running)

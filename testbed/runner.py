@@ -74,16 +74,6 @@ class RunResult:
 
 # --- planning --------------------------------------------------------------------------------
 
-def check_supported(sc: scenario_mod.Scenario) -> None:
-    """Refuses, before anything is created, what this runner cannot run."""
-    for cell in sc.cells:
-        router = cell.sections.get("router")
-        if router is not None and router.engine != "tc":
-            raise ConfigError(f"{sc.path}: router.engine (cell {cell.cell_id})",
-                              f"{router.engine!r}: the emulator's router stage cannot be configured by the "
-                              "runner yet; use engine = \"tc\" (a kernel with the needed qdiscs)")
-
-
 def select_cells(sc: scenario_mod.Scenario, pattern: str | None) -> list[scenario_mod.ResolvedCell]:
     cells = [c for c in sc.cells if pattern is None or fnmatch.fnmatchcase(c.cell_id, pattern)]
     if not cells:
@@ -230,7 +220,6 @@ class _signals_stop:
 
 def start_run(scenario_path: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, RunDir, int]:
     sc = scenario_mod.load(scenario_path)
-    check_supported(sc)
     replications = options.replications or sc.replications
     select_cells(sc, options.cells)
     testbed = {"backend": "namespaces", "lanes": list(range(options.lane_base, options.lane_base + options.parallel)),
@@ -247,7 +236,6 @@ def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, 
     name = json.loads((root / "expanded.json").read_text()).get("name", sc.name)
     sc = scenario_mod.Scenario(sc.path, name, sc.description, sc.seed, sc.replications, sc.timeout_us,
                                sc.cells, sc.source)
-    check_supported(sc)
     replications = options.replications or stored.get("replications") or sc.replications
     cells = options.cells if options.cells is not None else stored.get("cells")
     return sc, run_dir, replications, cells

@@ -265,3 +265,22 @@ def test_sigterm_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
         [f"cells/{c}/rep-0{r}" for c in CELLS for r in (1, 2)]
     assert list(root.glob("cells/*/attempts/rep-*")), "the interrupted attempts are kept"
     assert_nothing_left(lanes, str(tmp_path))
+
+
+def test_an_emulator_engine_router_runs_in_the_emulator(tmp_path: Path) -> None:
+    """RED on a kernel without sch_red: the runner gives the router to the emulator's router stage."""
+    require_programs(*PROGRAMS)
+    path = tmp_path / "red.toml"
+    path.write_text('name = "red"\nseed = 5\ntimeout = "30s"\n'
+                    '[link]\nbandwidth = "1Mbit"\ndelay = "10ms"\nmtu = "576B"\nsend_buffer = "576B"\n'
+                    '[router]\nprofile = "iip-red"\nengine = "emulator"\n'
+                    '[flows.bulk1]\nkind = "bulk"\ncount = 40\nlength = "2096B"\n')
+    code, out, err = run(path, tmp_path / "results", BASE + 6)
+    assert code == 0, err
+    rep = only_run_dir(tmp_path / "results") / "cells" / "default" / "rep-01"
+    assert status(rep)["status"] == "ok"
+    conf = (rep / "emulator.conf").read_text()
+    assert "[down.router]" in conf and "discipline = red" in conf
+    assert not (rep / "router.tc").exists() and not (rep / "router-queue.tsv").exists()
+    assert json.loads((rep / "workloads.json").read_text())["bulk1"]["receiver"]["summary"]["bytes"] == 40 * 2096
+    assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
