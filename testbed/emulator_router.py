@@ -60,9 +60,7 @@ def emulator_router(config: RouterConfig, *, link: DirectionConfig | None = None
     needs and warns when the send buffer is large enough to hide the router's queues.
     """
     check_supported(config, where)
-    scheduler = "priority" if len({c.priority for c in config.classes}) > 1 else "weighted"
-    if len(config.classes) == 1:
-        scheduler = "priority"      # one class: nothing to share
+    scheduler = scheduler_for(config)
     lines = [f"[{direction}.router]", f"scheduler = {scheduler}", f"default = {config.default_class}"]
     for cls in config.classes:
         lines += ["", f"[{direction}.router.class.{cls.name}]", *_class_lines(cls, scheduler)]
@@ -72,6 +70,14 @@ def emulator_router(config: RouterConfig, *, link: DirectionConfig | None = None
     if link is not None:
         notes += _send_buffer_notes(link, direction, where)
     return EmulatorRouter(direction, scheduler, "\n".join(lines) + "\n", tuple(notes))
+
+
+def scheduler_for(config: RouterConfig) -> str:
+    """Strict priority when the class priorities differ (or there is one class), else
+    weighted: HTB gives classes of one priority their rates and shares the rest alike."""
+    if len(config.classes) > 1 and len({c.priority for c in config.classes}) == 1:
+        return "weighted"
+    return "priority"
 
 
 def filter_name(index: int) -> str:
