@@ -73,8 +73,9 @@ def emulator_router(config: RouterConfig, *, link: DirectionConfig | None = None
 
 
 def scheduler_for(config: RouterConfig) -> str:
-    """Strict priority when the class priorities differ (or there is one class), else
-    weighted: HTB gives classes of one priority their rates and shares the rest alike."""
+    """Strict priority when the class priorities differ (or there is one class), else weighted
+    by rate: HTB gives classes of one priority their rates and lends the rest by quantum,
+    which by default is in proportion to the rate too."""
     if len(config.classes) > 1 and len({c.priority for c in config.classes}) == 1:
         return "weighted"
     return "priority"
