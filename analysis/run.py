@@ -5,6 +5,7 @@ appear in runs.csv with their reason and are counted as `failed` in every cell s
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
@@ -115,7 +116,9 @@ def analyse_run(root: str | os.PathLike[str], jobs: int | None = None,
             results.append(analyse_run_replication(ref, rto_floor_us))
             report(results[-1])
     else:
-        with ProcessPoolExecutor(max_workers=n) as pool:
+        # forkserver: safe when the caller has threads (squall run analyses at its end)
+        with ProcessPoolExecutor(max_workers=n,
+                                 mp_context=multiprocessing.get_context("forkserver")) as pool:
             for r in pool.map(analyse_run_replication, refs, [rto_floor_us] * len(refs)):
                 results.append(r)
                 report(r)
