@@ -39,6 +39,7 @@ class FlowSpec:
     clients: set[str] = field(default_factory=set)   # client / source endpoints
     servers: set[str] = field(default_factory=set)   # server / destination endpoints
     port: int | None = None                          # the server's / receiver's port
+    start_us: int | None = None                      # offset from the emulator's t = 0
 
     @property
     def http_version(self) -> str | None:
@@ -107,6 +108,8 @@ def parse_workloads(data: Any, where: str) -> list[FlowSpec]:
         flow = FlowSpec(str(name), kinds.pop(), summaries)
         port = value.get("port") if isinstance(value, dict) else None
         flow.port = port if isinstance(port, int) else None
+        start = value.get("start_us") if isinstance(value, dict) else None
+        flow.start_us = start if isinstance(start, int) else None
         for s in summaries:
             _add_endpoints(flow, s)
         flows.append(flow)

@@ -192,7 +192,8 @@ def _roles(cell: CellResult) -> list[str]:
              if r.counts), default=0)
     present = {m.split(".")[1] for m in cell.summaries if m.count(".") == 2
                and m.startswith("tcp.")}
-    return [r for r in role_names(n) if r in present] if n else []
+    ranked = [r for r in role_names(n) if r in present] if n else []
+    return ranked + sorted(present - set(ranked))   # later-starting transfers by name
 
 
 def mixture_table(cells: list[CellResult]) -> Table:

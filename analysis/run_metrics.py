@@ -6,7 +6,8 @@ failed when aggregated). Names (README "Run analysis"):
 - `<flow>.*` per named flow: HTTP `response_time_s` (client capture), `main.*`,
   `inline_fastest.*`, `inline_slowest.*`, `<class>.*`; bulk `elapsed_s`, `throughput_Bps`...;
   UDP `throughput_Bps`, `jitter_*_ms`, `lost`, drops.
-- `tcp.<role>.*`: bulk transfers ranked by elapsed time (fastest, medium, slowest).
+- `tcp.<role>.*`: bulk transfers that start together ranked by elapsed time (fastest,
+  medium, slowest); a transfer starting later under its flow name.
 - `run.*`: totals; `queue.*`: router queue statistics."""
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
         by_flow.setdefault(match.name, []).append((side, m))
     classes: dict[int, str] = {}
     values = result.values
-    bulk: list[TcpMetrics] = []
+    bulk: list[tuple[str, TcpMetrics]] = []
     for name, items in by_flow.items():
         ms = [m for _, m in items]
         if matches[name].kind == "http":
@@ -205,17 +206,10 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
             # the client's own clock, for cross-checking the capture-based time
             values[f"{name}.client_response_time_s"] = _s(reported)
         else:
-            bulk += ms if matches[name].kind == "bulk" else []
+            bulk += [(name, m) for m in ms] if matches[name].kind == "bulk" else []
             if len(ms) == 1:
                 _tcp_values(name, ms[0], values)
-    for (rank, m), role in zip(rank_by_elapsed(bulk), role_names(len(bulk))):
-        classes[id(m)] = role
-        _tcp_values(f"tcp.{role}", m, values)
-    if bulk:
-        values["tcp.transfers"] = len(bulk)
-    tputs = [m.throughput_bytes_per_s for m in bulk if m.throughput_bytes_per_s is not None]
-    if len(bulk) > 1:
-        values["tcp.jain_index"] = jain_index(tputs) if len(tputs) == len(bulk) else None
+    _bulk_roles(bulk, {f.name: f.start_us for f in specs or []}, values, classes)
     udp_ms = []
     for side, u in r.udp:
         match = match_flow(specs, "udp", u.src, u.dst)
@@ -230,6 +224,27 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
     _totals([m for _, m in r.tcp], udp_ms, values)
     _queue_values(ref.directory, values)
     result.flows = _flow_infos(specs, matches)
+
+
+def _bulk_roles(bulk: list[tuple[str, TcpMetrics]], starts: dict[str, int | None],
+                values: Values, classes: dict[int, str]) -> None:
+    """Transfers that start together are ranked by elapsed time (fastest .. slowest) and
+    their fairness is the Jain index of their throughputs; a transfer starting later
+    keeps its flow name as its role (IIP table 33's "3rd flow")."""
+    if not bulk:
+        return
+    first = min((starts.get(name) or 0) for name, _ in bulk)
+    together = [m for name, m in bulk if (starts.get(name) or 0) == first]
+    later = [(name, m) for name, m in bulk if (starts.get(name) or 0) != first]
+    roles = [(role, m) for (_, m), role in zip(rank_by_elapsed(together),
+                                               role_names(len(together)))]
+    for role, m in roles + later:
+        classes[id(m)] = role
+        _tcp_values(f"tcp.{role}", m, values)
+    values["tcp.transfers"] = len(together)
+    tputs = [m.throughput_bytes_per_s for m in together if m.throughput_bytes_per_s is not None]
+    if len(together) > 1:
+        values["tcp.jain_index"] = jain_index(tputs) if len(tputs) == len(together) else None
 
 
 def _client_side(items: list[tuple[str, TcpMetrics]]) -> str:

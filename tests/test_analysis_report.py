@@ -3,6 +3,7 @@ printed and written to summary/report.md, and a self-contained summary/report.ht
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -139,7 +140,9 @@ MIXTURE_REPS = [  # (drops of the 3 transfers A 1000 B, B 1000 B, C 1500 B), jit
 ]
 
 
-def build_mixture(root: Path) -> Path:
+def build_mixture(root: Path, starts_us: dict[str, int] | None = None) -> Path:
+    """One cell, 3 replications; `starts_us`: the flows' declared start offsets."""
+    starts_us = starts_us or {}
     root.mkdir(parents=True)
     (root / "scenario.toml").write_text('name = "mix"\nseed = 1\nreplications = 3\n'
                                         'link = "e0"\n')
@@ -153,7 +156,8 @@ def build_mixture(root: Path) -> Path:
             bulk(link, port, size, drops.get(name))
         voice(link, jitter, lost)
         link.write(d)
-        workloads = {f"bulk{n}": {"kind": "bulk", "port": 5001, "sender": {"summary": {
+        workloads = {f"bulk{n}": {"kind": "bulk", "port": 5001,
+                                  "start_us": starts_us.get(f"bulk{n}", 0), "sender": {"summary": {
             "tool": "squall-bulk", "mode": "send", "ok": True, "local": f"{FIXED}:{port}",
             "remote": f"{MOBILE}:5001"}}} for n, port in (("A", 40001), ("B", 40002),
                                                          ("C", 40003))}
@@ -185,3 +189,19 @@ def test_mixture_table_like_iip_tables_32_to_36(tmp_path: Path) -> None:
     assert rows[3] == ["", "", "slowest", "0.620", "0.620", "0.620", "0.625", "0.630",
                        f"{(0.62 + 0.62 + 0.63) / 3:.3f}", f"{1000 / 0.62:.1f}", "1.000",
                        "0.000", "1.000", *udp]
+
+
+def test_a_transfer_starting_later_keeps_its_name(tmp_path: Path) -> None:
+    root = build_mixture(tmp_path / "mix-20261122T030000Z", {"bulkC": 5_000_000})
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    md = (root / "summary" / "report.md").read_text()
+    rows = _table(md, "Traffic mixture: TCP transfers by elapsed time and the UDP flow")
+    # A and B start together: 420/620, 620/420, 420/420 ms; C alone: 430, 430, 630 ms
+    assert [r[2:9] for r in rows[1:]] == [
+        ["fastest", "0.420", "0.420", "0.420", "0.420", "0.420", "0.420"],
+        ["slowest", "0.420", "0.520", "0.620", "0.620", "0.620", f"{(0.42 + 1.24) / 3:.3f}"],
+        ["bulkC", "0.430", "0.430", "0.430", "0.530", "0.630", f"{(0.86 + 0.63) / 3:.3f}"]]
+    with open(root / "summary" / "runs.csv", newline="") as f:
+        jain = [float(r["tcp.jain_index"]) for r in csv.DictReader(f)]
+    a, b = 1000 / 0.42, 1000 / 0.62   # throughputs of the two that started together
+    assert jain == pytest.approx([(a + b) ** 2 / (2 * (a * a + b * b))] * 2 + [1.0], rel=1e-5)
