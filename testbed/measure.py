@@ -83,8 +83,10 @@ def ping_rtts_us(lane: LaneAddresses, workdir: Path, count: int = 5, interval_s:
 # --- bulk TCP ----------------------------------------------------------------------
 @dataclass(frozen=True)
 class BulkResult:
-    sender: dict        # squall-bulk summaries (workloads/README.md)
+    sender: dict             # squall-bulk summaries (workloads/README.md)
     receiver: dict
+    first_data_s: float      # arrival of the first and the last data segment on the
+    last_data_s: float       # receiver's wl0 (kernel capture timestamps, CLOCK_REALTIME)
 
     @property
     def bytes(self) -> int:
@@ -92,24 +94,38 @@ class BulkResult:
 
     @property
     def goodput_bps(self) -> float:
-        """At the receiver, from the first to the last data byte."""
-        span_s = (self.receiver["last_byte_us"] - self.receiver["first_byte_us"]) / 1e6
-        return 8 * self.bytes / span_s
+        """At the receiver, from the first to the last data byte: 8 x bytes / span, with
+        the span from the receiver's capture, so that a late wake-up of the receiving
+        program does not shorten it."""
+        return 8 * self.bytes / (self.last_data_s - self.first_data_s)
 
 
 def bulk_transfer(lane: LaneAddresses, workdir: Path, count: int = 100, length: int = 2096,
                   port: int = 5001, timeout_s: float = 300) -> BulkResult:
-    """squall-bulk from the fixed host to the mobile host; both summaries."""
+    """squall-bulk from the fixed host to the mobile host, captured on the mobile wl0."""
     bulk = str(program_path("squall-bulk"))
     target = f"{lane.mobile_host}:{port}"
-    with ProgramGroup(Path(workdir)) as group:
+    workdir = Path(workdir)
+    pcap = workdir / "bulk-mobile.pcap"
+    with ProgramGroup(workdir) as group, \
+            Capture(lane.ns.mobile, lane.mobile_wireless.dev, pcap, f"tcp and dst port {port}"):
         receiver = group.start("bulk-recv", lane.ns.mobile, [bulk, "recv", "--listen", target])
         group.wait_ready("bulk-recv", "listening", 5)
         sender = group.start("bulk-send", lane.ns.fixed, [bulk, "send", "--connect", target,
                                                           "--count", str(count), "--length", str(length)])
         sent = summary(sender, group.wait_exit("bulk-send", timeout_s))
         received = summary(receiver, group.wait_exit("bulk-recv", 10))
-    return BulkResult(sent, received)
+    first, last = data_span_s(pcap)
+    return BulkResult(sent, received, first, last)
+
+
+def data_span_s(pcap: Path) -> tuple[float, float]:
+    """Capture times of the first and the last TCP segment carrying data."""
+    times = [float(ip.time) for ip in read_packets(pcap)
+             if ip.proto == 6 and ip.len - ip.ihl * 4 - ip.payload.dataofs * 4 > 0]
+    if len(times) < 2:
+        raise MeasurementError(f"{pcap}: {len(times)} data segments captured; expected the whole transfer")
+    return times[0], times[-1]
 
 
 def summary(program: Program, code: int | None) -> dict:

@@ -37,6 +37,7 @@ def test_bulk_tcp_goodput_is_what_the_mss_to_mtu_ratio_allows(lane, tmp_path: Pa
     require_programs("squall-emulator", "squall-npa", "squall-bulk")
     # Goodput = rate x (MTU - 40 - TCP options) / MTU: with timestamps each 576-byte
     # segment carries 576 - 20 (IP) - 20 (TCP) - 12 (options) = 524 bytes -> 58 222 bit/s.
+    # Measured = 8 x bytes received / (last - first data segment on the receiver's wl0).
     options = tcp_options_len(lane.ns.fixed)
     # The prediction needs a sender that keeps the link busy: a loss-based congestion
     # control. (BBR, a common default, drains the queue every 10 s in ProbeRTT on purpose.)
