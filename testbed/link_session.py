@@ -7,9 +7,9 @@
 Entering writes the emulator configuration, starts `squall-emulator` in the emu
 namespace, the router NPA (emu namespace) and the mobile NPA (mobile namespace), waits
 for their `ready` lines (bring_up()) and sends START (start()); a runner that needs
-time between the two calls them itself instead of entering. Leaving sends STOP (the emulator then writes
-its log trailer) and ends every program, SIGTERM first, SIGKILL after a grace period,
-also when entering failed half-way.
+time between the two calls them itself instead of entering. Leaving sends STOP (the
+emulator then writes its log trailer) and ends every program, SIGTERM first, SIGKILL
+after a grace period, also when entering failed half-way.
 """
 from __future__ import annotations
 
