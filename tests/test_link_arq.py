@@ -74,7 +74,8 @@ def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, 
         if k is None:
             continue
         identity = from_scapy(p)
-        assert identity in arrivals, f"packet sent at t = {t_us / 1e6:.3f} s never arrived"
+        assert identity in arrivals, \
+            f"packet sent at t = {t_us / 1e6:.4f} s never arrived; log: {events.get(identity)}"
         one_way_us = (arrivals[identity] - float(p.time)) * 1e6
         predicted_us = p.len * 8 * 1e6 / RATE_BPS + DELAY_US + k * ARQ_DELAY_US
         assert one_way_us == pytest.approx(predicted_us, abs=3_000), \
