@@ -110,9 +110,9 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
             router = None      # engine "emulator": the link's router stage, logged in emulator.log
             if router_config is not None and router_config.engine == "tc":
                 router = stack.enter_context(testbed.router(router_config, work))
-            flows = job.cell.sections.get("flows", ())
-            running = [_prepare(testbed, flow, i, work, stack) for i, flow in enumerate(flows)]
-            stack.callback(_stop_programs, running)
+            stack.callback(_stop_programs, running)      # also what started before a failure
+            for i, flow in enumerate(job.cell.sections.get("flows", ())):
+                running.append(_prepare(testbed, flow, i, work, stack))
             t0_realtime_us = link.start()
             t0 = time.monotonic()
             details["t0_realtime_us"] = t0_realtime_us
@@ -166,7 +166,11 @@ def _prepare(testbed: Testbed, flow: Flow, index: int, work: Path, stack: ExitSt
     argv = [str(bin_dir() / tool), "recv", "--listen", listen, "--tos", str(flow.tos),
             "--log", str((work / f"{flow.name}.receiver.log").resolve())]
     item.passive = server.start(f"{flow.name}.receiver", argv, work)
-    _wait_line(item.passive, "listening", READY_TIMEOUT_S)
+    try:
+        _wait_line(item.passive, "listening", READY_TIMEOUT_S)
+    except BaseException:
+        _stop_programs([item])
+        raise
     return item
 
 

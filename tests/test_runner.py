@@ -284,3 +284,19 @@ def test_an_emulator_engine_router_runs_in_the_emulator(tmp_path: Path) -> None:
     assert not (rep / "router.tc").exists() and not (rep / "router-queue.tsv").exists()
     assert json.loads((rep / "workloads.json").read_text())["bulk1"]["receiver"]["summary"]["bytes"] == 40 * 2096
     assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
+
+
+def test_a_replication_past_its_timeout_is_stopped_and_recorded(tmp_path: Path) -> None:
+    require_programs(*PROGRAMS)
+    path = tmp_path / "slow.toml"
+    path.write_text('name = "slow"\nseed = 5\ntimeout = "2s"\n'
+                    '[link]\nbandwidth = "1Mbit"\ndelay = "10ms"\nmtu = "576B"\n'
+                    '[flows.voice]\nkind = "udp"\nworkload = "cbr-32k"\nduration = "20s"\n'
+                    '[flows.quick]\nkind = "bulk"\ncount = 2\n')
+    code, out, err = run(path, tmp_path / "results", BASE + 6)
+    assert code == 1
+    st = status(only_run_dir(tmp_path / "results") / "cells" / "default" / "rep-01")
+    assert st["status"] == "timeout"
+    assert st["reason"] == "flows voice still running after the timeout of 2 s"
+    assert st["details"]["timings"]["flows_s"] >= 2
+    assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
