@@ -1,0 +1,259 @@
+"""validation/: reference keys, our values per cell, the join with ratios, and the
+conclusions' verdicts, on small fixtures (no runs)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from analysis.run import CellResult, cell_summaries
+from analysis.run_layout import ReplicationRef
+from analysis.run_metrics import FlowInfo, ReplicationResult
+from validation.compare import join
+from validation.conclusions import (check_all, diffserv_protects_udp, iw4_small_pages,
+                                    reference_lookup, verdict)
+from validation.measures import Measurements, connection_totals, measure
+from validation.reference import Key, RefRow, load_reference, read_reference_file
+from validation.report import ReportContext, render
+
+HTTP_CSV = """# source: test
+# table: 11
+study,table,http,link,variant,source_label,workload,metric,value,unit,relative_to
+iip,11,1.0,e0,baseline,BASELINE,s+2s,Time,5.0,s,
+iip,11,1.0,e0,iw4-frto,IW4+FRTO,s+2s,Time,4.0,s,
+iip,11,1.0,e0,baseline,BASELINE,s+2s,Med_thro,1000.0,B/s,
+iip,11,1.0,e0,baseline,BASELINE,s+2s,Drops_c,0,packets,
+iip,11,1.0,e0,baseline,BASELINE,s+2s,Drops_e,,packets,
+"""
+MIX_CSV = """# table: 34
+study,table,workload,diffserv,link,variant,queue,source_label,flow_role,metric,value,unit
+iip,34,2tcp+1udp-0s-0s-0s,yes,r2,baseline,red,baseline+RED,udp,Jitter_max,30.5,ms
+iip,34,3tcp-0s-0s-5s,no,e0,baseline,fifo,Baseline,third,Elapsed_median,70.0,s
+"""
+SAARTO_CSV = """study,table,http,link,variant,source_label,workload,metric,value,unit,relative_to
+saarto,arq-low-response-time-diff,1.0,arq-low,baseline,BL+TS,s+2s,response_time,10.0,s,
+saarto,arq-low-response-time-diff,1.0,arq-low,iw4,IW4+TS,s+2s,response_time_diff,-20.0,%,baseline
+"""
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    path = tmp / name
+    path.write_text(text)
+    return path
+
+
+def make_cell(cell_id: str, labels: dict[str, str], flows: list[FlowInfo],
+              reps: list[dict[str, float | None] | None]) -> CellResult:
+    """A cell whose replication i has values reps[i]; None = a failed replication."""
+    results = [ReplicationResult(ReplicationRef(cell_id, i + 1, Path("."),
+                                                "ok" if v is not None else "failed", ""),
+                                 analysed=v is not None, values=dict(v or {}))
+               for i, v in enumerate(reps)]
+    return CellResult(cell_id, labels, flows, results, cell_summaries(results))
+
+
+WEB10 = [FlowInfo("web", "http", "1.0", "s+2s")]
+
+
+def http_cell(link: str, variant: str, times: list[float | None], http: str = "1.0",
+              workload: str = "s+2s", extra: dict[str, list[float]] | None = None) -> CellResult:
+    reps: list[dict[str, float | None] | None] = []
+    for i, t in enumerate(times):
+        if t is None:
+            reps.append(None)
+            continue
+        values: dict[str, float | None] = {"web.response_time_s": t}
+        for name, series in (extra or {}).items():
+            values[name] = series[i]
+        reps.append(values)
+    return make_cell(f"link-{link}_tcp-{variant}_workload-{workload}_http-{http}",
+                     {"link": link, "tcp": variant, "workload": workload, "http": http},
+                     [FlowInfo("web", "http", http, workload)], reps)
+
+
+# --- reference ------------------------------------------------------------------------------
+
+def test_reference_keys_follow_the_scenarios_labels(tmp_path: Path) -> None:
+    http = read_reference_file(write(tmp_path, "a.csv", HTTP_CSV))
+    assert http[0] == RefRow(Key("iip", "e0", "baseline", "s+2s", "1.0", "Time"), 5.0, "s", "11",
+                             "BASELINE", "")
+    assert http[-1].value is None                     # printed as "-" / not given
+    mix = read_reference_file(write(tmp_path, "b.csv", MIX_CSV))
+    assert [r.key for r in mix] == [
+        Key("iip", "r2", "baseline+red", "2tcp+1udp-0s-0s-0s-ds", "", "udp.Jitter_max"),
+        Key("iip", "e0", "baseline", "3tcp-0s-0s-5s", "", "third.Elapsed_median")]
+    config = "study,table,subject,parameter,value,unit,source_label\nsaarto,x,link,mtu,576,bytes,MTU\n"
+    assert read_reference_file(write(tmp_path, "c.csv", config)) == []
+
+
+def test_reference_keeps_the_first_of_repeated_keys_and_refuses_an_empty_directory(tmp_path: Path) -> None:
+    write(tmp_path, "a.csv", HTTP_CSV)
+    write(tmp_path, "b.csv", HTTP_CSV.replace("Time,5.0", "Time,9.9"))
+    rows = load_reference(tmp_path)
+    assert len(rows) == 5
+    assert next(r for r in rows if r.key.metric == "Time" and r.key.variant == "baseline").value == 5.0
+    with pytest.raises(ValueError, match="no reference result tables"):
+        load_reference(tmp_path / "nothing")
+
+
+def test_the_shipped_reference_tables_load() -> None:
+    rows = load_reference()
+    keys = {r.key for r in rows}
+    assert Key("iip", "e0", "baseline", "s+2s", "1.1", "Time") in keys
+    assert Key("saarto", "arq-high", "dsack", "l+8m", "1.0", "response_time_diff") in keys
+    assert Key("iip", "r4", "frto-cbi-iw4", "2tcp+1udp-0s-0s-0s-nods", "", "udp.Jitter_max") in keys
+
+
+# --- our values -----------------------------------------------------------------------------
+
+def test_http_cell_values_are_the_report_tables() -> None:
+    cell = http_cell("e0", "baseline", [4.0, 6.0, 5.0, None], extra={
+        "web.main.throughput_Bps": [1000, 3000, 2000, 0],
+        "web.main.congestion_drops": [0, 1, 2, 0], "web.inline1.congestion_drops": [3, 3, 3, 0],
+        "web.main.error_drops": [0, 0, 0, 0], "web.inline1.error_drops": [0, 1, 0, 0]})
+    m = measure([("iip", [cell])])
+    k = Key("iip", "e0", "baseline", "s+2s", "1.0", "")
+
+    def v(metric: str) -> float | None:
+        return m.values[Key(k.study, k.link, k.variant, k.workload, k.http, metric)]
+    assert (v("Time"), v("Med_thro"), v("Min_thro"), v("Max_thro")) == (5.0, 2000, 1000, 3000)
+    assert v("Drops_c") == 3           # HTTP/1.0: the highest class median (inline1)
+    assert v("Drops_e") == 0
+    assert m.replications[k] == 3      # the failed replication is not counted
+    assert m.series[k] == [None, None, None, None]  # no web.congestion_drops values
+
+
+def test_a_cell_without_a_counted_replication_is_left_out() -> None:
+    m = measure([("iip", [http_cell("e0", "baseline", [None, None])])])
+    assert m.values == {}
+
+
+def test_saarto_response_time_difference_from_the_baseline() -> None:
+    cells = [make_cell(f"link-arq-low_tcp-{v}_workload-s+2s",
+                       {"link": "arq-low", "tcp": v, "flows.web.workload": "s+2s"}, WEB10,
+                       [{"web.response_time_s": t}]) for v, t in (("baseline", 10.0), ("iw4", 8.0))]
+    m = measure([("saarto", cells)])
+    assert m.values[Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time")] == 8.0
+    assert m.values[Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time_diff")] == \
+        pytest.approx(-20.0)
+
+
+def test_mixture_roles_third_flow_and_udp_jitter_range() -> None:
+    bulk = [FlowInfo(n, "bulk") for n in ("tcp1", "tcp2", "tcp3")]
+    late = make_cell("link-e0_workload-3tcp-0s-0s-5s_tcp-baseline",
+                     {"link": "e0", "workload": "3tcp-0s-0s-5s", "tcp": "baseline"}, bulk,
+                     [{"tcp1.elapsed_s": 10, "tcp2.elapsed_s": 12, "tcp3.elapsed_s": 8},
+                      {"tcp1.elapsed_s": 14, "tcp2.elapsed_s": 11, "tcp3.elapsed_s": 9}])
+    udp = make_cell("link-e0_workload-2tcp+1udp-0s-0s-0s-ds_tcp-baseline",
+                    {"link": "e0", "workload": "2tcp+1udp-0s-0s-0s-ds", "tcp": "baseline"},
+                    [FlowInfo("tcp1", "bulk"), FlowInfo("tcp2", "bulk"), FlowInfo("udp", "udp")],
+                    [{"tcp.fastest.elapsed_s": 90, "udp.jitter_mean_ms": 31.0, "udp.congestion_drops": 0},
+                     {"tcp.fastest.elapsed_s": 100, "udp.jitter_mean_ms": 35.0, "udp.congestion_drops": 2}])
+    m = measure([("iip", [late, udp])])
+
+    def v(workload: str, metric: str) -> float | None:
+        return m.values[Key("iip", "e0", "baseline", workload, "", metric)]
+    assert v("3tcp-0s-0s-5s", "faster.Elapsed_median") == 10.5      # 10 and 11
+    assert v("3tcp-0s-0s-5s", "slower.Elapsed_max") == 14
+    assert v("3tcp-0s-0s-5s", "third.Elapsed_min") == 8
+    assert v("2tcp+1udp-0s-0s-0s-ds", "fastest.Elapsed_avg") == 95
+    assert (v("2tcp+1udp-0s-0s-0s-ds", "udp.Jitter_min"), v("2tcp+1udp-0s-0s-0s-ds", "udp.Jitter_max")) == (31, 35)
+    assert v("2tcp+1udp-0s-0s-0s-ds", "udp.Drops_c") == 1
+
+
+def test_connection_totals_sum_tcp_rows_per_replication() -> None:
+    rows = [{"cell": "c", "replication": "1", "kind": "tcp", "spurious_rtos": "1", "rto_events": "2"},
+            {"cell": "c", "replication": "1", "kind": "tcp", "spurious_rtos": "2", "rto_events": ""},
+            {"cell": "c", "replication": "1", "kind": "udp", "spurious_rtos": "", "rto_events": ""},
+            {"cell": "c", "replication": "2", "kind": "tcp", "spurious_rtos": "0", "rto_events": "0"}]
+    assert connection_totals(rows) == {
+        ("c", 1): {"conn.spurious_rtos": 3.0, "conn.rto_events": 2.0},
+        ("c", 2): {"conn.spurious_rtos": 0.0, "conn.rto_events": 0.0}}
+
+
+# --- the join -------------------------------------------------------------------------------
+
+def test_join_ratio_percentage_difference_and_coverage(tmp_path: Path) -> None:
+    write(tmp_path, "a.csv", HTTP_CSV)
+    write(tmp_path, "s.csv", SAARTO_CSV)
+    reference = load_reference(tmp_path)
+    ours = Measurements(values={
+        Key("iip", "e0", "baseline", "s+2s", "1.0", "Time"): 6.0,
+        Key("iip", "e0", "baseline", "s+2s", "1.0", "Drops_c"): 2.0,
+        Key("iip", "e0", "baseline", "s+2s", "1.0", "Drops_e"): 1.0,     # reference has no value
+        Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time_diff"): -25.0,
+        Key("iip", "r4", "baseline", "s+2s", "1.0", "Time"): 9.0})       # no reference row
+    rows, coverage = join(reference, ours)
+    by_metric = {(r.key.study, r.key.metric): r for r in rows}
+    assert by_metric[("iip", "Time")].ratio == pytest.approx(1.2)
+    assert by_metric[("iip", "Drops_c")].ratio is None                    # reference 0
+    diff = by_metric[("saarto", "response_time_diff")]
+    assert (diff.ratio, diff.difference) == (None, pytest.approx(-5.0))
+    assert (coverage.compared, coverage.reference_rows, coverage.not_run) == (3, 6, 3)
+    assert [r.key.study for r in rows] == ["iip", "iip", "saarto"]
+
+
+# --- conclusions ----------------------------------------------------------------------------
+
+def test_verdict_wording() -> None:
+    assert verdict([True, True, None]) == "holds (2 of 2)"
+    assert verdict([True, True, False]) == "mostly holds (2 of 3)"
+    assert verdict([True, False]) == "does not hold (1 of 2)"
+    assert verdict([None]) == "not measured"
+
+
+def test_iw4_conclusion_on_both_sides(tmp_path: Path) -> None:
+    write(tmp_path, "a.csv", HTTP_CSV)
+    write(tmp_path, "s.csv", SAARTO_CSV)
+    ref = reference_lookup(load_reference(tmp_path))
+    # the slides print IW4 as -20 % of the baseline's 10 s
+    assert ref(Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time")) == pytest.approx(8.0)
+    ours = measure([("iip", [http_cell("e0", "baseline", [5.0]), http_cell("e0", "iw4-frto", [5.5])])])
+    v = iw4_small_pages(ref, ours.values.get)
+    assert (v.reference, v.ours) == ("holds (2 of 2)", "does not hold (0 of 1)")
+    e0 = next(c for c in v.cases if c.what.startswith("IIP e0 HTTP 1.0"))
+    assert (e0.reference, e0.ours) == ("iw4-frto 4 s vs baseline 5 s", "iw4-frto 5.5 s vs baseline 5 s")
+
+
+def test_diffserv_conclusion_needs_no_more_drops_nor_jitter() -> None:
+    def k(ds: str, metric: str, link: str = "e0") -> Key:
+        return Key("iip", link, "baseline", f"2tcp+1udp-0s-0s-0s-{ds}", "", f"udp.{metric}")
+    values = {k("ds", "Drops_c"): 0, k("ds", "Jitter_max"): 30, k("nods", "Drops_c"): 4,
+              k("nods", "Jitter_max"): 80,
+              k("ds", "Drops_c", "r2"): 0, k("ds", "Jitter_max", "r2"): 90,
+              k("nods", "Drops_c", "r2"): 1, k("nods", "Jitter_max", "r2"): 80}
+    v = diffserv_protects_udp(lambda key: None, values.get)
+    assert v.ours == "does not hold (1 of 2)"
+    assert [c.ours_holds for c in v.cases] == [True, False]      # r2: jitter higher with DS
+
+
+def test_arq_and_cbi_conclusions_from_our_runs() -> None:
+    r0 = http_cell("r0", "baseline", [9.0, 9.0], extra={
+        "web.error_drops": [5, 7], "conn.spurious_rtos": [0, 0]})
+    r4 = http_cell("r4", "baseline", [7.0, 7.0], extra={
+        "web.error_drops": [0, 0], "conn.spurious_rtos": [1, 2]})
+    cbi = http_cell("e0", "cbi-frto", [20.0, 19.0, 19.0], workload="l+8m", extra={
+        "web.congestion_drops": [6, 1, 0]})
+    for c in (r0, r4):     # HTTP/1.0 drops are per class: one class here
+        for r in c.replications:
+            r.values["web.main.error_drops"] = r.values["web.error_drops"]
+        c.summaries = cell_summaries(c.replications)
+    ours = measure([("iip", [r0, r4, cbi])])
+    verdicts = {v.title: v for v in check_all([], ours)}
+    arq = verdicts["High ARQ persistency removes error drops but causes spurious RTOs"]
+    assert arq.ours == "holds (1 of 1)"
+    assert "spurious RTOs per run r0 0 → r4 1.5" in arq.cases[0].ours
+    cbi_v = verdicts["CBI avoids slow-start overshoot after the first replication"]
+    assert cbi_v.ours == "holds (1 of 1)"
+    assert "rep 1: 6, later (median of 2): 0.5" in cbi_v.cases[0].ours
+
+
+def test_report_names_the_reduction_and_the_verdicts() -> None:
+    ours = measure([("iip", [http_cell("e0", "baseline", [5.0]), http_cell("e0", "iw4-frto", [4.0])])])
+    reference = load_reference()
+    rows, coverage = join(reference, ours)
+    text = render(ReportContext("T", ["Reduced: one cell."], [], 61.0, "env"),
+                  check_all(reference, ours), rows, coverage)
+    assert "Reduced: one cell." in text and "1.0 min (61 s)" in text
+    assert "| IW4 shortens s+2s response times | mostly holds (16 of 18) | holds (1 of 1) |" in text
+    assert "| 11 | e0 | baseline | s+2s | 1.0 | Time | s | 3.9 | 5 | 1.28 |" in text

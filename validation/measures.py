@@ -1,0 +1,198 @@
+"""squall's analysed cells -> values under the reference tables' keys (validation.reference).
+
+The cell's labels give the key: `link`, `tcp` (the variant), `workload` (or the page of the
+HTTP flow), `http` (or the flow's version). The metrics follow the report tables of the
+analysis package (analysis/report.py), so a value here is the one `squall report` prints:
+
+- IIP HTTP: Time = median page response time; Med/Min/Max_thro = median/min/max over the
+  replications of the main object's throughput; Drops_c/Drops_e = median drops (HTTP/1.0:
+  the highest median of the connection classes).
+- Saarto: response_time, Med_th_m, Slowest_th_i, Fastest_th_i, Drops_c/Drops_e (page
+  medians), Sum_max_drops; response_time_diff = a variant's median response time relative
+  to the baseline's of the same link and workload, in %.
+- Mixtures: per flow role the elapsed-time statistics, Med_thro, Drops_c, Drops_e,
+  Rext_pkts; roles fastest/medium/slowest are the analysis' ranking; with a flow started
+  later (3tcp-0s-0s-5s) the report ranks only the two early flows (faster/slower) and
+  reports the late one as `third`. UDP: Drops_c, Drops_e, Med_thro, Jitter_min/Jitter_max =
+  range over the replications of the mean jitter.
+
+Besides the joined metrics every cell gets `spurious_rtos` and `rto_events` (mean over the
+replications of the whole run's count, from `conn.*` values, see `connection_totals`) and the
+per-replication congestion drops (`Measurements.series`), which the conclusions use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from analysis.aggregate import Summary, summarize
+from analysis.report import http_drops, sigma_max_drops
+from analysis.run import CellResult
+
+from .reference import Key
+
+# scenarios/iip-mixture.toml: the flow that starts 5 s after the others in 3tcp-0s-0s-5s
+LATE_FLOW = "tcp3"
+EARLY_FLOWS = ("tcp1", "tcp2")
+ELAPSED_STATS = (("Elapsed_min", "min"), ("Elapsed_perc25", "p25"),
+                 ("Elapsed_median", "median"), ("Elapsed_perc75", "p75"),
+                 ("Elapsed_max", "max"), ("Elapsed_avg", "mean"))
+
+
+@dataclass
+class Measurements:
+    values: dict[Key, float | None] = field(default_factory=dict)
+    series: dict[Key, list[float | None]] = field(default_factory=dict)   # per replication
+    replications: dict[Key, int] = field(default_factory=dict)            # counted, per cell key
+
+
+def _stat(cell: CellResult, metric: str, stat: str) -> float | None:
+    s = cell.summaries.get(metric)
+    return None if s is None or s.n == 0 else getattr(s, stat)
+
+
+def _counted_values(cell: CellResult, metric: str) -> list[float | None]:
+    return [r.values.get(metric) if r.counts else None
+            for r in sorted(cell.replications, key=lambda r: r.ref.rep)]
+
+
+def cell_key(study: str, cell: CellResult, metric: str) -> Key:
+    labels = cell.labels
+    http_flows = cell.flows_of("http")
+    flow = http_flows[0] if http_flows else None
+    workload = labels.get("workload") or labels.get("flows.web.workload") or (
+        flow.workload if flow and flow.workload else "")
+    http = labels.get("http") or labels.get("flows.web.http") or (
+        flow.http_version if flow and flow.http_version else "")
+    return Key(study, labels.get("link", ""), labels.get("tcp", ""), workload, http, metric)
+
+
+def _http_metrics(study: str, cell: CellResult) -> dict[str, float | None]:
+    flow = cell.flows_of("http")[0]
+    name = flow.name
+    version = cell_key(study, cell, "").http or "1.0"
+    if study == "saarto":
+        return {
+            "response_time": _stat(cell, f"{name}.response_time_s", "median"),
+            "Med_th_m": _stat(cell, f"{name}.main.throughput_Bps", "median"),
+            "Slowest_th_i": _stat(cell, f"{name}.inline_slowest.throughput_Bps", "median"),
+            "Fastest_th_i": _stat(cell, f"{name}.inline_fastest.throughput_Bps", "median"),
+            "Drops_c": _stat(cell, f"{name}.congestion_drops", "median"),
+            "Drops_e": _stat(cell, f"{name}.error_drops", "median"),
+            "Sum_max_drops": sigma_max_drops(cell, name),
+        }
+    return {
+        "Time": _stat(cell, f"{name}.response_time_s", "median"),
+        "Med_thro": _stat(cell, f"{name}.main.throughput_Bps", "median"),
+        "Min_thro": _stat(cell, f"{name}.main.throughput_Bps", "min"),
+        "Max_thro": _stat(cell, f"{name}.main.throughput_Bps", "max"),
+        "Drops_c": http_drops(cell, name, version, "congestion_drops"),
+        "Drops_e": http_drops(cell, name, version, "error_drops"),
+    }
+
+
+def _tcp_role_metrics(role: str, summary: Callable[[str], Summary | None]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    elapsed = summary("elapsed_s")
+    for name, stat in ELAPSED_STATS:
+        out[f"{role}.{name}"] = None if elapsed is None or elapsed.n == 0 else getattr(elapsed, stat)
+    for name, metric in (("Med_thro", "throughput_Bps"), ("Drops_c", "congestion_drops"),
+                         ("Drops_e", "error_drops"), ("Rext_pkts", "retransmissions")):
+        s = summary(metric)
+        out[f"{role}.{name}"] = None if s is None or s.n == 0 else s.median
+    return out
+
+
+def _ranked_early_flows(cell: CellResult) -> dict[str, Summary]:
+    """faster/slower of the two early flows and the late one, per replication -> summaries
+    of '<role>.<metric>'."""
+    metrics = ("elapsed_s", "throughput_Bps", "congestion_drops", "error_drops", "retransmissions")
+    per_role: dict[str, list[float | None]] = {}
+    for r in sorted(cell.replications, key=lambda r: r.ref.rep):
+        roles: dict[str, str | None] = {"faster": None, "slower": None, "third": LATE_FLOW}
+        early = [(r.values.get(f"{f}.elapsed_s"), f) for f in EARLY_FLOWS]
+        if r.counts and all(e is not None for e, _ in early):
+            ordered = sorted(early, key=lambda x: (x[0], x[1]))
+            roles["faster"], roles["slower"] = ordered[0][1], ordered[1][1]
+        for role, flow in roles.items():
+            for m in metrics:
+                value = r.values.get(f"{flow}.{m}") if r.counts and flow else None
+                per_role.setdefault(f"{role}.{m}", []).append(value)
+    return {name: summarize(values) for name, values in per_role.items()}
+
+
+def _mixture_metrics(cell: CellResult, workload: str) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    if workload.startswith("3tcp") and not workload.endswith("-0s-0s-0s"):
+        summaries = _ranked_early_flows(cell)
+        for role in ("faster", "slower", "third"):
+            out.update(_tcp_role_metrics(role, lambda m, role=role: summaries.get(f"{role}.{m}")))
+    else:
+        for role in ("fastest", "medium", "slowest"):
+            out.update(_tcp_role_metrics(role, lambda m, role=role: cell.summaries.get(f"tcp.{role}.{m}")))
+    for flow in cell.flows_of("udp"):
+        n = flow.name
+        out["udp.Drops_c"] = _stat(cell, f"{n}.congestion_drops", "median")
+        out["udp.Drops_e"] = _stat(cell, f"{n}.error_drops", "median")
+        out["udp.Med_thro"] = _stat(cell, f"{n}.throughput_Bps", "median")
+        out["udp.Jitter_min"] = _stat(cell, f"{n}.jitter_mean_ms", "min")
+        out["udp.Jitter_max"] = _stat(cell, f"{n}.jitter_mean_ms", "max")
+    return out
+
+
+def _common_metrics(cell: CellResult) -> dict[str, float | None]:
+    return {"spurious_rtos": _stat(cell, "conn.spurious_rtos", "mean"),
+            "rto_events": _stat(cell, "conn.rto_events", "mean")}
+
+
+def measure_cell(study: str, cell: CellResult, into: Measurements) -> None:
+    base = cell_key(study, cell, "")
+    if cell.flows_of("http"):
+        metrics = _http_metrics(study, cell)
+        drops_metric = f"{cell.flows_of('http')[0].name}.congestion_drops"
+    else:
+        metrics = _mixture_metrics(cell, base.workload)
+        drops_metric = "run.congestion_drops"
+    metrics.update(_common_metrics(cell))
+    for metric, value in metrics.items():
+        into.values[Key(**{**base.__dict__, "metric": metric})] = value
+    into.series[base] = _counted_values(cell, drops_metric)
+    into.replications[base] = sum(r.counts for r in cell.replications)
+
+
+def add_response_time_diffs(m: Measurements) -> None:
+    """Saarto's `response_time_diff`: % of a variant's response time over the baseline's."""
+    for key, value in list(m.values.items()):
+        if key.study != "saarto" or key.metric != "response_time" or key.variant == "baseline":
+            continue
+        base = m.values.get(Key(key.study, key.link, "baseline", key.workload, key.http,
+                                "response_time"))
+        diff = None if value is None or not base else (value / base - 1) * 100
+        m.values[Key(key.study, key.link, key.variant, key.workload, key.http,
+                     "response_time_diff")] = diff
+
+
+def measure(runs: Iterable[tuple[str, Iterable[CellResult]]]) -> Measurements:
+    """(study, cells) per run -> every cell's values; cells that never ran are left out."""
+    m = Measurements()
+    for study, cells in runs:
+        for cell in cells:
+            if any(r.counts for r in cell.replications):
+                measure_cell(study, cell, m)
+    add_response_time_diffs(m)
+    return m
+
+
+def connection_totals(rows: Iterable[dict[str, str]]) -> dict[tuple[str, int], dict[str, float]]:
+    """connections.csv rows -> per (cell, replication) the sum of every TCP connection's
+    `spurious_rtos` and `rto_events` (run-level values have them for single flows only)."""
+    totals: dict[tuple[str, int], dict[str, float]] = {}
+    for row in rows:
+        if row.get("kind") != "tcp":
+            continue
+        t = totals.setdefault((row["cell"], int(row["replication"])),
+                              {"conn.spurious_rtos": 0.0, "conn.rto_events": 0.0})
+        for name in ("spurious_rtos", "rto_events"):
+            if row.get(name) not in (None, ""):
+                t[f"conn.{name}"] += float(row[name])
+    return totals

@@ -1,0 +1,109 @@
+"""validation/report.md: what was run, the conclusions, the tables side by side."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .compare import Comparison, Coverage
+from .conclusions import Verdict
+
+STUDY_NAMES = {"iip": "IIP report (seeds/003)", "saarto": "Saarto 2003 slides (seeds/000)"}
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    study: str
+    scenario: str
+    cells: str                 # the --cells glob, "" = every cell
+    replications: int
+    run_dir: str
+    statuses: dict[str, int]   # ok / failed / timeout / missing -> replications
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    title: str
+    reduction: list[str]       # paragraphs: what was left out and how to run the full one
+    runs: list[RunSummary]
+    total_seconds: float
+    environment: str           # kernel, git revision, date
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return "–"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    return f"{x:.3g}" if x != int(x) else f"{x:.0f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return out
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
+
+
+def runs_section(ctx: ReportContext) -> list[str]:
+    rows = [[r.study, r.scenario, f"`{r.cells}`" if r.cells else "all", str(r.replications),
+             ", ".join(f"{n} {s}" for s, n in sorted(r.statuses.items())) or "–",
+             f"{r.seconds:.0f} s", f"`{r.run_dir}`"] for r in ctx.runs]
+    return ["## What was run", "", *ctx.reduction, "",
+            *_table(["study", "scenario", "cells", "replications", "replications' status",
+                     "wall time", "run directory"], rows), "",
+            f"Whole validation (runs, analysis, this report): {_minutes(ctx.total_seconds)}.", ""]
+
+
+def conclusions_section(verdicts: list[Verdict]) -> list[str]:
+    out = ["## The studies' conclusions", "",
+           *_table(["conclusion", "in the studies' tables", "in squall's runs"],
+                   [[v.title, v.reference, v.ours] for v in verdicts]), ""]
+    for v in verdicts:
+        measured = [c for c in v.cases if c.ours_holds is not None]
+        out += [f"### {v.title}", "", v.claim, "",
+                f"Studies' tables: **{v.reference}**. squall: **{v.ours}**.", ""]
+        if measured:
+            out += _table(["case", "studies", "squall", "holds (studies / squall)"],
+                          [[c.what, c.reference, c.ours,
+                            f"{_yes(c.reference_holds)} / {_yes(c.ours_holds)}"] for c in measured])
+            out.append("")
+        else:
+            out += ["No case of this conclusion was measured in these runs.", ""]
+        out += [f"Modern kernel: {v.kernel_note}", ""]
+    return out
+
+
+def _yes(x: bool | None) -> str:
+    return "–" if x is None else "yes" if x else "no"
+
+
+def tables_section(rows: list[Comparison], coverage: Coverage) -> list[str]:
+    out = ["## The tables side by side", "",
+           f"{coverage.compared} of the {coverage.reference_rows} reference values with a number "
+           f"have a squall value here; the other {coverage.not_run} belong to cells not run (or "
+           "not measurable) in these runs. ratio = squall / reference (– when the reference is "
+           "0); for percentages (Saarto's response time differences) Δ = squall − reference in "
+           "percentage points. Keys and metric names: scenarios/reference/README.md.", ""]
+    for study in ("iip", "saarto"):
+        mine = [c for c in rows if c.key.study == study]
+        if not mine:
+            continue
+        out += [f"### {STUDY_NAMES[study]}", ""]
+        out += _table(["table", "link", "variant", "workload", "HTTP", "metric", "unit",
+                       "reference", "squall", "ratio / Δ"],
+                      [[c.table, c.key.link, c.key.variant, c.key.workload, c.key.http or "–",
+                        c.key.metric, c.unit, _num(c.reference), _num(c.ours),
+                        _num(c.ratio) if c.difference is None else f"Δ {c.difference:+.1f}"]
+                       for c in mine])
+        out.append("")
+    return out
+
+
+def render(ctx: ReportContext, verdicts: list[Verdict], rows: list[Comparison],
+           coverage: Coverage) -> str:
+    lines = [f"# {ctx.title}", "", ctx.environment, "",
+             *runs_section(ctx), *conclusions_section(verdicts), *tables_section(rows, coverage)]
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,226 @@
+"""`make validate`: run the studies (reduced by default), analyse, compare, write the report.
+
+    python -m validation.run                 # reduced: a few cells, 2-3 replications
+    python -m validation.run --full          # every cell, the scenarios' replications
+    python -m validation.run --from-runs DIR...   # only compare runs made before
+
+The runs go to validation/out/runs/, the report to validation/report.md. The reduced plan
+runs two groups of runs at the same time, each on its own lanes (--lane-base N uses lanes
+N..N+3 with --parallel 2). Every run is `squall run` itself; a run whose replications fail is
+reported, not hidden.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from analysis.run import CellResult, analyse_run, cell_summaries
+from analysis.summary import write_summary
+
+from .compare import Comparison, Coverage, join
+from .conclusions import Verdict, check_all
+from .measures import connection_totals, measure
+from .reference import load_reference
+from .report import ReportContext, RunSummary, render
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "validation" / "out"
+REPORT = ROOT / "validation" / "report.md"
+SCENARIOS = ROOT / "scenarios"
+DEFAULT_LANE_BASE = 110
+SQUALL = Path(sys.executable).parent / "squall"     # the venv's console script
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    study: str                 # iip | saarto (the reference tables' `study`)
+    scenario: str              # file name under scenarios/
+    cells: str | None          # --cells glob; None = every cell
+    replications: int | None   # None = the scenario's
+    group: int                 # runs of one group run one after the other
+
+
+REDUCED = (
+    StudyRun("iip", "iip-http.toml", "link-e0_tcp-*_workload-s+2s_http-*", 3, 0),
+    StudyRun("iip", "iip-http.toml", "link-r[04]_tcp-baseline_workload-s+2s_http-1.0", 3, 0),
+    StudyRun("iip", "iip-http.toml", "link-e0_tcp-[bc]*_workload-l+8m_http-1.0", 3, 0),
+    StudyRun("saarto", "saarto-http10.toml", "link-arq-*_tcp-[bi]*_workload-s+2s", 3, 0),
+    StudyRun("iip", "iip-mixture.toml", "link-e0_workload-2tcp+1udp-0s-0s-0s-*_tcp-baseline", 2, 1),
+    StudyRun("iip", "iip-mixture.toml", "link-e0_workload-3tcp-0s-0s-0s_tcp-[bf]*", 2, 1),
+)
+FULL = (
+    StudyRun("iip", "iip-http.toml", None, None, 0),
+    StudyRun("saarto", "saarto-http10.toml", None, None, 0),
+    StudyRun("iip", "iip-mixture.toml", None, None, 1),
+)
+
+REDUCTION_TEXT = [
+    "**Reduced validation** (`make validate`): a few cells of each study with 2–3 "
+    "replications instead of 20–30, chosen so that every conclusion below has cases: the s+2s "
+    "page over e0 with all six variants and both HTTP versions; the baseline s+2s page over r0 "
+    "and r4 (ARQ persistency); baseline and CBI+FRTO with the l+8m page over e0 (CBI); "
+    "Saarto's three lossy links with BL+TS, BL-TS and IW4 on s+2s; the 2 TCP + 1 UDP mixture "
+    "over e0 with and without DiffServ and 3 TCP with Baseline and FRTO-CBI-IW4. Medians of 2–3 "
+    "replications are noisy: ratios far from 1 in single cells say little, the conclusions "
+    "weigh many cells. RED cells are not run (this kernel has no sch_red, see "
+    "scenarios/iip-mixture.toml).",
+    "**Full reproduction**: `.venv/bin/python -m validation.run --full` (every cell of "
+    "scenarios/iip-http.toml, saarto-http10.toml and iip-mixture.toml with their 30/30/20 "
+    "replications: 324 cells, 9 240 replications, several days on one machine; add "
+    "`--parallel K` for more lanes). A single study: `squall run scenarios/iip-http.toml "
+    "--parallel 4`, then `python -m validation.run --from-runs results/iip-http-...`.",
+]
+
+
+def study_of(run_dir: Path) -> str:
+    name = run_dir.name
+    return "saarto" if name.startswith("saarto") else "iip"
+
+
+def _run_dir_of(results: Path) -> Path:
+    dirs = [d for d in results.iterdir() if d.is_dir()]
+    if len(dirs) != 1:
+        raise RuntimeError(f"{results}: expected exactly one run directory from squall run, "
+                           f"found {len(dirs)}")
+    return dirs[0]
+
+
+def execute(run: StudyRun, index: int, lane_base: int, parallel: int, log: Path) -> RunSummary:
+    slug = re.sub(r"[^A-Za-z0-9.+-]+", "-", f"{index:02d}-{run.scenario[:-5]}-{run.cells or 'all'}")
+    results = OUT / "runs" / slug
+    results.mkdir(parents=True, exist_ok=False)
+    cmd = [str(SQUALL), "run", str(SCENARIOS / run.scenario),
+           "--parallel", str(parallel), "--lane-base", str(lane_base), "--results", str(results)]
+    cmd += ["--cells", run.cells] if run.cells else []
+    cmd += ["--replications", str(run.replications)] if run.replications else []
+    started = time.monotonic()
+    with open(log, "w") as f:
+        print(" ".join(cmd), file=f, flush=True)
+        code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    seconds = time.monotonic() - started
+    if code not in (0, 1):          # 1: some replication failed, which the report shows
+        raise RuntimeError(f"squall run {run.scenario} --cells {run.cells!r} exited with {code}; "
+                           f"see {log}")
+    run_dir = _run_dir_of(results)
+    return RunSummary(run.study, run.scenario, run.cells or "", run.replications or 0,
+                      _shown(run_dir), statuses_of(run_dir), seconds)
+
+
+def _shown(path: Path) -> str:
+    """Relative to the repository when inside it: the report names no machine's paths."""
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return path.name
+
+
+def statuses_of(run_dir: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for status in run_dir.glob("cells/*/rep-*/status.json"):
+        state = json.loads(status.read_text()).get("status", "unknown")
+        counts[state] = counts.get(state, 0) + 1
+    return counts
+
+
+def execute_plan(plan: tuple[StudyRun, ...], lane_base: int, parallel: int) -> list[RunSummary]:
+    groups = sorted({r.group for r in plan})
+    results: dict[int, RunSummary] = {}
+    errors: list[str] = []
+
+    def worker(group: int) -> None:
+        lanes = lane_base + groups.index(group) * parallel
+        for i, run in enumerate(plan):
+            if run.group != group:
+                continue
+            try:
+                log = OUT / "logs" / f"run-{i:02d}.log"
+                print(f"validate: {run.scenario} {run.cells or '(all cells)'} on lanes "
+                      f"{lanes}..{lanes + parallel - 1}", file=sys.stderr, flush=True)
+                results[i] = execute(run, i, lanes, parallel, log)
+            except Exception as e:  # noqa: BLE001 — the other group goes on; reported below
+                errors.append(str(e))
+    (OUT / "logs").mkdir(parents=True, exist_ok=True)
+    threads = [threading.Thread(target=worker, args=(g,)) for g in groups]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise RuntimeError("; ".join(errors))
+    return [results[i] for i in sorted(results)]
+
+
+def load_cells(run_dir: Path) -> list[CellResult]:
+    """The run analysed (summary/ rewritten), with the per-replication sums of every TCP
+    connection's spurious RTOs and RTO events added as `conn.*` values."""
+    analysis = analyse_run(run_dir, progress=None)
+    summary = write_summary(analysis)
+    with open(summary / "connections.csv", newline="") as f:
+        totals = connection_totals(csv.DictReader(f))
+    for cell in analysis.cells:
+        for r in cell.replications:
+            if r.counts:
+                r.values.update(totals.get((r.ref.cell, r.ref.rep),
+                                           {"conn.spurious_rtos": 0.0, "conn.rto_events": 0.0}))
+        cell.summaries = cell_summaries(cell.replications)
+    return analysis.cells
+
+
+def environment() -> str:
+    rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                         text=True).stdout.strip() or "unknown"
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return (f"Generated by `make validate` ({now}; squall {rev}; Linux {platform.release()}, "
+            f"{os.cpu_count()} CPUs).")
+
+
+def compare_runs(run_dirs: list[Path]) -> tuple[list[Verdict], list[Comparison], Coverage]:
+    reference = load_reference()
+    measured = measure((study_of(d), load_cells(d)) for d in run_dirs)
+    rows, coverage = join(reference, measured)
+    return check_all(reference, measured), rows, coverage
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m validation.run", description=__doc__.split("\n")[0])
+    p.add_argument("--full", action="store_true", help="every cell and replication of the studies")
+    p.add_argument("--from-runs", nargs="+", type=Path, metavar="RUN_DIR",
+                   help="compare these run directories; run nothing")
+    p.add_argument("--parallel", type=int, default=2, help="lanes per group of runs (default 2)")
+    p.add_argument("--lane-base", type=int, default=DEFAULT_LANE_BASE,
+                   help=f"first lane (default {DEFAULT_LANE_BASE}); a group uses --parallel lanes")
+    p.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
+    args = p.parse_args(argv)
+    started = time.monotonic()
+    if args.from_runs:
+        run_dirs = [d.resolve() for d in args.from_runs]
+        runs = [RunSummary(study_of(d), d.name, "", 0, _shown(d), statuses_of(d), 0.0) for d in run_dirs]
+        reduction = [f"Compared runs made before: {', '.join(d.name for d in run_dirs)}."]
+    else:
+        plan = FULL if args.full else REDUCED
+        runs = execute_plan(plan, args.lane_base, args.parallel)
+        run_dirs = [ROOT / r.run_dir for r in runs]   # _shown: relative to ROOT
+        reduction = ["**Full reproduction**: every cell and replication."] if args.full \
+            else REDUCTION_TEXT
+    verdicts, rows, coverage = compare_runs(run_dirs)
+    ctx = ReportContext("Reproducing the studies: squall beside the IIP report and Saarto's slides",
+                        reduction, runs, time.monotonic() - started, environment())
+    text = render(ctx, verdicts, rows, coverage)
+    args.report.write_text(text)
+    print(f"validate: wrote {args.report}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
