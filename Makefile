@@ -91,6 +91,11 @@ fuzz: $(BUILD)/.deps-stamp $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 	  mkdir -p $(BUILD)/fuzz-corpus/$(f); echo "== $(f) ($(FUZZ_SECONDS) s)"; \
 	  $(BUILD)/fuzz/$(f) -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz-corpus/$(f) $(call FUZZ_SEEDS,$(f));)
 
+# The studies, reduced (about 15 min; `python -m validation.run --full` for all): runs in
+# validation/out/, the side-by-side report in validation/report.md.
+validate: build
+	$(PYTHON) -m validation.run
+
 clean:
 	rm -rf $(BUILD)/bin $(BUILD)/obj $(BUILD)/san $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/fuzzobj
 
