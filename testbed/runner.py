@@ -18,7 +18,6 @@ import signal
 import statistics
 import sys
 import threading
-import time
 from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping, TextIO
