@@ -132,6 +132,15 @@ def _group(cells: list[CellResult], key) -> dict[tuple, list[CellResult]]:
     return groups
 
 
+def _variant_major(cells: list[CellResult]) -> list[CellResult]:
+    """Columns as in the IIP tables: each variant's workloads side by side (orders of
+    first appearance)."""
+    variants = list(dict.fromkeys(variant_of(c) for c in cells))
+    workloads = list(dict.fromkeys(workload_of(c, _http_flow(c)[0]) for c in cells))
+    return sorted(cells, key=lambda c: (variants.index(variant_of(c)),
+                                        workloads.index(workload_of(c, _http_flow(c)[0]))))
+
+
 def _title_of(labels: list[tuple[str, str]]) -> str:
     return ", ".join(f"{a} {v}" for a, v in labels) or "all cells"
 
@@ -140,6 +149,7 @@ def http_tables(cells: list[CellResult]) -> list[Table]:
     tables = []
     groups = _group(cells, lambda c: tuple(other_labels(c, _http_flow(c)[1])))
     for key, group in groups.items():
+        group = _variant_major(group)
         header = ["Name"] + [" ".join(x for x in (variant_of(c), workload_of(c, _http_flow(c)[0]))
                                       if x) for c in group]
         rows: list[list[Cell]] = []

@@ -205,3 +205,20 @@ def test_a_transfer_starting_later_keeps_its_name(tmp_path: Path) -> None:
         jain = [float(r["tcp.jain_index"]) for r in csv.DictReader(f)]
     a, b = 1000 / 0.42, 1000 / 0.62   # throughputs of the two that started together
     assert jain == pytest.approx([(a + b) ** 2 / (2 * (a * a + b * b))] * 2 + [1.0], rel=1e-5)
+
+
+def test_http_columns_are_variant_major_and_tables_split_by_other_axes() -> None:
+    from analysis.report import http_tables
+    from analysis.run import CellResult
+    from analysis.run_metrics import FlowInfo
+
+    cells = [CellResult(f"{w}-{v}-{link}", {"link": link, "workload": w, "tcp": v},
+                        [FlowInfo("web", "http", "1.1", None)], [], {})
+             for link in ("e0", "r2") for w in ("s+2s", "l+8m") for v in ("baseline", "iw4")]
+    tables = http_tables(cells)
+    assert [t.title for t in tables] == ["HTTP pages: link e0, HTTP 1.1",
+                                         "HTTP pages: link r2, HTTP 1.1"]
+    assert tables[0].header == ["Name", "baseline s+2s", "baseline l+8m", "iw4 s+2s",
+                                "iw4 l+8m"]
+    assert [row[0] for row in tables[0].rows] == ["Time", "Med_thro", "Min_thro", "Max_thro",
+                                                  "Drops_c", "Drops_e", "n (failed)"]
