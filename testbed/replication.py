@@ -145,8 +145,14 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
 # --- set-up ------------------------------------------------------------------------------
 
 def _apply_tcp(testbed: Testbed, cell: ResolvedCell, work: Path) -> None:
+    """tcp.json: the effective settings, and what each host's TCP metrics cache holds at the
+    start (empty unless a CBI profile kept it from the previous replication)."""
     profile = cell.sections.get("tcp") or tcp_profile.load("linux-default")
-    tcp_profile.write_tcp_json(work / "tcp.json", testbed.apply_tcp(profile))
+    settings = testbed.apply_tcp(profile)
+    settings["metrics_cache_at_start"] = {
+        host.role: host.run(["ip", "tcp_metrics", "show"], check=False).stdout.splitlines()
+        for host in (testbed.fixed, testbed.mobile)}
+    tcp_profile.write_tcp_json(work / "tcp.json", settings)
 
 
 def _prepare(testbed: Testbed, flow: Flow, index: int, work: Path, stack: ExitStack) -> RunningFlow:

@@ -170,7 +170,8 @@ class Runner:
         for rep in unit.replications:
             if self.stop.is_set():
                 break
-            if testbed is None or not (unit.keep_lane and previous_ok):
+            fresh = testbed is None or not (unit.keep_lane and previous_ok)
+            if fresh:
                 testbed = NamespaceTestbed.create(lane_number)   # tears down what was there
                 self._built.add(lane_number)
             job = replication.Job(unit.cell, rep, self.sc.seed, self.sc.timeout_us)
@@ -182,6 +183,7 @@ class Runner:
             except Exception as e:
                 status = Status("failed", f"runner error: {type(e).__name__}: {e}", utc_stamp(), 0.0,
                                 {"testbed": testbed.describe()})
+            status.details["fresh_lane"] = fresh    # False: a CBI successor kept the TCP metrics cache
             self.run_dir.finish(unit.cell.cell_id, rep, work, status)
             previous_ok = status.status == "ok"
             with self._lock:

@@ -300,3 +300,30 @@ def test_a_replication_past_its_timeout_is_stopped_and_recorded(tmp_path: Path) 
     assert st["reason"] == "flows voice still running after the timeout of 2 s"
     assert st["details"]["timings"]["flows_s"] >= 2
     assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
+
+
+def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> None:
+    """A profile keeping TCP metrics: its replications run on one lane without a rebuild, so the
+    second one starts with the cache the first one's connections left."""
+    require_programs(*PROGRAMS)
+    path = tmp_path / "cbi.toml"
+    path.write_text('name = "cbi"\nseed = 5\nreplications = 2\ntimeout = "30s"\n'
+                    '[link]\nbandwidth = "1Mbit"\ndelay = "10ms"\nmtu = "576B"\n'
+                    '[flows.bulk1]\nkind = "bulk"\ncount = 5\n'
+                    '[matrix]\ntcp = ["cbi", "baseline"]\n')
+    code, out, err = run(path, tmp_path / "results", BASE + 6)
+    assert code == 0, err
+    cells = only_run_dir(tmp_path / "results") / "cells"
+    fresh = {(c, r): status(cells / c / f"rep-0{r}")["details"]["fresh_lane"]
+             for c in ("tcp-cbi", "tcp-baseline") for r in (1, 2)}
+    assert fresh == {("tcp-cbi", 1): True, ("tcp-cbi", 2): False, ("tcp-baseline", 1): True,
+                     ("tcp-baseline", 2): True}
+    tcp = json.loads((cells / "tcp-cbi" / "rep-02" / "tcp.json").read_text())
+    assert tcp["hosts"]["fixed"]["sysctl"]["net.ipv4.tcp_no_metrics_save"] == "0"
+    assert tcp["hosts"]["fixed"]["metrics_flushed"] is False
+    mobile_host = status(cells / "tcp-cbi" / "rep-02")["details"]["testbed"]["mobile_host"]
+    assert any(line.startswith(mobile_host + " ") for line in tcp["metrics_cache_at_start"]["fixed"])
+    for c, r in (("tcp-cbi", 1), ("tcp-baseline", 2)):
+        cache = json.loads((cells / c / f"rep-0{r}" / "tcp.json").read_text())["metrics_cache_at_start"]
+        assert cache == {"fixed": [], "mobile": []}
+    assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
