@@ -171,7 +171,8 @@ def test_saarto_cell_runs_and_is_analysable(tmp_path: Path) -> None:
                                      tmp_path), cell_id)
     assert values["web.connections"] == 3
     assert values["web.response_time_s"] > 1.9
-    assert values["web.inline_slowest.throughput_Bps"] is not None
+    assert values["web.main.throughput_Bps"] is not None
+    assert values["web.bytes"] >= 6288 + 2 * 2096
 
 
 @pytest.mark.netns
