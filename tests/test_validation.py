@@ -257,3 +257,26 @@ def test_report_names_the_reduction_and_the_verdicts() -> None:
     assert "Reduced: one cell." in text and "1.0 min (61 s)" in text
     assert "| IW4 shortens s+2s response times | mostly holds (16 of 18) | holds (1 of 1) |" in text
     assert "| 11 | e0 | baseline | s+2s | 1.0 | Time | s | 3.9 | 5 | 1.28 |" in text
+
+
+# --- the reduced plan -----------------------------------------------------------------------
+
+def test_reduced_plan_selects_cells_of_each_study_and_no_red_queue() -> None:
+    import fnmatch
+
+    from testbed import flows as _flows  # noqa: F401  registers the section parsers
+    from testbed import router_section as _router  # noqa: F401
+    from testbed import scenario as scenario_mod
+    from testbed import tcp_section as _tcp  # noqa: F401
+    from validation.run import FULL, REDUCED, SCENARIOS
+
+    selected: dict[str, int] = {}
+    for run in REDUCED:
+        sc = scenario_mod.load(SCENARIOS / run.scenario)
+        cells = [c for c in sc.cells if fnmatch.fnmatchcase(c.cell_id, run.cells or "*")]
+        assert cells, f"{run.cells!r} selects no cell of {run.scenario}"
+        assert all(q.queue.discipline != "red" for c in cells for q in c.sections["router"].classes)
+        selected[run.scenario] = selected.get(run.scenario, 0) + len(cells)
+    assert selected == {"iip-http.toml": 12 + 2 + 2, "saarto-http10.toml": 9, "iip-mixture.toml": 4}
+    # a glob like tcp-[bf]* would also take baseline+red
+    assert {r.scenario for r in FULL} == set(selected) and all(r.cells is None for r in FULL)

@@ -57,7 +57,8 @@ REDUCED = (
     StudyRun("iip", "iip-http.toml", "link-e0_tcp-[bc]*_workload-l+8m_http-1.0", 3, 0),
     StudyRun("saarto", "saarto-http10.toml", "link-arq-*_tcp-[bi]*_workload-s+2s", 3, 0),
     StudyRun("iip", "iip-mixture.toml", "link-e0_workload-2tcp+1udp-0s-0s-0s-*_tcp-baseline", 2, 1),
-    StudyRun("iip", "iip-mixture.toml", "link-e0_workload-3tcp-0s-0s-0s_tcp-[bf]*", 2, 1),
+    StudyRun("iip", "iip-mixture.toml", "link-e0_workload-3tcp-0s-0s-0s_tcp-baseline", 2, 1),
+    StudyRun("iip", "iip-mixture.toml", "link-e0_workload-3tcp-0s-0s-0s_tcp-frto-cbi-iw4", 2, 1),
 )
 FULL = (
     StudyRun("iip", "iip-http.toml", None, None, 0),
