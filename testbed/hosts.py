@@ -34,8 +34,16 @@ class Host(Protocol):
     def run(self, argv: Sequence[str], *, check: bool = True,
             timeout: float = 30.0) -> subprocess.CompletedProcess[str]: ...
 
+    def program(self, name: str) -> str:
+        """The path of squall's C program `name` on this host."""
+
+    def files(self, work: Path) -> Path:
+        """Where on this host its programs write the files of the replication whose results
+        directory is `work`; fetch() brings them into `work`."""
+
     def start(self, name: str, argv: Sequence[str], workdir: Path) -> Program:
-        """Starts argv in the background; its stdout/stderr go to workdir/<name>.stdout|.stderr."""
+        """Starts argv in the background; its stdout/stderr go to workdir/<name>.stdout|.stderr
+        (in the results)."""
 
     def capture(self, dev: str, path: Path, bpf_filter: str = "") -> AbstractContextManager[Capture]:
         """tcpdump on dev while the context lasts, written to path."""
@@ -96,6 +104,12 @@ class NamespaceHost:
             timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
         return netns.run_in(self.ns, argv, check=check, timeout=timeout)
 
+    def program(self, name: str) -> str:
+        return str(bin_dir() / name)
+
+    def files(self, work: Path) -> Path:
+        return Path(work).resolve()     # the namespaces share this machine's file system
+
     def start(self, name: str, argv: Sequence[str], workdir: Path) -> Program:
         return ProgramGroup(Path(workdir)).start(name, self.ns, argv)
 
@@ -105,7 +119,6 @@ class NamespaceHost:
     def http_server(self, port: int, run_dir: Path, pages: Sequence[Sequence[int]]) -> HttpServer:
         return HttpServer(HttpServerConfig(self.ns, self.address, port, run_dir, pages))
 
-    # The namespaces share this machine's file system.
     def read_file(self, path: Path) -> bytes:
         return Path(path).read_bytes()
 

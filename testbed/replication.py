@@ -13,7 +13,6 @@ Only the `Testbed`/`Host` protocols of testbed/hosts.py are used: no namespace h
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import subprocess
 import threading
@@ -21,13 +20,12 @@ import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import tcp_profile
 from .flows import BulkFlow, Flow, HttpFlow, UdpFlow
 from .hosts import Host, Link, Testbed
 from .link import LinkConfig
-from .link_session import bin_dir
 from .processes import Program
 from .results import Status, utc_stamp, write_json_atomic
 from .scenario import ResolvedCell
@@ -97,6 +95,7 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
                                "cell": job.cell.cell_id}
     outcome = Outcome()
     running: list[RunningFlow] = []
+    fetches: list[tuple[Host, str]] = []     # files the hosts write, brought into `work` at the end
     link: Link | None = None
     try:
         with ExitStack() as stack:
@@ -106,13 +105,15 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
             link.bring_up()
             _apply_tcp(testbed, job.cell, work)
             for stem, (host, dev) in testbed.capture_points.items():
-                stack.enter_context(host.capture(dev, work / f"{stem}.pcap"))
+                stack.enter_context(host.capture(dev, host.files(work) / f"{stem}.pcap"))
+                fetches.append((host, f"{stem}.pcap"))
             router = None      # engine "emulator": the link's router stage, logged in emulator.log
             if router_config is not None and router_config.engine == "tc":
                 router = stack.enter_context(testbed.router(router_config, work))
             stack.callback(_stop_programs, running)      # also what started before a failure
             for i, flow in enumerate(job.cell.sections.get("flows", ())):
                 running.append(_prepare(testbed, flow, i, work, stack))
+                fetches += _files_of(running[-1])
             t0_realtime_us = link.start()
             t0 = time.monotonic()
             details["t0_realtime_us"] = t0_realtime_us
@@ -135,6 +136,7 @@ def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status
             details["link_exit_codes"] = getattr(getattr(link, "result", None), "exit_codes", None)
     if stop.is_set():
         raise Interrupted()
+    _fetch(fetches, work)
     _collect(running, work, outcome, details)
     timings["total_s"] = round(time.monotonic() - t_begin, 3)
     details["timings"] = timings
@@ -163,14 +165,14 @@ def _prepare(testbed: Testbed, flow: Flow, index: int, work: Path, stack: ExitSt
         server, client = client, server          # the sender is where the data starts
     item = RunningFlow(flow, PORT_BASE[flow.kind] + index, server, client)
     if isinstance(flow, HttpFlow):
-        site = work / f"{flow.name}.server"
-        stack.callback(_keep_server_logs, site, work, flow.name)
+        site = server.files(work) / f"{flow.name}.server"
+        stack.callback(_keep_server_logs, server, site, work, flow.name)
         stack.enter_context(server.http_server(item.port, site, [flow.page.sizes]))
         return item
     listen = f"{server.address}:{item.port}"
     tool = "squall-bulk" if isinstance(flow, BulkFlow) else "squall-udp"
-    argv = [str(bin_dir() / tool), "recv", "--listen", listen, "--tos", str(flow.tos),
-            "--log", str((work / f"{flow.name}.receiver.log").resolve())]
+    argv = [server.program(tool), "recv", "--listen", listen, "--tos", str(flow.tos),
+            "--log", str(server.files(work) / f"{flow.name}.receiver.log")]
     item.passive = server.start(f"{flow.name}.receiver", argv, work)
     try:
         _wait_line(item.passive, "listening", READY_TIMEOUT_S)
@@ -180,12 +182,25 @@ def _prepare(testbed: Testbed, flow: Flow, index: int, work: Path, stack: ExitSt
     return item
 
 
-def _keep_server_logs(site: Path, work: Path, name: str) -> None:
+def _keep_server_logs(host: Host, site: Path, work: Path, name: str) -> None:
     """nginx's logs stay as <flow>.access.log / .error.log; the document tree goes."""
-    for log in ("access.log", "error.log"):
-        if (site / log).exists():
-            shutil.copyfile(site / log, work / f"{name}.{log}")
-    shutil.rmtree(site, ignore_errors=True)
+    _fetch([(host, f"{name}.server/{log}") for log in ("access.log", "error.log")], work,
+           rename=lambda path: f"{name}.{Path(path).name}")
+    host.run(["rm", "-rf", "--", str(site)], check=False)
+
+
+def _files_of(item: RunningFlow) -> list[tuple[Host, str]]:
+    roles = [(item.client_host, item.roles[0])] + ([(item.server_host, item.roles[1])] if item.passive else [])
+    return [(host, f"{item.flow.name}.{role}.log") for host, role in roles]
+
+
+def _fetch(files: list[tuple[Host, str]], work: Path, rename: Callable[[str], str] = str) -> None:
+    """Brings each host's files into `work`; a file a program never wrote is simply absent."""
+    for host, name in files:
+        try:
+            host.fetch(host.files(work) / name, work / rename(name))
+        except FileNotFoundError:
+            pass
 
 
 def _wait_line(program: Program, prefix: str, timeout_s: float) -> None:
@@ -204,26 +219,27 @@ def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
     flow = item.flow
     offset_us = max(0, flow.start_us - int((time.monotonic() - t0) * 1e6))
     peer = f"{item.server_host.address}:{item.port}"
+    host = item.client_host
     common = ["--start-offset", f"{offset_us}us", "--tos", str(flow.tos),
-              "--log", str((work / f"{flow.name}.{item.roles[0]}.log").resolve())]
+              "--log", str(host.files(work) / f"{flow.name}.{item.roles[0]}.log")]
     if isinstance(flow, HttpFlow):
         # A label of workloads.toml is passed as such (squall-http has the same table), so the
         # client's summary names the workload for the analysis; other pages go as sizes.
         page = ["--objects", ",".join(str(s) for s in flow.page.sizes)] if flow.page.label == "custom" \
             else ["--workload", flow.page.label]
-        argv = [str(bin_dir() / "squall-http"), "--connect", peer, *page, "--http", flow.http,
+        argv = [host.program("squall-http"), "--connect", peer, *page, "--http", flow.http,
                 "--request-size", str(flow.request_size), "--timeout", f"{job.timeout_us}us"]
         argv += ["--parallel", str(flow.parallel)] if flow.http == "1.0" else \
             ["--persistent", str(flow.persistent)] + (["--pipeline"] if flow.pipeline else [])
     elif isinstance(flow, BulkFlow):
-        argv = [str(bin_dir() / "squall-bulk"), "send", "--connect", peer, "--count", str(flow.transfer.count),
+        argv = [host.program("squall-bulk"), "send", "--connect", peer, "--count", str(flow.transfer.count),
                 "--length", str(flow.transfer.length)] + (["--nodelay"] if flow.nodelay else [])
     else:
-        argv = [str(bin_dir() / "squall-udp"), "send", "--connect", peer, "--size", str(flow.stream.size),
+        argv = [host.program("squall-udp"), "send", "--connect", peer, "--size", str(flow.stream.size),
                 "--rate", f"{flow.stream.rate_bps}bit"]
         argv += ["--duration", f"{flow.duration_us}us"] if flow.duration_us else []
         argv += ["--count", str(flow.count)] if flow.count else []
-    item.active = item.client_host.start(f"{flow.name}.{item.roles[0]}", argv + common, work)
+    item.active = host.start(f"{flow.name}.{item.roles[0]}", argv + common, work)
 
 
 def _drain_s(link: LinkConfig, flow: Flow) -> float:
