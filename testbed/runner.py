@@ -378,6 +378,8 @@ def status_command(root: Path, out: TextIO = sys.stdout) -> int:
     exp = json.loads((root / "expanded.json").read_text())
     stored = json.loads((root / "meta.json").read_text()).get("testbed", {}).get(RUN_OPTIONS_KEY, {})
     replications = stored.get("replications") or exp["replications"]
+    # A resume with a larger --replications adds replications the stored options do not know.
+    replications = max([replications] + [rep for _, rep, _ in run_dir.statuses()])
     cell_ids = [c["cell"] for c in exp["cells"]]
     pattern = stored.get("cells")
     cell_ids = [c for c in cell_ids if pattern is None or fnmatch.fnmatchcase(c, pattern)]
