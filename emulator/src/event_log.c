@@ -72,7 +72,7 @@ void sq_event_log_write(struct sq_event_log *log, const struct sq_log_record *r)
 {
 	char line[SQ_LOG_LINE_MAX];
 	size_t n = sq_log_format(r, line, sizeof(line));
-	if (fwrite(line, 1, n, log->f) != n)
+	if (fwrite_unlocked(line, 1, n, log->f) != n)
 		log->write_failed = true;
 }
 

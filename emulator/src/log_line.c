@@ -1,10 +1,9 @@
 #include "log_line.h"
 
 #include <arpa/inet.h>
-#include <inttypes.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <sys/socket.h>
+
+#include "text_append.h"
 
 static bool event_has_attempt(enum sq_event_type t)
 {
@@ -48,66 +47,62 @@ void sq_tcp_flags_text(uint8_t flags, char *out)
 	out[n] = '\0';
 }
 
-/* A small appender that never overflows and remembers truncation. */
-struct line {
-	char *buf;
-	size_t cap, len;
-};
-
-static void put(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct line *l, const char *fmt, ...)
+static void put_tab_u64(struct sq_text *l, bool has, uint64_t v)
 {
-	if (l->len >= l->cap)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(l->buf + l->len, l->cap - l->len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		l->len += (size_t)n < l->cap - l->len ? (size_t)n : l->cap - l->len - 1;
-}
-
-static void put_u64(struct line *l, bool has, uint64_t v)
-{
+	sq_text_put_char(l, '\t');
 	if (has)
-		put(l, "\t%" PRIu64, v);
+		sq_text_put_u64(l, v);
 	else
-		put(l, "\t-");
+		sq_text_put_char(l, '-');
 }
 
-static void put_addr(struct line *l, const struct sq_pkt_identity *id, const uint8_t *addr)
+static void put_tab_str(struct sq_text *l, const char *s)
 {
-	char text[INET6_ADDRSTRLEN];
-	if (!inet_ntop(id->family == 6 ? AF_INET6 : AF_INET, addr, text, sizeof(text)))
-		put(l, "\t?");
-	else
-		put(l, "\t%s", text);
+	sq_text_put_char(l, '\t');
+	sq_text_put_str(l, s);
 }
 
-static void put_identity(struct line *l, const struct sq_pkt_identity *id)
+static void put_addr(struct sq_text *l, const struct sq_pkt_identity *id, const uint8_t *addr)
+{
+	sq_text_put_char(l, '\t');
+	if (id->family != 6) {
+		sq_text_put_ipv4(l, addr);
+		return;
+	}
+	char text[INET6_ADDRSTRLEN];
+	sq_text_put_str(l, inet_ntop(AF_INET6, addr, text, sizeof(text)) ? text : "?");
+}
+
+static void put_identity(struct sq_text *l, const struct sq_pkt_identity *id)
 {
 	if (!id) {
-		put(l, "\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-");
+		sq_text_put_str(l, "\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-");
 		return;
 	}
 	char proto[8], flags[9];
 	sq_proto_name(id->proto, proto, sizeof(proto));
-	put(l, "\t%s", proto);
+	put_tab_str(l, proto);
 	put_addr(l, id, id->src);
-	put_u64(l, id->has_ports, id->sport);
+	put_tab_u64(l, id->has_ports, id->sport);
 	put_addr(l, id, id->dst);
-	put_u64(l, id->has_ports, id->dport);
-	put_u64(l, id->has_ip_id, id->ip_id);
-	put_u64(l, id->has_tcp, id->tcp_seq);
-	put_u64(l, id->has_tcp, id->tcp_ack);
-	if (id->has_tcp) {
+	put_tab_u64(l, id->has_ports, id->dport);
+	put_tab_u64(l, id->has_ip_id, id->ip_id);
+	put_tab_u64(l, id->has_tcp, id->tcp_seq);
+	put_tab_u64(l, id->has_tcp, id->tcp_ack);
+	if (id->has_tcp)
 		sq_tcp_flags_text(id->tcp_flags, flags);
-		put(l, "\t%s", flags);
-	} else {
-		put(l, "\t-");
-	}
-	put_u64(l, id->has_payload_len, id->payload_len);
+	put_tab_str(l, id->has_tcp ? flags : "-");
+	put_tab_u64(l, id->has_payload_len, id->payload_len);
+}
+
+size_t sq_log_identity_text(const struct sq_pkt_identity *id, char *out, size_t outlen)
+{
+	if (outlen == 0)
+		return 0;
+	struct sq_text l = { out, outlen, 0 };
+	put_identity(&l, id);
+	out[l.len] = '\0';
+	return l.len;
 }
 
 size_t sq_log_format(const struct sq_log_record *r, char *out, size_t outlen)
@@ -118,17 +113,21 @@ size_t sq_log_format(const struct sq_log_record *r, char *out, size_t outlen)
 		return 0;
 	}
 	/* Reserve one byte so the newline always fits. */
-	struct line l = { out, outlen - 1, 0 };
-	put(&l, "%" PRId64 "\t%s", r->t, r->event);
-	put(&l, "\t%s", r->has_dir ? sq_dir_name(r->dir) : "-");
-	put_u64(&l, r->pkt_id != 0, r->pkt_id);
-	put_u64(&l, r->has_ip_len, r->ip_len);
-	put(&l, "\t%s", r->has_state ? sq_state_name(r->state) : "-");
-	put_u64(&l, r->has_attempt, r->attempt);
-	put_u64(&l, r->has_buffers, r->sbuf);
-	put_u64(&l, r->has_buffers, r->rbuf);
-	put_identity(&l, r->id);
-	put(&l, "\t%s", r->note ? r->note : "-");
+	struct sq_text l = { out, outlen - 1, 0 };
+	sq_text_put_i64(&l, r->t);
+	put_tab_str(&l, r->event);
+	put_tab_str(&l, r->has_dir ? sq_dir_name(r->dir) : "-");
+	put_tab_u64(&l, r->pkt_id != 0, r->pkt_id);
+	put_tab_u64(&l, r->has_ip_len, r->ip_len);
+	put_tab_str(&l, r->has_state ? sq_state_name(r->state) : "-");
+	put_tab_u64(&l, r->has_attempt, r->attempt);
+	put_tab_u64(&l, r->has_buffers, r->sbuf);
+	put_tab_u64(&l, r->has_buffers, r->rbuf);
+	if (r->id_text)
+		sq_text_put(&l, r->id_text, r->id_text_len);
+	else
+		put_identity(&l, r->id);
+	put_tab_str(&l, r->note ? r->note : "-");
 	out[l.len++] = '\n';
 	out[l.len] = '\0';
 	return l.len;

@@ -10,6 +10,9 @@
 #include "pktinfo.h"
 
 #define SQ_LOG_LINE_MAX 512
+/* The ten packet-identity columns, each with its leading tab, fit in this
+ * (two IPv6 addresses of at most 45 characters and eight short fields). */
+#define SQ_LOG_ID_TEXT_MAX 192
 
 /* One row. Optional columns carry a has_ flag; id may be NULL (no packet). */
 struct sq_log_record {
@@ -27,6 +30,11 @@ struct sq_log_record {
 	bool has_buffers;
 	uint32_t sbuf, rbuf;
 	const struct sq_pkt_identity *id;
+	/* The identity columns already formatted by sq_log_identity_text() (used
+	 * instead of id when not NULL): a packet has up to five events and the
+	 * same identity in each, so the SP formats it once per packet. */
+	const char *id_text;
+	size_t id_text_len;
 	const char *note;          /* NULL: "-" */
 };
 
@@ -36,6 +44,10 @@ struct sq_log_record sq_log_record_of_event(const struct sq_event *ev, const str
 /* Writes the line with its trailing newline into out; returns its length
  * (truncated lines still end with a newline). */
 size_t sq_log_format(const struct sq_log_record *r, char *out, size_t outlen);
+
+/* The identity columns of id (NULL: all "-"), each preceded by a tab, into out
+ * (NUL-terminated); returns their length. out should hold SQ_LOG_ID_TEXT_MAX. */
+size_t sq_log_identity_text(const struct sq_pkt_identity *id, char *out, size_t outlen);
 
 /* "SA", "FPA", "." for none. out must hold 9 bytes. */
 void sq_tcp_flags_text(uint8_t flags, char *out);

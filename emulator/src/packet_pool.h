@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log_line.h"
 #include "pktinfo.h"
 #include "wire.h"
 
@@ -15,6 +16,8 @@ struct sq_packet {
 	uint32_t len;          /* IP packet bytes */
 	uint32_t cap;          /* IP packet capacity */
 	struct sq_pkt_identity id;
+	uint16_t id_text_len;
+	char id_text[SQ_LOG_ID_TEXT_MAX];   /* the identity's log columns, formatted once */
 	uint8_t frame[];       /* SQ_WIRE_HEADER_LEN bytes of header room, then the packet */
 };
 

@@ -35,11 +35,19 @@ struct sp {
 	struct sq_event_log log;
 	struct sq_lateness lateness;
 	struct udp_batch *batch;
+	/* Deliveries made due together leave with one sendmmsg; their packets
+	 * go back to the pool once sent. */
+	struct udp_send_batch *out;
+	struct sq_packet *out_pkt[BATCH];
+	struct sq_peer *out_peer[BATCH];
+	int64_t out_sched_ns[BATCH];
 
 	enum run_state state;
 	bool was_started;
 	int64_t open_ns, open_realtime_us;     /* when the log was opened */
 	int64_t start_ns, start_realtime_us;   /* t = 0 */
+	sq_time_us model_t;                    /* the latest time given to the model */
+	int64_t rx_ns;                         /* when the current receive batch was read */
 	uint64_t rejected[SQ_REJECT_REASONS];
 	uint64_t undeliverable[SQ_DIRS];
 	uint64_t send_errors;
@@ -59,9 +67,20 @@ static int64_t clock_ns(clockid_t id)
 
 static int64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
-static sq_time_us model_now(const struct sp *sp)
+/* The model time of the instant now_ns; never earlier than a time the model
+ * already had (a batch's receive time may precede a later event's). */
+static sq_time_us model_time_at(struct sp *sp, int64_t now_ns)
 {
-	return (mono_ns() - sp->start_ns) / 1000;
+	sq_time_us t = (now_ns - sp->start_ns) / 1000;
+	if (t < sp->model_t)
+		t = sp->model_t;
+	sp->model_t = t;
+	return t;
+}
+
+static sq_time_us model_now(struct sp *sp)
+{
+	return model_time_at(sp, mono_ns());
 }
 
 /* --- sending ------------------------------------------------------------------------- */
@@ -71,15 +90,20 @@ static struct sq_peer *peer_receiving(struct sp *sp, enum sq_dir dir)
 	return &sp->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
 }
 
-/* Sends header + payload (payload already follows the header room in frame). */
-static bool send_frame(struct sp *sp, uint8_t *frame, uint8_t type, uint16_t length, uint32_t seq,
-		       const struct sockaddr *to, socklen_t to_len)
+static void encode_header(const struct sp *sp, uint8_t *frame, uint8_t type, uint16_t length, uint32_t seq)
 {
 	struct sq_wire_header h = {
 		.version = SQ_WIRE_VERSION, .type = type, .role = SQ_ROLE_SP,
 		.token = sp->cfg->token, .seq = seq, .length = length,
 	};
 	sq_wire_encode(frame, &h);
+}
+
+/* Sends header + payload (payload already follows the header room in frame). */
+static bool send_frame(struct sp *sp, uint8_t *frame, uint8_t type, uint16_t length, uint32_t seq,
+		       const struct sockaddr *to, socklen_t to_len)
+{
+	encode_header(sp, frame, type, length, seq);
 	ssize_t n = sendto(sp->sock, frame, SQ_WIRE_HEADER_LEN + (size_t)length, 0, to, to_len);
 	if (n < 0) {
 		sp->send_errors++;
@@ -112,29 +136,53 @@ static void send_to_address(struct sp *sp, uint8_t type, const void *payload, ui
 
 /* --- model events -------------------------------------------------------------------- */
 
-static void deliver(struct sp *sp, const struct sq_event *ev, struct sq_packet *pkt)
+/* Sends the queued deliveries; lateness is taken at the actual send. */
+static void flush_deliveries(struct sp *sp)
+{
+	unsigned n = udp_send_batch_count(sp->out);
+	if (n == 0)
+		return;
+	bool refused[BATCH];
+	sp->send_errors += udp_send_batch_flush(sp->out, sp->sock, refused);
+	int64_t now = mono_ns();
+	for (unsigned i = 0; i < n; i++) {
+		if (!refused[i])
+			sq_lateness_add(&sp->lateness, now - sp->out_sched_ns[i]);
+		sp->out_peer[i]->last_tx_ns = now;
+		sq_pool_put(&sp->pool, sp->out_pkt[i]);
+	}
+}
+
+/* Queues the packet for its NPA; false if it cannot be sent (the caller frees it). */
+static bool deliver(struct sp *sp, const struct sq_event *ev, struct sq_packet *pkt)
 {
 	struct sq_peer *peer = peer_receiving(sp, ev->dir);
 	if (!peer->registered) {
 		sp->undeliverable[ev->dir]++;
-		return;
+		return false;
 	}
-	int64_t sched_ns = sp->start_ns + ev->t * 1000;
-	sq_lateness_add(&sp->lateness, mono_ns() - sched_ns);
-	send_frame(sp, pkt->frame, SQ_MSG_DATA, (uint16_t)pkt->len, peer->tx_seq++,
-		   (const struct sockaddr *)&peer->addr, peer->addr_len);
-	peer->last_tx_ns = mono_ns();
+	if (udp_send_batch_full(sp->out))
+		flush_deliveries(sp);
+	unsigned i = udp_send_batch_count(sp->out);
+	encode_header(sp, pkt->frame, SQ_MSG_DATA, (uint16_t)pkt->len, peer->tx_seq++);
+	udp_send_batch_add(sp->out, pkt->frame, SQ_WIRE_HEADER_LEN + (size_t)pkt->len,
+			   (const struct sockaddr *)&peer->addr, peer->addr_len);
+	sp->out_pkt[i] = pkt;
+	sp->out_peer[i] = peer;
+	sp->out_sched_ns[i] = sp->start_ns + ev->t * 1000;
+	return true;
 }
 
 static void on_model_event(void *ctx, const struct sq_event *ev)
 {
 	struct sp *sp = ctx;
 	struct sq_packet *pkt = ev->user;
-	/* Send before formatting the log line: the line does not depend on the send,
-	 * the delivery time does. */
-	if (ev->type == SQ_EV_OUT)
-		deliver(sp, ev, pkt);
+	bool queued = ev->type == SQ_EV_OUT && deliver(sp, ev, pkt);
 	struct sq_log_record r = sq_log_record_of_event(ev, pkt ? &pkt->id : NULL);
+	if (r.id) {
+		r.id_text = pkt->id_text;
+		r.id_text_len = pkt->id_text_len;
+	}
 	sq_event_log_write(&sp->log, &r);
 	switch (ev->type) {
 	case SQ_EV_ECN_MARK:
@@ -144,6 +192,9 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 			sq_ecn_set_ce(sq_packet_data(pkt), pkt->len);
 		break;
 	case SQ_EV_OUT:
+		if (!queued)
+			sq_pool_put(&sp->pool, pkt);
+		break;
 	case SQ_EV_DROP_MTU:
 	case SQ_EV_DROP_SBUF:
 	case SQ_EV_DROP_ROUTER:
@@ -173,6 +224,7 @@ static void note_peer(struct sp *sp, const char *note)
 static void start_run(struct sp *sp)
 {
 	sp->start_ns = mono_ns();
+	sp->model_t = 0;
 	sp->start_realtime_us = clock_ns(CLOCK_REALTIME) / 1000;
 	sp->state = RUN_STARTED;
 	sp->was_started = true;
@@ -224,8 +276,11 @@ static void on_data(struct sp *sp, struct sq_classified *c)
 	}
 	memcpy(sq_packet_data(pkt), c->payload, c->h.length);
 	pkt->id = c->id;
+	pkt->id_text_len = (uint16_t)sq_log_identity_text(&pkt->id, pkt->id_text, sizeof(pkt->id_text));
 	enum sq_dir dir = c->h.role == SQ_ROLE_ROUTER ? SQ_DOWN : SQ_UP;
-	sq_model_arrive(sp->model, dir, model_now(sp), &c->meta, pkt);
+	/* Every datagram of a receive batch had arrived when the batch was read. */
+	if (sq_model_arrive(sp->model, dir, model_time_at(sp, sp->rx_ns), &c->meta, pkt) == 0)
+		sq_pool_put(&sp->pool, pkt);   /* the model had no memory for it: it never entered */
 }
 
 static void on_start(struct sp *sp, const struct sq_datagram *d)
@@ -248,7 +303,7 @@ static void on_datagram(struct sp *sp, const struct sq_datagram *d)
 		return;
 	}
 	if (c.action == SQ_ACT_DATA || c.action == SQ_ACT_KEEPALIVE || c.action == SQ_ACT_BYE)
-		sp->peers.peer[c.h.role].last_rx_ns = mono_ns();
+		sp->peers.peer[c.h.role].last_rx_ns = sp->rx_ns;
 	char note[32];
 	switch (c.action) {
 	case SQ_ACT_HELLO:
@@ -350,6 +405,7 @@ static void on_timer(struct sp *sp)
 		return;
 	if (sp->state == RUN_STARTED)
 		sq_model_advance(sp->model, model_now(sp));
+	flush_deliveries(sp);
 	check_peers(sp, mono_ns());
 }
 
@@ -370,19 +426,35 @@ static void on_socket(struct sp *sp)
 		int n = udp_batch_receive(sp->batch, sp->sock);
 		if (n <= 0)
 			return;
+		sp->rx_ns = mono_ns();
 		for (int i = 0; i < n && sp->state != RUN_ENDED; i++) {
 			struct sq_datagram d;
 			udp_batch_datagram(sp->batch, i, &d);
 			on_datagram(sp, &d);
 		}
+		flush_deliveries(sp);
 		if (sp->state == RUN_ENDED || n < BATCH)
 			return;
 	}
 }
 
+/* Handles what fell due while the last events were handled, instead of
+ * arming the timer for an instant already past and waking up for it. */
+static void run_due(struct sp *sp)
+{
+	if (sp->state != RUN_STARTED)
+		return;
+	sq_time_us due = sq_model_next_deadline(sp->model);
+	if (due == SQ_TIME_NEVER || due > (mono_ns() - sp->start_ns) / 1000)
+		return;
+	sq_model_advance(sp->model, model_now(sp));
+	flush_deliveries(sp);
+}
+
 static bool loop(struct sp *sp, char *err, size_t errlen)
 {
 	while (sp->state != RUN_ENDED) {
+		run_due(sp);
 		if (!arm_timer(sp, err, errlen))
 			return false;
 		struct epoll_event evs[3];
@@ -402,6 +474,7 @@ static bool loop(struct sp *sp, char *err, size_t errlen)
 			else
 				on_socket(sp);
 		}
+		flush_deliveries(sp);
 	}
 	return true;
 }
@@ -445,7 +518,8 @@ static bool setup(struct sp *sp, char *err, size_t errlen)
 	if (!open_signals(sp, err, errlen))
 		return false;
 	sp->batch = udp_batch_new(BATCH, RECV_SIZE);
-	if (!sp->batch) {
+	sp->out = udp_send_batch_new(BATCH, true);
+	if (!sp->batch || !sp->out) {
 		snprintf(err, errlen, "out of memory for the receive buffers");
 		return false;
 	}
@@ -529,6 +603,7 @@ static void teardown(struct sp *sp)
 	if (sp->sock >= 0)
 		close(sp->sock);
 	udp_batch_free(sp->batch);
+	udp_send_batch_free(sp->out);
 	sq_model_free(sp->model);
 	sq_pool_destroy(&sp->pool);
 }

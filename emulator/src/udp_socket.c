@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -110,4 +112,162 @@ void udp_batch_datagram(const struct udp_batch *b, int i, struct sq_datagram *d)
 	d->oversized = (m->msg_hdr.msg_flags & MSG_TRUNC) || m->msg_len >= b->size;
 	d->src = (const struct sockaddr *)&b->from[i];
 	d->src_len = m->msg_hdr.msg_namelen;
+}
+
+/* UDP GSO limits: segments per send (UDP_MAX_SEGMENTS is 64 on older
+ * kernels) and the size of one UDP send. */
+#define GSO_MAX_SEGMENTS 64
+#define GSO_MAX_BYTES 65000
+
+union gso_control {
+	char buf[CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
+};
+
+struct udp_send_batch {
+	unsigned count, used;            /* datagrams: capacity and queued */
+	bool gso;
+	struct iovec *iov;               /* one per datagram */
+	const struct sockaddr **to;      /* one per datagram */
+	socklen_t *to_len;
+	struct mmsghdr *msgs;            /* one per send: a datagram or a GSO run */
+	unsigned *first;                 /* each send's first datagram */
+	union gso_control *control;
+	unsigned n_msgs;
+};
+
+void udp_send_batch_free(struct udp_send_batch *b)
+{
+	if (!b)
+		return;
+	free(b->iov);
+	free(b->to);
+	free(b->to_len);
+	free(b->msgs);
+	free(b->first);
+	free(b->control);
+	free(b);
+}
+
+struct udp_send_batch *udp_send_batch_new(unsigned count, bool gso)
+{
+	struct udp_send_batch *b = calloc(1, sizeof(*b));
+	if (!b)
+		return NULL;
+	b->count = count;
+	b->gso = gso;
+	b->iov = calloc(count, sizeof(*b->iov));
+	b->to = calloc(count, sizeof(*b->to));
+	b->to_len = calloc(count, sizeof(*b->to_len));
+	b->msgs = calloc(count, sizeof(*b->msgs));
+	b->first = calloc(count, sizeof(*b->first));
+	b->control = calloc(count, sizeof(*b->control));
+	if (!b->iov || !b->to || !b->to_len || !b->msgs || !b->first || !b->control) {
+		udp_send_batch_free(b);
+		return NULL;
+	}
+	return b;
+}
+
+unsigned udp_send_batch_count(const struct udp_send_batch *b)
+{
+	return b->used;
+}
+
+bool udp_send_batch_full(const struct udp_send_batch *b)
+{
+	return b->used == b->count;
+}
+
+bool udp_send_batch_add(struct udp_send_batch *b, const void *data, size_t len,
+			const struct sockaddr *to, socklen_t to_len)
+{
+	if (udp_send_batch_full(b))
+		return false;
+	unsigned i = b->used++;
+	b->iov[i] = (struct iovec){ .iov_base = (void *)data, .iov_len = len };
+	b->to[i] = to;
+	b->to_len[i] = to_len;
+	return true;
+}
+
+/* How many datagrams from d on can share one GSO send with d: same
+ * destination, same size (the kernel cuts a GSO send into equal segments). */
+static unsigned gso_run(const struct udp_send_batch *b, unsigned d)
+{
+	size_t size = b->iov[d].iov_len;
+	unsigned k = 1;
+	if (!b->gso)
+		return 1;
+	while (d + k < b->used && b->to[d + k] == b->to[d] && b->iov[d + k].iov_len == size
+	       && k < GSO_MAX_SEGMENTS && (k + 1) * size <= GSO_MAX_BYTES)
+		k++;
+	return k;
+}
+
+static void set_segment_size(struct udp_send_batch *b, unsigned m, uint16_t size)
+{
+	struct msghdr *h = &b->msgs[m].msg_hdr;
+	h->msg_control = b->control[m].buf;
+	h->msg_controllen = sizeof(b->control[m].buf);
+	struct cmsghdr *c = CMSG_FIRSTHDR(h);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	memcpy(CMSG_DATA(c), &size, sizeof(size));
+}
+
+/* (Re)builds the sends from send index m on, starting at datagram d. */
+static void group_sends(struct udp_send_batch *b, unsigned m, unsigned d)
+{
+	while (d < b->used) {
+		unsigned k = gso_run(b, d);
+		b->msgs[m].msg_hdr = (struct msghdr){
+			.msg_name = (void *)b->to[d], .msg_namelen = b->to_len[d],
+			.msg_iov = &b->iov[d], .msg_iovlen = k,
+		};
+		if (k > 1)
+			set_segment_size(b, m, (uint16_t)b->iov[d].iov_len);
+		b->first[m] = d;
+		m++;
+		d += k;
+	}
+	b->n_msgs = m;
+}
+
+/* The send m failed: without GSO from now on if it was a GSO send (the path
+ * refuses it), else the datagram is refused. Returns the send to go on with. */
+static unsigned handle_send_error(struct udp_send_batch *b, unsigned m, bool *refused, unsigned *n_refused)
+{
+	if (b->msgs[m].msg_hdr.msg_iovlen > 1) {
+		fprintf(stderr, "squall-emulator: note: UDP GSO refused (%s); sending one datagram "
+			"per packet from now on\n", strerror(errno));
+		b->gso = false;
+		group_sends(b, m, b->first[m]);
+		return m;
+	}
+	if (refused)
+		refused[b->first[m]] = true;
+	(*n_refused)++;
+	return m + 1;
+}
+
+unsigned udp_send_batch_flush(struct udp_send_batch *b, int fd, bool *refused)
+{
+	unsigned n_refused = 0;
+	if (refused)
+		memset(refused, 0, b->used * sizeof(*refused));
+	group_sends(b, 0, 0);
+	unsigned m = 0;
+	while (m < b->n_msgs) {
+		int n = sendmmsg(fd, b->msgs + m, b->n_msgs - m, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)   /* sendmmsg reports an error only for the first send it tried */
+			m = handle_send_error(b, m, refused, &n_refused);
+		else
+			m += (unsigned)n;
+	}
+	b->used = b->n_msgs = 0;
+	return n_refused;
 }

@@ -88,6 +88,56 @@ static void test_tcp_flags_and_truncation(void **state)
 	assert_string_equal(small, "1\tpeer\t-\t-\n");   /* cut, but still one whole line */
 }
 
+static void test_cached_identity_gives_the_same_line(void **state)
+{
+	(void)state;
+	/* The SP formats a packet's identity once and reuses it for every event. */
+	uint8_t p[200];
+	size_t len = tp_ipv4(p, 6, 0, tp_tcp(p + 20, SQ_TCP_FIN | SQ_TCP_PSH | SQ_TCP_ACK, 12, 7));
+	p[12] = 0; p[13] = 0; p[14] = 0; p[15] = 0;
+	p[16] = 255; p[17] = 255; p[18] = 255; p[19] = 255;
+	struct sq_pkt_meta m;
+	struct sq_pkt_identity id;
+	assert_true(sq_pkt_inspect(p, len, &m, &id));
+	char id_text[SQ_LOG_ID_TEXT_MAX];
+	size_t id_len = sq_log_identity_text(&id, id_text, sizeof(id_text));
+	assert_string_equal(id_text, "\ttcp\t0.0.0.0\t5000\t255.255.255.255\t80\t4660\t1000\t2000\tFPA\t7");
+	assert_int_equal(id_len, strlen(id_text));
+	struct sq_event ev = {
+		.t = INT64_MAX, .type = SQ_EV_TX, .dir = SQ_DOWN, .pkt_id = UINT64_MAX, .ip_len = 79,
+		.state = SQ_GOOD, .attempt = 4294967295u, .sbuf = 0, .rbuf = 4294967295u,
+	};
+	struct sq_log_record r = sq_log_record_of_event(&ev, &id);
+	char direct[SQ_LOG_LINE_MAX], cached[SQ_LOG_LINE_MAX];
+	size_t n = sq_log_format(&r, direct, sizeof(direct));
+	r.id_text = id_text;
+	r.id_text_len = id_len;
+	assert_int_equal(sq_log_format(&r, cached, sizeof(cached)), n);
+	assert_string_equal(cached, direct);
+	assert_string_equal(direct, "9223372036854775807\ttx\tdown\t18446744073709551615\t79\tgood\t"
+				    "4294967295\t0\t4294967295\ttcp\t0.0.0.0\t5000\t255.255.255.255\t80\t"
+				    "4660\t1000\t2000\tFPA\t7\t-\n");
+}
+
+static void test_negative_time_and_ipv6_identity(void **state)
+{
+	(void)state;
+	uint8_t p[100] = { 0 };
+	size_t len = tp_ipv6(p, 58, 0, 8);   /* ICMPv6: no ports, no payload length */
+	memset(p + 8, 0, 16);
+	p[18] = 0xff; p[19] = 0xff; p[20] = 198; p[21] = 18; p[22] = 0; p[23] = 1;   /* ::ffff:198.18.0.1 */
+	struct sq_pkt_meta m;
+	struct sq_pkt_identity id;
+	assert_true(sq_pkt_inspect(p, len, &m, &id));
+	char id_text[SQ_LOG_ID_TEXT_MAX];
+	sq_log_identity_text(&id, id_text, sizeof(id_text));
+	assert_string_equal(id_text, "\ticmp6\t::ffff:198.18.0.1\t-\t2001:db8::2\t-\t-\t-\t-\t-\t-");
+	struct sq_log_record r = { .t = INT64_MIN + 1, .event = "peer", .note = "x" };
+	char line[SQ_LOG_LINE_MAX];
+	sq_log_format(&r, line, sizeof(line));
+	assert_string_equal(line, "-9223372036854775807\tpeer\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tx\n");
+}
+
 static void test_lateness_quantiles(void **state)
 {
 	(void)state;
@@ -181,6 +231,8 @@ int main(void)
 		cmocka_unit_test(test_enqueue_has_no_attempt_and_udp_no_tcp_fields),
 		cmocka_unit_test(test_state_and_peer_lines),
 		cmocka_unit_test(test_tcp_flags_and_truncation),
+		cmocka_unit_test(test_cached_identity_gives_the_same_line),
+		cmocka_unit_test(test_negative_time_and_ipv6_identity),
 		cmocka_unit_test(test_lateness_quantiles),
 		cmocka_unit_test(test_file_layout),
 	};
