@@ -28,6 +28,7 @@ from .hosts import Host, Link, Testbed
 from .link import LinkConfig
 from .processes import Program
 from .results import Status, utc_stamp, write_json_atomic
+from .router_session import RouterRun
 from .scenario import ResolvedCell
 
 POLL_S = 0.05
@@ -89,59 +90,81 @@ class Outcome:
 
 def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status:
     """Runs the replication in `work`; returns its Status. Raises Interrupted when `stop` is set."""
-    started_utc, t_begin = utc_stamp(), time.monotonic()
-    timings: dict[str, float] = {}
-    details: dict[str, Any] = {"testbed": testbed.describe(), "seed": job.seed, "replication": job.replication,
-                               "cell": job.cell.cell_id}
-    outcome = Outcome()
-    running: list[RunningFlow] = []
-    fetches: list[tuple[Host, str]] = []     # files the hosts write, brought into `work` at the end
+    return _Replication(testbed, job, work, stop).run()
+
+
+@dataclass
+class _Replication:
+    testbed: Testbed
+    job: Job
+    work: Path
+    stop: threading.Event
+    outcome: Outcome = field(default_factory=Outcome)
+    running: list[RunningFlow] = field(default_factory=list)
+    fetches: list[tuple[Host, str]] = field(default_factory=list)   # (host, file) brought into work
+    details: dict[str, Any] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
     link: Link | None = None
-    try:
-        with ExitStack() as stack:
-            router_config = job.cell.sections.get("router")
-            link = testbed.link(job.cell.link, work, job.seed, job.replication, router=router_config)
-            stack.callback(link.close)
-            link.bring_up()
-            _apply_tcp(testbed, job.cell, work)
-            for stem, (host, dev) in testbed.capture_points.items():
-                stack.enter_context(host.capture(dev, host.files(work) / f"{stem}.pcap"))
-                fetches.append((host, f"{stem}.pcap"))
-            router = None      # engine "emulator": the link's router stage, logged in emulator.log
-            if router_config is not None and router_config.engine == "tc":
-                router = stack.enter_context(testbed.router(router_config, work))
-            stack.callback(_stop_programs, running)      # also what started before a failure
-            for i, flow in enumerate(job.cell.sections.get("flows", ())):
-                running.append(_prepare(testbed, flow, i, work, stack))
-                fetches += _files_of(running[-1])
-            t0_realtime_us = link.start()
-            t0 = time.monotonic()
-            details["t0_realtime_us"] = t0_realtime_us
-            timings["setup_s"] = round(t0 - t_begin, 3)
-            if router is not None:
-                router.start_monitor(t0_realtime_us=t0_realtime_us)
-            for item in running:
-                _launch(item, work, t0, job)
-            link_alive = _wait(running, link, job, t0, stop, outcome)
-            timings["flows_s"] = round(time.monotonic() - t0, 3)
-            _stop_programs(running)
-            if router is not None and link_alive:    # without its TUN there is no qdisc to read
-                router.finish()
-        _check_link(link, outcome, details)
-    except (Interrupted, KeyboardInterrupt):
-        raise
-    except Exception as e:   # a program or tool that failed to come up: record why, go on
-        outcome.fail(f"{type(e).__name__}: {e}")
-        if link is not None:
-            details["link_exit_codes"] = getattr(getattr(link, "result", None), "exit_codes", None)
-    if stop.is_set():
-        raise Interrupted()
-    _fetch(fetches, work)
-    _collect(running, work, outcome, details)
-    timings["total_s"] = round(time.monotonic() - t_begin, 3)
-    details["timings"] = timings
-    return Status(outcome.status, "; ".join(outcome.reasons), started_utc,
-                  round(time.monotonic() - t_begin, 3), details)
+    router: RouterRun | None = None
+
+    def run(self) -> Status:
+        started_utc, t_begin = utc_stamp(), time.monotonic()
+        self.details.update(testbed=self.testbed.describe(), seed=self.job.seed,
+                            replication=self.job.replication, cell=self.job.cell.cell_id)
+        try:
+            with ExitStack() as stack:
+                self._set_up(stack)
+                self.timings["setup_s"] = round(time.monotonic() - t_begin, 3)
+                self._run_flows()
+            _check_link(self.link, self.outcome, self.details)
+        except (Interrupted, KeyboardInterrupt):
+            raise
+        except Exception as e:   # a program or tool that failed to come up: record why, go on
+            self.outcome.fail(f"{type(e).__name__}: {e}")
+            self.details["link_exit_codes"] = getattr(getattr(self.link, "result", None), "exit_codes", None)
+        if self.stop.is_set():
+            raise Interrupted()
+        _fetch(self.fetches, self.work)
+        _collect(self.running, self.work, self.outcome, self.details)
+        self.timings["total_s"] = round(time.monotonic() - t_begin, 3)
+        self.details["timings"] = self.timings
+        return Status(self.outcome.status, "; ".join(self.outcome.reasons), started_utc,
+                      self.timings["total_s"], self.details)
+
+    def _set_up(self, stack: ExitStack) -> None:
+        """Everything up to, not including, START; each piece is undone by `stack`."""
+        job, work = self.job, self.work
+        router_config = job.cell.sections.get("router")
+        self.link = self.testbed.link(job.cell.link, work, job.seed, job.replication, router=router_config)
+        stack.callback(self.link.close)
+        self.link.bring_up()
+        _apply_tcp(self.testbed, job.cell, work)
+        for stem, (host, dev) in self.testbed.capture_points.items():
+            stack.enter_context(host.capture(dev, host.files(work) / f"{stem}.pcap"))
+            self.fetches.append((host, f"{stem}.pcap"))
+        # engine "emulator": the link's router stage (in emulator.conf, logged in emulator.log)
+        if router_config is not None and router_config.engine == "tc":
+            self.router = stack.enter_context(self.testbed.router(router_config, work))
+        stack.callback(_stop_programs, self.running)      # also what started before a failure
+        for i, flow in enumerate(job.cell.sections.get("flows", ())):
+            self.running.append(_prepare(self.testbed, flow, i, work, stack))
+            self.fetches += _files_of(self.running[-1])
+
+    def _run_flows(self) -> None:
+        """START (t = 0), the flows until they end, then the router's final files."""
+        assert self.link is not None
+        t0_realtime_us = self.link.start()
+        t0 = time.monotonic()
+        self.details["t0_realtime_us"] = t0_realtime_us
+        if self.router is not None:
+            self.router.start_monitor(t0_realtime_us=t0_realtime_us)
+        for item in self.running:
+            _launch(item, self.work, t0, self.job)
+        link_alive = _wait(self.running, self.link, self.job, t0, self.stop, self.outcome)
+        self.timings["flows_s"] = round(time.monotonic() - t0, 3)
+        _stop_programs(self.running)
+        if self.router is not None and link_alive:    # without its TUN there is no qdisc to read
+            self.router.finish()
 
 
 # --- set-up ------------------------------------------------------------------------------
