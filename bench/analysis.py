@@ -30,8 +30,12 @@ from pathlib import Path
 import numpy as np
 
 from analysis.emulog import COLUMNS, read_emulator_log
-from analysis.pcap import ip_packets, read_capture
-from analysis.replication import analyse_replication
+from analysis.connections import tcp_connections
+from analysis.join import join_capture
+from analysis.pcap import ip_packets, read_capture, read_packets
+from analysis.tcp_metrics import default_sender, tcp_metrics
+from analysis.run_layout import ReplicationRef
+from analysis.run_metrics import analyse_run_replication, gc_paused
 from bench.analysis_transfer import write_transfer
 
 DEFAULT_PACKETS = 2_000_000
@@ -138,6 +142,26 @@ def _tshark(path: Path) -> dict[str, object]:
     return {"tshark": "ok", "tshark_seconds": seconds}
 
 
+def _stages(rep: Path) -> dict[str, float]:
+    """Where the full analysis spends its time (the steps of analyse_replication)."""
+    seconds: dict[str, float] = {}
+
+    def timed(name: str, f, *args):
+        start = time.perf_counter()
+        value = f(*args)
+        seconds[name] = seconds.get(name, 0.0) + time.perf_counter() - start
+        return value
+
+    log = timed("log_reader", read_emulator_log, rep / "emulator.log")
+    for side in ("fixed", "mobile"):
+        packets = timed("captures_to_packets", read_packets, rep / f"{side}.pcap")
+        fates = timed("join", join_capture, packets, log)
+        conns = timed("connections", tcp_connections, packets)
+        if side == "fixed":
+            timed("tcp_metrics", tcp_metrics, conns[0], default_sender(conns[0]), fates)
+    return seconds
+
+
 def measure_full(frames: int = DEFAULT_FULL_FRAMES,
                  workdir: Path | None = None) -> dict[str, object]:
     """The whole analysis of one replication of a long transfer, and tshark's TCP
@@ -149,10 +173,12 @@ def measure_full(frames: int = DEFAULT_FULL_FRAMES,
         read_capture(rep / "fixed.pcap")
         reader_s = time.perf_counter() - start
         start = time.perf_counter()
-        result = analyse_replication(rep)
+        # what `squall analyze` does for each replication
+        result = analyse_run_replication(ReplicationRef("bench", 1, rep, "ok", ""))
         full_s = time.perf_counter() - start
-        if len(result.tcp) != 1 or result.tcp[0][1].fates != {"out": 2 * per_capture // 3}:
-            raise RuntimeError(f"{rep}: the synthetic transfer was not analysed as written")
+        if result.error or result.values.get("run.fate_out") != 2 * per_capture // 3:
+            raise RuntimeError(f"{rep}: the synthetic transfer was not analysed as written: "
+                               f"{result.error or result.values}")
         numbers: dict[str, object] = {
             "full_frames_per_capture": per_capture,
             "full_capture_reader_frames_per_s": per_capture / reader_s,
@@ -161,6 +187,8 @@ def measure_full(frames: int = DEFAULT_FULL_FRAMES,
             "full_analysis_frames_per_s": 2 * per_capture / full_s,
             "full_analysis_fixed_capture_frames_per_s": per_capture / full_s,
         }
+        with gc_paused():   # as analyse_run_replication runs
+            numbers["full_analysis_stage_seconds"] = _stages(rep)
         numbers.update(_tshark(rep / "fixed.pcap"))
         if "tshark_seconds" in numbers:
             tshark_s = float(numbers["tshark_seconds"])  # type: ignore[arg-type]
@@ -180,6 +208,8 @@ def summary(numbers: dict[str, float]) -> list[str]:
         lines.append(f"full analysis of a {numbers['full_frames_per_capture']:,.0f}-frame "
                      f"transfer (2 captures + log): {numbers['full_analysis_seconds']:.1f} s, "
                      f"{numbers['full_analysis_frames_per_s']:,.0f} frames/s")
+        stages = numbers.get("full_analysis_stage_seconds") or {}
+        lines.append("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
         if "tshark_seconds" in numbers:
             lines.append(f"tshark -z conv,tcp on the fixed capture: "
                          f"{numbers['tshark_seconds']:.1f} s (tshark / full analysis = "
