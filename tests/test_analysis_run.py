@@ -171,3 +171,18 @@ def test_status_json_is_the_source_of_status(tmp_path: Path) -> None:
     r = next(r for r in analysis.replications if r.ref.cell == "tcp-iw4" and r.ref.rep == 3)
     assert r.ref.status == "failed" and "status.json: cannot read as JSON" in r.ref.reason
     assert not r.counts
+
+
+def test_corrupt_log_is_unanalysable_with_its_line(tmp_path: Path) -> None:
+    root = build_run(tmp_path / "run")
+    log = root / "cells" / "tcp-baseline" / "rep-01" / "emulator.log"
+    lines = log.read_text().splitlines()
+    assert lines[12].split("\t")[1] == "recv"
+    lines[12] = lines[12].replace("\trecv\t", "\tteleported\t")
+    log.write_text("\n".join(lines) + "\n")
+    analysis = analyse_run(root, jobs=1, progress=None)
+    r = next(r for r in analysis.replications if r.ref.cell == "tcp-baseline" and r.ref.rep == 1)
+    assert not r.analysed and r.error is not None
+    assert "emulator.log:13" in r.error and "teleported" in r.error
+    base = analysis.cells[0].summaries["web.response_time_s"]
+    assert (base.n, base.failed) == (0, 3)  # rep 1 unanalysable, rep 2 failed, rep 3 missing
