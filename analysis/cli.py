@@ -3,7 +3,8 @@
 - analyze: every replication -> summary/connections.csv, runs.csv, cells.csv (+
   analysis.json); progress on stderr; exit 1 when some replication was unanalysable.
 - report: summary/report.md (also printed) and the self-contained summary/report.html;
-  analyses the run first unless summary/analysis.json exists (--reanalyse to redo).
+  analyses the run first unless summary/analysis.json is newer than every replication's
+  status.json (--reanalyse to redo anyway).
 - plot: PNGs into summary/plots/ (box plots and channel timeline of the run, and per
   replication the time-sequence diagram and the queue plot)."""
 
@@ -26,11 +27,20 @@ def _analyse(args: argparse.Namespace) -> RunAnalysis:
     return analysis
 
 
+def _stale(root: Path) -> bool:
+    """No saved analysis, or a replication finished after it was written (a resumed run)."""
+    saved = root / SUMMARY_DIR / ANALYSIS_JSON
+    if not saved.exists():
+        return True
+    written = saved.stat().st_mtime
+    return any(p.stat().st_mtime > written for p in root.glob("cells/*/rep-*/status.json"))
+
+
 def _analysis(args: argparse.Namespace) -> RunAnalysis:
     root = Path(args.run_dir)
-    if not args.reanalyse and (root / SUMMARY_DIR / ANALYSIS_JSON).exists():
-        return load_analysis(root)
-    return _analyse(args)
+    if args.reanalyse or _stale(root):
+        return _analyse(args)
+    return load_analysis(root)
 
 
 def _unanalysable(analysis: RunAnalysis) -> int:

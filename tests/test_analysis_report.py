@@ -222,3 +222,19 @@ def test_http_columns_are_variant_major_and_tables_split_by_other_axes() -> None
                                 "iw4 l+8m"]
     assert [row[0] for row in tables[0].rows] == ["Time", "Med_thro", "Min_thro", "Max_thro",
                                                   "Drops_c", "Drops_e", "n (failed)"]
+
+
+def test_report_reanalyses_after_a_replication_is_redone(tmp_path: Path, capsys) -> None:
+    import os
+    import time
+
+    root = build_run(tmp_path / "fixture-20261122T030000Z")
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    assert "| n (failed) | 1 (2) | 3 (0) |" in capsys.readouterr().out
+    # the failed baseline replication is redone (as `squall run --resume` would)
+    status = root / "cells" / "tcp-baseline" / "rep-02" / "status.json"
+    status.write_text(json.dumps({"status": "ok", "reason": ""}))
+    later = time.time() + 5
+    os.utime(status, (later, later))
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    assert "| n (failed) | 2 (1) | 3 (0) |" in capsys.readouterr().out
