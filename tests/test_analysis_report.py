@@ -238,3 +238,22 @@ def test_report_reanalyses_after_a_replication_is_redone(tmp_path: Path, capsys)
     os.utime(status, (later, later))
     assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
     assert "| n (failed) | 2 (1) | 3 (0) |" in capsys.readouterr().out
+
+
+def test_without_workloads_json_connections_get_a_generic_table(tmp_path: Path) -> None:
+    root = build_run(tmp_path / "fixture-20261122T030000Z")
+    for path in root.glob("cells/*/rep-*/workloads.json"):
+        path.unlink()
+    (root / "expanded.json").write_text(json.dumps({"cells": [
+        {"cell": "tcp-baseline", "axes": {"tcp": "baseline"}},
+        {"cell": "tcp-iw4", "axes": {"tcp": "iw4"}}]}))
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    md = (root / "summary" / "report.md").read_text()
+    assert "## HTTP pages" not in md
+    rows = {r[0]: r for r in _table(md, "Cell tcp-iw4: every metric")[1:]}
+    # the three connections share the server endpoint: one flow named after it
+    assert rows["run.tcp_connections"][1:] == ["3.000"] * 6 + ["3", "0"]
+    # error drops per replication: 1, 0, 0
+    assert rows["run.error_drops"][1:] == ["0.000", "0.000", "0.000", "0.500", "1.000",
+                                           "0.333", "3", "0"]
+    assert "tcp 198.18.60.1:8080.response_throughput_Bps" not in rows  # 3 connections
