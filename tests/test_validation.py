@@ -280,3 +280,14 @@ def test_reduced_plan_selects_cells_of_each_study_and_no_red_queue() -> None:
     assert selected == {"iip-http.toml": 12 + 2 + 2, "saarto-http10.toml": 9, "iip-mixture.toml": 4}
     # a glob like tcp-[bf]* would also take baseline+red
     assert {r.scenario for r in FULL} == set(selected) and all(r.cells is None for r in FULL)
+
+
+def test_arq_conclusion_fails_without_more_spurious_rtos_at_high_persistency() -> None:
+    cells = []
+    for link, drops, spurious in (("r0", [5, 7], [1, 1]), ("r4", [0, 0], [1, 1])):
+        c = http_cell(link, "baseline", [9.0, 9.0], extra={
+            "web.main.error_drops": drops, "conn.spurious_rtos": spurious})
+        cells.append(c)
+    verdicts = {v.title: v for v in check_all([], measure([("iip", cells)]))}
+    arq = verdicts["High ARQ persistency removes error drops but causes spurious RTOs"]
+    assert arq.ours == "does not hold (0 of 1)"
