@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_BUFFER (1u << 20)
+/* Each full buffer is one write(2) made in the middle of the event loop: 1 MB
+ * took ~200 µs here (late deliveries for every packet due meanwhile, ~1 % of
+ * them at 10 000 packets/s), 64 KB ~17 µs for about the same total cost. */
+#define LOG_BUFFER (64u << 10)
 
 bool sq_event_log_open(struct sq_event_log *log, const char *path, char *err, size_t errlen)
 {

@@ -136,15 +136,17 @@ static void send_to_address(struct sp *sp, uint8_t type, const void *payload, ui
 
 /* --- model events -------------------------------------------------------------------- */
 
-/* Sends the queued deliveries; lateness is taken at the actual send. */
+/* Sends the queued deliveries. Their send time (for lateness) is the moment
+ * the send call starts, as with one sendto each: the call itself includes the
+ * kernel's delivery to the receiving NPA's socket. */
 static void flush_deliveries(struct sp *sp)
 {
 	unsigned n = udp_send_batch_count(sp->out);
 	if (n == 0)
 		return;
 	bool refused[BATCH];
-	sp->send_errors += udp_send_batch_flush(sp->out, sp->sock, refused);
 	int64_t now = mono_ns();
+	sp->send_errors += udp_send_batch_flush(sp->out, sp->sock, refused);
 	for (unsigned i = 0; i < n; i++) {
 		if (!refused[i])
 			sq_lateness_add(&sp->lateness, now - sp->out_sched_ns[i]);
