@@ -1,6 +1,6 @@
 """Emulator: delivery timing accuracy, and relay capacity beside a naive TUN-to-TUN relay.
 
-Both through a real lane ($SQUALL_BENCH_LANE, default 38), with UDP traffic from the
+Both through a real lane ($SQUALL_BENCH_LANE, default 59), with UDP traffic from the
 fixed host (squall-udp) to the mobile host:
 
 - timing: lateness of delivered packets (the log trailer's `# lateness_us`: actual
@@ -11,6 +11,8 @@ fixed host (squall-udp) to the mobile host:
   through `squall-naive-relay` (one process copying TUN to TUN); their ratio.
   All programs run at normal priority here: under SCHED_FIFO the relays would starve
   the sender and receiver, and the numbers would measure that instead.
+  For each relaying program: CPU time and wakeups (voluntary context switches)
+  during the stream, per received packet.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from testbed import emulator_log
@@ -44,7 +47,8 @@ PORT = 6001
 
 
 def bench_lane() -> int:
-    return int(os.environ.get("SQUALL_BENCH_LANE", "38"))
+    # 59: the last of the lanes reserved for performance work (50-59), clear of the tests' lanes.
+    return int(os.environ.get("SQUALL_BENCH_LANE", "59"))
 
 
 def machine() -> dict:
@@ -67,6 +71,45 @@ def _git_rev() -> str:
     proc = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
                           capture_output=True, text=True)
     return proc.stdout.strip() or "unknown"
+
+
+# --- CPU and wakeups of the relaying programs ---------------------------------------
+@dataclass(frozen=True)
+class Usage:
+    cpu_s: float          # user + system
+    wakeups: int          # voluntary context switches: the process slept and was woken
+
+
+def usage(pid: int) -> Usage | None:
+    """The process's CPU time and voluntary context switches so far (None if it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()     # after "pid (comm)"; utime is field 14
+    ticks = int(fields[11]) + int(fields[12])
+    switches = next(int(line.split()[1]) for line in status.splitlines()
+                    if line.startswith("voluntary_ctxt_switches"))
+    return Usage(ticks / os.sysconf("SC_CLK_TCK"), switches)
+
+
+def usage_report(before: dict[str, Usage | None], after: dict[str, Usage | None], packets: int) -> dict:
+    """Per program: CPU seconds, wakeups, and both per received packet."""
+    report = {}
+    for name, b in before.items():
+        a = after.get(name)
+        if a is None or b is None:
+            continue
+        cpu, wakeups = a.cpu_s - b.cpu_s, a.wakeups - b.wakeups
+        report[name] = {"cpu_s": round(cpu, 3), "wakeups": wakeups,
+                        "cpu_us_per_packet": round(cpu * 1e6 / packets, 2) if packets else None,
+                        "packets_per_wakeup": round(packets / wakeups, 1) if wakeups else None}
+    return report
+
+
+def snapshot(pids: dict[str, int]) -> dict[str, Usage | None]:
+    return {name: usage(pid) for name, pid in pids.items()}
 
 
 # --- one UDP stream through the lane ----------------------------------------------------
@@ -104,8 +147,8 @@ def timing(addr: LaneAddresses, workdir: Path, rate_pps: int) -> dict:
 # --- capacity -----------------------------------------------------------------------
 def capacity_emulator(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
     link = error_free(None, 0, 1500, send_buffer=BIG_BUFFER, recv_buffer=BIG_BUFFER)
-    with LinkSession(addr, link, workdir / "link", priority=0):
-        return udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
+    with LinkSession(addr, link, workdir / "link", priority=0) as session:
+        return measured_stream(addr, workdir, size_ip, session.programs)
 
 
 def capacity_naive(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
@@ -117,7 +160,15 @@ def capacity_naive(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
     with ProgramGroup(workdir / "relay") as group:
         group.start("naive-relay", None, relay)
         group.wait_ready("naive-relay", "ready", 10)
-        return udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
+        return measured_stream(addr, workdir, size_ip, group)
+
+
+def measured_stream(addr: LaneAddresses, workdir: Path, size_ip: int, relays: ProgramGroup) -> dict:
+    """A saturating stream, with the CPU time and wakeups of the relaying programs."""
+    pids = {name: p.proc.pid for name, p in relays.programs.items()}
+    before = snapshot(pids)
+    stream = udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
+    return {**stream, "programs": usage_report(before, snapshot(pids), stream["received"])}
 
 
 def capacity(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
@@ -189,4 +240,7 @@ def summary(numbers: dict) -> list[str]:
         lines.append(f"capacity {c['packet_ip_bytes']:>4} B: emulator+NPAs {e['packets_per_s']:,.0f} pkt/s "
                      f"({e['gbit_per_s']:.3f} Gbit/s), naive relay {n['packets_per_s']:,.0f} pkt/s "
                      f"({n['gbit_per_s']:.3f} Gbit/s), ratio {ratio}")
+        for name, u in {**e.get("programs", {}), **n.get("programs", {})}.items():
+            lines.append(f"    {name}: {u['cpu_us_per_packet']} µs CPU and {u['packets_per_wakeup']} "
+                         f"packets per wakeup")
     return lines
