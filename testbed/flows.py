@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 
 from .errors import ConfigError
 from .profiles import PROFILE_DIR, ProfileSet
-from .router_config import _dscp as parse_dscp
+from .router_config import parse_dscp
 from .scenario import SECTION_PARSERS, ResolvedCell
 from .units import parse_size_bytes, parse_time_us
 from .workload_profiles import BulkTransfer, CbrStream, HttpPage, from_table

@@ -142,8 +142,8 @@ class _Replication:
         for stem, (host, dev) in self.testbed.capture_points.items():
             stack.enter_context(host.capture(dev, host.files(work) / f"{stem}.pcap"))
             self.fetches.append((host, f"{stem}.pcap"))
-        # engine "emulator": the link's router stage (in emulator.conf, logged in emulator.log)
-        if router_config is not None and router_config.engine == "tc":
+        # engine "emulator": the router stage is in emulator.conf; RouterRun writes its notes
+        if router_config is not None:
             self.router = stack.enter_context(self.testbed.router(router_config, work))
         stack.callback(_stop_programs, self.running)      # also what started before a failure
         for i, flow in enumerate(job.cell.sections.get("flows", ())):
@@ -163,8 +163,11 @@ class _Replication:
         link_alive = _wait(self.running, self.link, self.job, t0, self.stop, self.outcome)
         self.timings["flows_s"] = round(time.monotonic() - t0, 3)
         _stop_programs(self.running)
-        if self.router is not None and link_alive:    # without its TUN there is no qdisc to read
-            self.router.finish()
+        if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
+            return
+        if self.router.engine == "emulator":
+            self.link.close()       # STOP: the log's trailer holds the router stage's counters
+        self.router.finish()
 
 
 # --- set-up ------------------------------------------------------------------------------

@@ -324,7 +324,7 @@ def _parse_filter(body: object, names: list[str], where: str) -> RouterFilter:
             raise ConfigError(f"{where}.{port}", "needs protocol = \"tcp\", \"udp\" or \"sctp\" in the same filter")
     return RouterFilter(
         target=target,
-        dscp=_dscp(body["dscp"], f"{where}.dscp") if "dscp" in body else None,
+        dscp=parse_dscp(body["dscp"], f"{where}.dscp") if "dscp" in body else None,
         protocol=protocol,
         sport=_int_in_range(body["sport"], 0, 65535, f"{where}.sport", "a port") if "sport" in body else None,
         dport=_int_in_range(body["dport"], 0, 65535, f"{where}.dport", "a port") if "dport" in body else None,
@@ -333,7 +333,7 @@ def _parse_filter(body: object, names: list[str], where: str) -> RouterFilter:
     )
 
 
-def _dscp(value: object, where: str) -> int:
+def parse_dscp(value: object, where: str) -> int:
     if isinstance(value, str):
         if value not in _DSCP_NAMES:
             raise ConfigError(where, f"unknown DSCP name {value!r}; expected EF, BE, AFxy, CSx or a number 0-63")

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .emulator_router import emulator_router
 from .errors import ConfigError
 from .profiles import PROFILE_DIR, ProfileSet, deep_merge
 from .router_config import RouterConfig, parse_router, positive_rate
@@ -22,7 +23,11 @@ def parse_router_section(table: Mapping[str, Any], where: str, cell: ResolvedCel
                          profile_dir: Path = PROFILE_DIR) -> RouterConfig:
     """`where` is like `scenarios/x.toml: router`; the router's default rate is the downlink rate."""
     resolved = _with_profile(table, where, profile_dir)
-    return parse_router(resolved, where, _link_rate(resolved, where, cell))
+    config = parse_router(resolved, where, _link_rate(resolved, where, cell))
+    if config.engine == "emulator":
+        # What the emulator's router stage cannot express is refused now, not when the link opens.
+        emulator_router(config, link=cell.link.down, where=where)
+    return config
 
 
 def _with_profile(table: Mapping[str, Any], where: str, profile_dir: Path) -> dict[str, Any]:

@@ -62,6 +62,7 @@ class Profiles:
 
 
 def load(path: Path, profiles: Profiles | None = None) -> Scenario:
+    _register_section_parsers()
     path = Path(path)
     table = load_toml(path)
     where = str(path)
@@ -80,6 +81,12 @@ def load(path: Path, profiles: Profiles | None = None) -> Scenario:
         cells=cells,
         source=path.read_text(),
     )
+
+
+def _register_section_parsers() -> None:
+    """The modules of the other sections register themselves when imported; importing them
+    here (not at the top: they import this module) means no caller can forget one."""
+    from . import flows, router_section, tcp_section  # noqa: F401
 
 
 def _check_top_level(table: Mapping[str, Any], where: str) -> None:

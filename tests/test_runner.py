@@ -281,7 +281,10 @@ def test_an_emulator_engine_router_runs_in_the_emulator(tmp_path: Path) -> None:
     assert status(rep)["status"] == "ok"
     conf = (rep / "emulator.conf").read_text()
     assert "[down.router]" in conf and "discipline = red" in conf
-    assert not (rep / "router.tc").exists() and not (rep / "router-queue.tsv").exists()
+    assert "nothing was applied with tc" in (rep / "router.tc").read_text()
+    assert not (rep / "router-queue.tsv").exists()
+    stats = json.loads((rep / "router-stats.json").read_text())
+    assert stats["engine"] == "emulator" and stats["class"][0]["arrivals"] > 0
     assert json.loads((rep / "workloads.json").read_text())["bulk1"]["receiver"]["summary"]["bytes"] == 40 * 2096
     assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
 

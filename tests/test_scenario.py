@@ -137,3 +137,26 @@ def test_cli_show_prints_cells_and_exits_2_on_error(tmp_path, capsys):
     bad.write_text(BASE.replace("seed = 7\n", ""))
     assert main(["show", str(bad)]) == 2
     assert "seed: missing" in capsys.readouterr().err
+
+
+def test_emulator_router_engine_refuses_what_it_cannot_express_at_load(tmp_path):
+    import testbed.router_section  # noqa: F401  (registers the [router] parser)
+    path = write(tmp_path, HEAD + E0 + """
+        [router]
+        engine = "emulator"
+        default = "BE"
+        [router.classes.EF]
+        rate = "32kbit"
+        priority = 0
+        queue = { discipline = "pfifo", limit = 10 }
+        [router.classes.BE]
+        rate = "32kbit"
+        priority = 1
+        queue = { discipline = "pfifo", limit = 20 }
+        [[router.filters]]
+        class = "EF"
+        src = "198.18.0.1/32"
+        """)
+    with pytest.raises(ConfigError) as err:
+        scenario.load(path)
+    assert "router.filters[0].src" in str(err.value), str(err.value)
