@@ -33,7 +33,7 @@ PARAM_COLUMNS = ["study", "table", "subject", "parameter", "value", "unit", "sou
 
 IIP_LINKS = {"e0", "r0", "r2", "r4"}
 SAARTO_LINKS = {"optimal", "arq-low", "arq-medium", "arq-high"}
-VARIANTS_NOT_IN_TCP_TOML = {"iw4-nots"}
+VARIANTS_NOT_IN_TCP_TOML: set[str] = set()
 MIX_WORKLOADS = {"3tcp-0s-0s-0s", "3tcp-0s-0s-5s", "2tcp+1udp-0s-0s-0s", "2tcp+1udp-0s-0s-5s"}
 FLOW_ROLES = {"fastest", "medium", "slowest", "faster", "slower", "third", "udp"}
 ELAPSED = ["Elapsed_min", "Elapsed_perc25", "Elapsed_median", "Elapsed_perc75", "Elapsed_max",
