@@ -105,6 +105,16 @@ def load_view(rep_dir: Path) -> ReplicationView:
     return view
 
 
+def _marker(fate: PacketFate | None) -> str | None:
+    if fate is None:
+        return None
+    if fate.fate == "drop_err":
+        return "error drop"
+    if fate.fate in ("drop_sbuf", "drop_router", "unseen"):   # unseen: the tc router
+        return "congestion drop"
+    return "ARQ-delayed (link retransmission)" if fate.hits > 0 else None
+
+
 def _conn_label(i: int, m: TcpMetrics) -> str:
     return f"{i}: {m.sender[0]}:{m.sender[1]} → {m.client[0] if m.sender == m.server else m.server[0]}"
 
@@ -136,11 +146,7 @@ def plot_time_sequence(view: ReplicationView, out: Path, title: str,
             if p.frame_no in retx:
                 markers["retransmission"][0].append(x)
                 markers["retransmission"][1].append(y)
-            if fate is None:
-                continue
-            key = ("error drop" if fate.fate == "drop_err" else
-                   "congestion drop" if fate.fate in ("drop_sbuf", "drop_router", "unseen")
-                   else "ARQ-delayed (link retransmission)" if fate.hits > 0 else None)
+            key = _marker(fate)
             if key:
                 markers[key][0].append(x)
                 markers[key][1].append(y)
