@@ -298,14 +298,24 @@ def overview(analysis: RunAnalysis) -> list[str]:
         by_status[r.ref.status] = by_status.get(r.ref.status, 0) + 1
     unanalysable = sum(r.error is not None for r in reps)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
-    return [f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
-            f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
-            f"{counting} in the statistics, {unanalysable} unanalysable."]
+    lines = [f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
+             f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
+             f"{counting} in the statistics, {unanalysable} unanalysable."]
+    tcp = sum(int(r.values.get("run.tcp_connections") or 0) for r in reps if r.counts)
+    incomplete = sum(int(r.values.get("run.tcp_incomplete") or 0) for r in reps if r.counts)
+    if incomplete:
+        lines.append(f"{incomplete} of {tcp} TCP connections are incomplete in their "
+                     "sender's capture (handshake or the ACK of the sender's FIN not "
+                     "captured): their elapsed and response times, and the throughputs "
+                     "based on them, are undefined (–) and counted as failed.")
+    return lines
 
 
 def render_markdown(analysis: RunAnalysis, tables: list[Table] | None = None) -> str:
     tables = build_tables(analysis) if tables is None else tables
-    out = [f"# squall report: {analysis.layout.name}", "", *overview(analysis), ""]
+    out = [f"# squall report: {analysis.layout.name}", ""]
+    for line in overview(analysis):
+        out += [line, ""]
     for t in tables:
         out += [f"## {t.title}", "", "| " + " | ".join(t.header) + " |",
                 "|" + "|".join("---" for _ in t.header) + "|"]

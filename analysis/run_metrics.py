@@ -134,6 +134,7 @@ def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
 
 def _totals(tcp: list[TcpMetrics], udp: list[UdpMetrics], values: Values) -> None:
     values["run.tcp_connections"] = len(tcp)
+    values["run.tcp_incomplete"] = sum(not m.complete for m in tcp)
     values["run.udp_flows"] = len(udp)
     values["run.tcp_bytes"] = sum(m.bytes for m in tcp)
     values["run.retransmissions"] = sum(m.retransmissions for m in tcp)
