@@ -1,6 +1,8 @@
 #include "relay.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,13 @@
 
 enum tag { TAG_TUN, TAG_SOCK, TAG_SIGNAL, TAG_KEEPALIVE, TAG_PEER };
 
+/* With UDP_GRO the kernel hands over a GSO send of the SP (equal-size
+ * datagrams) as one message with the segment size in a control message. */
+union gro_control {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
 struct relay {
 	const struct npa_relay_config *cfg;
 	struct npa_counters *counters;
@@ -33,6 +42,7 @@ struct relay {
 	struct mmsghdr from_sp_msgs[BATCH];
 	struct iovec from_sp_iov[BATCH];
 	struct sockaddr_storage from_sp_src[BATCH];
+	union gro_control from_sp_control[BATCH];
 	int64_t last_rx_us;
 	bool sp_said_bye;
 	char *err;
@@ -66,6 +76,7 @@ static void prepare_buffers(struct relay *r)
 		r->from_sp_iov[i].iov_base = r->from_sp_buf + (size_t)i * BUF_LEN;
 		r->from_sp_msgs[i].msg_hdr = (struct msghdr){
 			.msg_name = &r->from_sp_src[i], .msg_iov = &r->from_sp_iov[i], .msg_iovlen = 1,
+			.msg_control = r->from_sp_control[i].buf,
 		};
 	}
 }
@@ -79,6 +90,10 @@ static int setup(struct relay *r)
 		return fail(r, "cannot allocate the relay buffers");
 	}
 	prepare_buffers(r);
+	/* Optional: without it (old kernels) each datagram arrives on its own. A
+	 * slot (SQ_WIRE_MAX_DATAGRAM) holds the largest UDP message either way. */
+	int on = 1;
+	setsockopt(r->cfg->link->fd, SOL_UDP, UDP_GRO, &on, sizeof(on));
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	r->keepalive_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	r->peer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -170,19 +185,47 @@ static void deliver(struct relay *r, const struct sq_wire_header *h, const uint8
 	}
 }
 
+/* The size of each datagram coalesced in the message; 0 if it holds one. */
+static size_t gro_segment_size(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c != NULL; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int size;
+			memcpy(&size, CMSG_DATA(c), sizeof(size));
+			return size > 0 ? (size_t)size : 0;
+		}
+	}
+	return 0;
+}
+
+/* Returns true if the datagram was accepted. */
+static bool handle_datagram(struct relay *r, struct msghdr *m, const uint8_t *buf, size_t len)
+{
+	struct sq_wire_header h;
+	if (npa_sp_link_accept(r->cfg->link, buf, len, m->msg_name, m->msg_namelen, &h) != NPA_ACCEPT)
+		return false;
+	deliver(r, &h, buf + SQ_WIRE_HEADER_LEN);
+	return true;
+}
+
 static void handle_datagrams(struct relay *r, int n)
 {
-	struct npa_sp_link *link = r->cfg->link;
+	bool accepted = false;
 	for (int i = 0; i < n; i++) {
 		struct msghdr *m = &r->from_sp_msgs[i].msg_hdr;
 		const uint8_t *buf = r->from_sp_iov[i].iov_base;
-		struct sq_wire_header h;
-		if (npa_sp_link_accept(link, buf, r->from_sp_msgs[i].msg_len, m->msg_name,
-				       m->msg_namelen, &h) != NPA_ACCEPT)
-			continue;
-		r->last_rx_us = npa_now_us();
-		deliver(r, &h, buf + SQ_WIRE_HEADER_LEN);
+		size_t len = r->from_sp_msgs[i].msg_len;
+		size_t segment = gro_segment_size(m);
+		if (segment == 0)
+			segment = len;
+		for (size_t off = 0; off < len; off += segment) {
+			size_t rest = len - off;
+			accepted |= handle_datagram(r, m, buf + off, rest < segment ? rest : segment);
+		}
 	}
+	/* One clock read per batch: the batch arrived within one receive call. */
+	if (accepted)
+		r->last_rx_us = npa_now_us();
 }
 
 static int sp_to_tun(struct relay *r)
@@ -190,6 +233,7 @@ static int sp_to_tun(struct relay *r)
 	for (int round = 0; round < ROUNDS_PER_WAKEUP; round++) {
 		for (int i = 0; i < BATCH; i++) {
 			r->from_sp_msgs[i].msg_hdr.msg_namelen = sizeof(r->from_sp_src[i]);
+			r->from_sp_msgs[i].msg_hdr.msg_controllen = sizeof(r->from_sp_control[i].buf);
 			r->from_sp_iov[i].iov_len = BUF_LEN;
 		}
 		int n = recvmmsg(r->cfg->link->fd, r->from_sp_msgs, BATCH, MSG_DONTWAIT, NULL);
