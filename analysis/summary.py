@@ -79,12 +79,21 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
     return out
 
 
+def _relative(path: Path, root: Path) -> str:
+    """Relative to the run directory, so that a moved run still finds its files."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
 def _to_json(a: RunAnalysis) -> dict[str, Any]:
     return {
-        "format": 1, "root": str(a.layout.root), "name": a.layout.name,
+        "format": 1, "name": a.layout.name,
         "cells": [{"cell": c.cell, "labels": c.labels, "flows": [asdict(f) for f in c.flows],
                    "summaries": {k: asdict(s) for k, s in c.summaries.items()},
-                   "replications": [{"rep": r.ref.rep, "directory": str(r.ref.directory),
+                   "replications": [{"rep": r.ref.rep,
+                                     "directory": _relative(r.ref.directory, a.layout.root),
                                      "status": r.ref.status, "reason": r.ref.reason,
                                      "analysed": r.analysed, "error": r.error,
                                      "values": r.values, "warnings": r.warnings}
@@ -103,7 +112,7 @@ def load_analysis(root: Path) -> RunAnalysis:
         infos.append(CellInfo(c["cell"], c["labels"]))
         results = []
         for r in c["replications"]:
-            ref = ReplicationRef(c["cell"], r["rep"], Path(r["directory"]), r["status"],
+            ref = ReplicationRef(c["cell"], r["rep"], root / r["directory"], r["status"],
                                  r["reason"])
             refs.append(ref)
             results.append(ReplicationResult(ref, r["analysed"], r["error"], [], r["values"],

@@ -77,3 +77,13 @@ def test_view_marks_what_the_link_did(mixture: Path) -> None:
              if p.payload_len]
     assert fates == ["out", "drop_err", "out"]
     assert [r.rel_seq for r in b.metrics.retransmission_list] == [501]
+
+
+def test_a_moved_run_still_plots(mixture: Path, tmp_path: Path, capsys) -> None:
+    import shutil
+
+    moved = tmp_path / "elsewhere" / mixture.name
+    shutil.copytree(mixture, moved)
+    assert squall(["plot", str(moved), "--cell", "tcp-baseline_link-e0", "--rep", "3"]) == 0
+    written = [Path(p) for p in capsys.readouterr().out.split()]
+    assert written and all(p.is_relative_to(moved) and _is_png(p) for p in written)
