@@ -1,6 +1,7 @@
 """ARQ retransmissions show in the capture timing: k retries arrive k x arq_delay late."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,11 +41,22 @@ def retries_needed(t_us: float) -> int | None:
     return None
 
 
-def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Crossing:
+    """One packet of the stream: where it was seen on each host, and what the log says."""
+    t_us: float          # sent, on the emulator's clock (fixed-host capture - t = 0)
+    sent_s: float        # fixed-host capture time
+    arrived_s: float | None   # mobile-host capture time, None if never seen
+    ip_len: int
+    log: list[str]
+
+
+def send_through_arq_link(lane, tmp_path: Path, in_order: bool) -> list[Crossing]:
+    """40 UDP packets of 128 B (16 ms on the link), one every 100 ms, through a link whose
+    bad periods hit every frame; captured on the fixed host's eth0 and the mobile wl0."""
     require_programs("squall-emulator", "squall-npa", "squall-udp")
-    # Out-of-order delivery, so a late packet does not hold back the ones behind it.
     d = direction(RATE_BPS, DELAY_US, 576, error_bad=1.0, arq_retransmissions=3,
-                  arq_delay_us=ARQ_DELAY_US, in_order=False)
+                  arq_delay_us=ARQ_DELAY_US, in_order=in_order)
     link = symmetric("arq", d, periodic_channel(GOOD_US, BAD_US))
     udp = str(program_path("squall-udp"))
     target = f"{lane.mobile_host}:6001"
@@ -55,7 +67,6 @@ def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, 
             Capture(lane.ns.mobile, lane.mobile_wireless.dev, recv_pcap, "udp"):
         group.start("udp-recv", lane.ns.mobile, [udp, "recv", "--listen", target, "--idle-timeout", "3s"])
         group.wait_ready("udp-recv", "listening", 5)
-        # 100 B payload = 128 B packets (16 ms on the link) every 100 ms for 4 s: no queueing.
         run_to_completion(group, "udp-send", lane.ns.fixed,
                           [udp, "send", "--connect", target, "--size", "100", "--rate", "10pps",
                            "--count", "40"], timeout_s=20)
@@ -66,20 +77,48 @@ def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, 
         if e["dir"] == "down" and e["proto"] == "udp":
             events.setdefault(from_log_fields(e), []).append(f"{e['event']}@{e['time_us']}/{e['state']}")
     arrivals = {from_scapy(p): float(p.time) for p in read_packets(recv_pcap)}
+    # Same machine, same clock: capture times are comparable; the join is by identity.
+    return [Crossing((float(p.time) - t0_s) * 1e6, float(p.time), arrivals.get(from_scapy(p)), p.len,
+                     events.get(from_scapy(p), [])) for p in read_packets(sent_pcap)]
+
+
+def own_delay_us(c: Crossing, k: int) -> float:
+    return c.ip_len * 8 * 1e6 / RATE_BPS + DELAY_US + k * ARQ_DELAY_US
+
+
+def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, tmp_path: Path) -> None:
+    # Out-of-order delivery: a late packet does not hold back the ones behind it.
+    crossings = send_through_arq_link(lane, tmp_path, in_order=False)
+    assert len(crossings) == 40
     seen_k: dict[int, int] = {}
-    for p in read_packets(sent_pcap):
-        # Same machine, same clock: capture times are comparable; the join is by identity.
-        t_us = (float(p.time) - t0_s) * 1e6
-        k = retries_needed(t_us)
+    for c in crossings:
+        k = retries_needed(c.t_us)
         if k is None:
             continue
-        identity = from_scapy(p)
-        assert identity in arrivals, \
-            f"packet sent at t = {t_us / 1e6:.4f} s never arrived; log: {events.get(identity)}"
-        one_way_us = (arrivals[identity] - float(p.time)) * 1e6
-        predicted_us = p.len * 8 * 1e6 / RATE_BPS + DELAY_US + k * ARQ_DELAY_US
-        assert one_way_us == pytest.approx(predicted_us, abs=3_000), \
-            (f"packet sent at t = {t_us / 1e6:.4f} s took {one_way_us / 1e3:.1f} ms; predicted {k} retries; "
-             f"log: {events.get(identity)}")
+        assert c.arrived_s is not None, f"packet sent at t = {c.t_us / 1e6:.4f} s never arrived; log: {c.log}"
+        one_way_us = (c.arrived_s - c.sent_s) * 1e6
+        assert one_way_us == pytest.approx(own_delay_us(c, k), abs=3_000), \
+            (f"packet sent at t = {c.t_us / 1e6:.4f} s took {one_way_us / 1e3:.1f} ms; predicted {k} retries; "
+             f"log: {c.log}")
         seen_k[k] = seen_k.get(k, 0) + 1
     assert {0, 1, 2} <= set(seen_k), f"the window should produce 0, 1 and 2 retries; got {seen_k}"
+
+
+def test_in_order_delivery_holds_later_packets_until_the_retransmitted_one_is_out(lane, tmp_path: Path) -> None:
+    # In order (RLC acknowledged mode): a packet arrives at its own time or, if an earlier
+    # one is still in ARQ, together with that one: arrival_i = max(own_i, arrival_i-1).
+    crossings = send_through_arq_link(lane, tmp_path, in_order=True)
+    assert len(crossings) == 40 and all(c.arrived_s is not None for c in crossings), \
+        [(round(c.t_us), c.log) for c in crossings if c.arrived_s is None]
+    held = 0
+    for previous, c in zip(crossings, crossings[1:]):
+        k = retries_needed(c.t_us)
+        if k is None:
+            continue
+        own_s = c.sent_s + own_delay_us(c, k) / 1e6
+        expected_s = max(own_s, previous.arrived_s)
+        assert c.arrived_s == pytest.approx(expected_s, abs=3e-3), \
+            (f"packet sent at t = {c.t_us / 1e6:.4f} s arrived {(c.arrived_s - c.sent_s) * 1e3:.1f} ms after "
+             f"sending; expected {(expected_s - c.sent_s) * 1e3:.1f} ms; log: {c.log}")
+        held += previous.arrived_s > own_s + 0.1
+    assert held >= 5, f"only {held} packets were held behind a retransmission; the window should hold more"
