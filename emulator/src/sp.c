@@ -435,7 +435,7 @@ static void on_socket(struct sp *sp)
 			on_datagram(sp, &d);
 		}
 		flush_deliveries(sp);
-		if (sp->state == RUN_ENDED || n < BATCH)
+		if (sp->state == RUN_ENDED || udp_batch_drained(sp->batch))
 			return;
 	}
 }
@@ -528,6 +528,7 @@ static bool setup(struct sp *sp, char *err, size_t errlen)
 	sp->sock = udp_socket_open(&cfg->listen, cfg->listen_len, err, errlen);
 	if (sp->sock < 0)
 		return false;
+	udp_socket_enable_gro(sp->sock);
 	sp->timer = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	sp->epoll = epoll_create1(EPOLL_CLOEXEC);
 	if (sp->timer < 0 || sp->epoll < 0 || !add_to_epoll(sp->epoll, sp->sock) ||

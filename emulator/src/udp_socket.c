@@ -46,13 +46,24 @@ void udp_socket_local_text(int fd, char *out, size_t outlen)
 		sq_sockaddr_text((const struct sockaddr *)&ss, out, outlen);
 }
 
+/* Up to this many datagrams in one received message: a UDP GRO message holds
+ * a peer's GSO send (UDP_MAX_SEGMENTS: 64, 128 on recent kernels). */
+#define GRO_MAX_SEGMENTS 128
+
+union gro_control {
+	char buf[CMSG_SPACE(sizeof(int))];
+	struct cmsghdr align;
+};
+
 struct udp_batch {
-	unsigned count;
+	unsigned count, received;        /* messages: capacity, and in the last receive */
 	size_t size;
 	uint8_t *data;
 	struct mmsghdr *msgs;
 	struct iovec *iov;
 	struct sockaddr_storage *from;
+	union gro_control *control;
+	struct sq_datagram *datagrams;   /* the received messages cut into datagrams */
 };
 
 void udp_batch_free(struct udp_batch *b)
@@ -63,6 +74,8 @@ void udp_batch_free(struct udp_batch *b)
 	free(b->msgs);
 	free(b->iov);
 	free(b->from);
+	free(b->control);
+	free(b->datagrams);
 	free(b);
 }
 
@@ -77,11 +90,56 @@ struct udp_batch *udp_batch_new(unsigned count, size_t size)
 	b->msgs = calloc(count, sizeof(*b->msgs));
 	b->iov = calloc(count, sizeof(*b->iov));
 	b->from = calloc(count, sizeof(*b->from));
-	if (!b->data || !b->msgs || !b->iov || !b->from) {
+	b->control = calloc(count, sizeof(*b->control));
+	b->datagrams = calloc((size_t)count * GRO_MAX_SEGMENTS, sizeof(*b->datagrams));
+	if (!b->data || !b->msgs || !b->iov || !b->from || !b->control || !b->datagrams) {
 		udp_batch_free(b);
 		return NULL;
 	}
 	return b;
+}
+
+void udp_socket_enable_gro(int fd)
+{
+	int on = 1;
+	setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on));
+}
+
+/* The size of each datagram coalesced in the message; 0 if it holds one. */
+static size_t gro_segment_size(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+			int size;
+			memcpy(&size, CMSG_DATA(c), sizeof(size));
+			return size > 0 ? (size_t)size : 0;
+		}
+	}
+	return 0;
+}
+
+/* Cuts message i into datagrams from datagrams[n] on; returns the new n. */
+static unsigned cut_message(struct udp_batch *b, unsigned i, unsigned n)
+{
+	struct mmsghdr *m = &b->msgs[i];
+	const uint8_t *buf = b->data + (size_t)i * b->size;
+	size_t len = m->msg_len < b->size ? m->msg_len : b->size;
+	/* The buffer is one byte larger than the largest valid datagram. */
+	bool oversized = (m->msg_hdr.msg_flags & MSG_TRUNC) || m->msg_len >= b->size;
+	size_t segment = oversized ? 0 : gro_segment_size(&m->msg_hdr);
+	if (segment == 0 || segment >= len)
+		segment = len;
+	size_t off = 0;
+	for (unsigned k = 1; off < len || k == 1; k++) {
+		/* The last slot takes whatever is left (then rejected for its length). */
+		size_t rest = len - off, take = rest > segment && k < GRO_MAX_SEGMENTS ? segment : rest;
+		b->datagrams[n++] = (struct sq_datagram){
+			.buf = buf + off, .len = take, .oversized = oversized,
+			.src = (const struct sockaddr *)&b->from[i], .src_len = m->msg_hdr.msg_namelen,
+		};
+		off += take;
+	}
+	return n;
 }
 
 int udp_batch_receive(struct udp_batch *b, int fd)
@@ -91,27 +149,32 @@ int udp_batch_receive(struct udp_batch *b, int fd)
 		b->msgs[i].msg_hdr = (struct msghdr){
 			.msg_name = &b->from[i], .msg_namelen = sizeof(b->from[i]),
 			.msg_iov = &b->iov[i], .msg_iovlen = 1,
+			.msg_control = b->control[i].buf, .msg_controllen = sizeof(b->control[i].buf),
 		};
 		b->msgs[i].msg_len = 0;
 	}
+	b->received = 0;
 	int n = recvmmsg(fd, b->msgs, b->count, MSG_DONTWAIT, NULL);
 	/* An ICMP error for an earlier send is reported once; the queue is still there. */
 	if (n < 0 && errno == ECONNREFUSED)
 		n = recvmmsg(fd, b->msgs, b->count, MSG_DONTWAIT, NULL);
 	if (n < 0)
 		return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
-	return n;
+	b->received = (unsigned)n;
+	unsigned datagrams = 0;
+	for (unsigned i = 0; i < b->received; i++)
+		datagrams = cut_message(b, i, datagrams);
+	return (int)datagrams;
+}
+
+bool udp_batch_drained(const struct udp_batch *b)
+{
+	return b->received < b->count;
 }
 
 void udp_batch_datagram(const struct udp_batch *b, int i, struct sq_datagram *d)
 {
-	const struct mmsghdr *m = &b->msgs[i];
-	d->buf = b->data + (size_t)i * b->size;
-	d->len = m->msg_len < b->size ? m->msg_len : b->size;
-	/* The buffer is one byte larger than the largest valid datagram. */
-	d->oversized = (m->msg_hdr.msg_flags & MSG_TRUNC) || m->msg_len >= b->size;
-	d->src = (const struct sockaddr *)&b->from[i];
-	d->src_len = m->msg_hdr.msg_namelen;
+	*d = b->datagrams[i];
 }
 
 /* UDP GSO limits: segments per send (UDP_MAX_SEGMENTS is 64 on older

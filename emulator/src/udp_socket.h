@@ -13,12 +13,20 @@ int udp_socket_open(const struct sockaddr_storage *addr, socklen_t len, char *er
 /* "127.0.0.1:5300": the bound address (useful with port 0). */
 void udp_socket_local_text(int fd, char *out, size_t outlen);
 
+/* Asks the kernel to hand over a peer's UDP GSO send (equal-size datagrams)
+ * as one message instead of cutting it up in the sender's context; the
+ * receive batch cuts it. Without kernel support each datagram comes alone. */
+void udp_socket_enable_gro(int fd);
+
+/* count messages of size bytes each (one more than the largest valid datagram). */
 struct udp_batch;
 
 struct udp_batch *udp_batch_new(unsigned count, size_t size);
 void udp_batch_free(struct udp_batch *b);
 /* recvmmsg without blocking: the number of datagrams (0 if none, -1 on error). */
 int udp_batch_receive(struct udp_batch *b, int fd);
+/* Whether the last receive took fewer messages than the batch holds (the socket is empty). */
+bool udp_batch_drained(const struct udp_batch *b);
 /* The i-th received datagram (valid until the next receive). */
 void udp_batch_datagram(const struct udp_batch *b, int i, struct sq_datagram *d);
 

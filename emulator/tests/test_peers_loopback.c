@@ -11,6 +11,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -371,6 +372,104 @@ static void test_router_marks_ce(void **state)
 	close(control);
 }
 
+/* --- UDP GSO in, UDP GRO out ------------------------------------------------------- */
+
+static const char *const UNLIMITED_LINK =
+	"autostart = peers\n"
+	"[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+	"[down]\nmtu = 1500B\nbandwidth = unlimited\ndelay = 50ms\nsend_buffer = 100000B\n"
+	"[up]\nmtu = 1500B\nbandwidth = unlimited\ndelay = 50ms\nsend_buffer = 100000B\n";
+
+#define GSO_PACKETS 5
+#define GSO_IP_LEN 200
+#define GSO_SEGMENT (SQ_WIRE_HEADER_LEN + GSO_IP_LEN)
+
+/* One UDP GSO send of GSO_PACKETS DATA messages (ip ids 20, 21, ...), as the
+ * NPA sends a batch of equal-size packets; false if the kernel refuses GSO. */
+static bool send_gso_batch(int fd, const struct emu *e, uint8_t segments[GSO_PACKETS][GSO_SEGMENT])
+{
+	struct iovec iov[GSO_PACKETS];
+	for (int i = 0; i < GSO_PACKETS; i++) {
+		struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = SQ_MSG_DATA, .role = SQ_ROLE_ROUTER,
+					    .token = TOKEN, .seq = (uint32_t)i, .length = GSO_IP_LEN };
+		sq_wire_encode(segments[i], &h);
+		udp_packet(segments[i] + SQ_WIRE_HEADER_LEN, (uint16_t)(20 + i), GSO_IP_LEN);
+		iov[i] = (struct iovec){ .iov_base = segments[i], .iov_len = GSO_SEGMENT };
+	}
+	union { char buf[CMSG_SPACE(sizeof(uint16_t))]; struct cmsghdr align; } control;
+	struct msghdr m = { .msg_name = (void *)&e->addr, .msg_namelen = sizeof(e->addr), .msg_iov = iov,
+			    .msg_iovlen = GSO_PACKETS, .msg_control = control.buf, .msg_controllen = sizeof(control.buf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_UDP;
+	c->cmsg_type = UDP_SEGMENT;
+	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+	uint16_t size = GSO_SEGMENT;
+	memcpy(CMSG_DATA(c), &size, sizeof(size));
+	return sendmsg(fd, &m, 0) == GSO_PACKETS * GSO_SEGMENT;
+}
+
+/* Receives one message; returns its length and the GRO segment size (0: none). */
+static size_t receive_gro(int fd, uint8_t *buf, size_t cap, int *segment)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = cap };
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } control;
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+			    .msg_controllen = sizeof(control.buf) };
+	ssize_t n = recvmsg(fd, &m, 0);
+	assert_true(n > 0);
+	*segment = 0;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO)
+			memcpy(segment, CMSG_DATA(c), sizeof(*segment));
+	return (size_t)n;
+}
+
+static void test_gso_batch_in_and_out(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, UNLIMITED_LINK);
+	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	int on = 1;
+	if (setsockopt(mobile, SOL_UDP, UDP_GRO, &on, sizeof(on)) != 0)
+		skip();   /* a kernel without UDP GRO (before 5.0) */
+	register_npa(router, &e, SQ_ROLE_ROUTER);
+	register_npa(mobile, &e, SQ_ROLE_MOBILE);
+	static uint8_t sent[GSO_PACKETS][GSO_SEGMENT];
+	if (!send_gso_batch(router, &e, sent))
+		skip();   /* a kernel without UDP GSO (before 4.18) */
+	/* Arrived together, due together: they leave as one GSO send that the
+	 * mobile side, with UDP_GRO, receives as one message of five datagrams. */
+	static uint8_t got[SQ_WIRE_MAX_DATAGRAM];
+	int segment;
+	size_t n;
+	do
+		n = receive_gro(mobile, got, sizeof(got), &segment);
+	while (n == SQ_WIRE_HEADER_LEN);   /* a keepalive */
+	assert_int_equal(n, GSO_PACKETS * GSO_SEGMENT);
+	assert_int_equal(segment, GSO_SEGMENT);
+	for (int i = 0; i < GSO_PACKETS; i++) {
+		struct sq_wire_header h;
+		assert_int_equal(sq_wire_decode(got + i * GSO_SEGMENT, GSO_SEGMENT, &h), SQ_WIRE_OK);
+		assert_int_equal(h.type, SQ_MSG_DATA);
+		assert_memory_equal(got + i * GSO_SEGMENT + SQ_WIRE_HEADER_LEN, sent[i] + SQ_WIRE_HEADER_LEN, GSO_IP_LEN);
+	}
+	send_msg(control, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
+	receive(control, SQ_MSG_BYE, got, sizeof(got));
+	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	char *log = read_log(&e);
+	for (unsigned id = 1; id <= GSO_PACKETS; id++) {
+		assert_int_equal(event_time(log, "in", id), event_time(log, "in", 1));
+		assert_int_equal(event_time(log, "out", id) - event_time(log, "in", id), 50000);
+	}
+	assert_non_null(strstr(log, "\n# lateness_us n 5 "));
+	assert_non_null(strstr(log, " undeliverable down 0 up 0 send_errors 0\n"));
+	free(log);
+	close(router);
+	close(mobile);
+	close(control);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +477,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
 		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),
 		cmocka_unit_test_teardown(test_router_marks_ce, kill_leftover),
+		cmocka_unit_test_teardown(test_gso_batch_in_and_out, kill_leftover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
