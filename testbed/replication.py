@@ -34,6 +34,7 @@ from .scenario import ResolvedCell
 POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
 STOP_GRACE_S = 3.0
+DRAIN_MARGIN_S = 0.2
 STDERR_TAIL = 400
 PORT_BASE = {"http": 8080, "bulk": 5001, "udp": 6001}
 WORKLOADS_FILE = "workloads.json"
@@ -162,6 +163,10 @@ class _Replication:
             _launch(item, self.work, t0, self.job)
         link_alive = _wait(self.running, self.link, self.job, t0, self.stop, self.outcome)
         self.timings["flows_s"] = round(time.monotonic() - t0, 3)
+        # The last segments (e.g. the ACK of the server's FIN) are still inside the link when the
+        # programs end: keep the link and the captures until they are out, or connections look cut.
+        if link_alive and self.stop.wait(_link_drain_s(self.job.cell.link)):
+            raise Interrupted()
         _stop_programs(self.running)
         if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
             return
@@ -272,6 +277,16 @@ def _drain_s(link: LinkConfig, flow: Flow) -> float:
     """How long the last packet of a flow can still be in the link after it was sent."""
     d = link.direction(flow.direction)
     return (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6 + 1.0
+
+
+def _link_drain_s(link: LinkConfig) -> float:
+    """Longest time a packet sent now can stay in the link: a full send buffer ahead of it at
+    the slowest rate, the propagation delay and every ARQ retry (either direction)."""
+    def one(d) -> float:
+        rates = [s.rate_bps for s in d.bandwidth if s.rate_bps]
+        serialisation = d.send_buffer * 8 / min(rates) if rates else 0.0
+        return serialisation + (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6
+    return max(one(link.down), one(link.up)) + DRAIN_MARGIN_S
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs
+from analysis.emulog import read_emulator_log
 from testbed import emulator_log, netns
 from testbed.addresses import namespaces
 from testbed.capture import read_packets
@@ -114,6 +115,8 @@ def assert_complete_replication(rep: Path, lane_numbers: range) -> None:
     assert st["details"]["testbed"]["lane"] in lane_numbers
     log = emulator_log.read(rep / "emulator.log")
     assert log.complete, f"{rep}/emulator.log has no trailer"
+    # The link was drained before STOP: no segment (e.g. the last ACK) was cut off in it.
+    assert read_emulator_log(rep / "emulator.log").trailer["pending"]["count"] == "0"
     fixed, mobile = read_packets(rep / "fixed.pcap"), read_packets(rep / "mobile.pcap")
     # Every flow crossed the link: the HTTP, bulk and UDP ports in both captures.
     for packets in (fixed, mobile):
@@ -330,3 +333,24 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
         cache = json.loads((cells / c / f"rep-0{r}" / "tcp.json").read_text())["metrics_cache_at_start"]
         assert cache == {"fixed": [], "mobile": []}
     assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
+
+
+def test_the_link_drains_before_stop_so_connections_end_in_the_captures(tmp_path: Path) -> None:
+    """An HTTP page ends when the client has the server's FIN; the client's last ACK is then
+    still in a 300 ms link. The run must keep the link and captures until it is out."""
+    require_programs(*PROGRAMS)
+    path = tmp_path / "drain.toml"
+    path.write_text('name = "drain"\nseed = 3\ntimeout = "30s"\n'
+                    '[link]\nbandwidth = "1Mbit"\ndelay = "300ms"\nmtu = "576B"\n'
+                    '[flows.web]\nkind = "http"\nobjects = [2000]\nhttp = "1.0"\n')
+    code, out, err = run(path, tmp_path / "results", BASE + 5)
+    assert code == 0, err
+    rep = only_run_dir(tmp_path / "results") / "cells" / "default" / "rep-01"
+    assert read_emulator_log(rep / "emulator.log").trailer["pending"]["count"] == "0"
+    # The fixed host (server side) saw the ACK of its own FIN: the connection ended in the capture.
+    packets = [p for p in read_packets(rep / "fixed.pcap") if p.haslayer("TCP")]
+    server_fin = next(p for p in packets if p["TCP"].sport == 8080 and p["TCP"].flags & 0x01)
+    fin_end = server_fin["TCP"].seq + len(server_fin["TCP"].payload) + 1
+    assert any(p["TCP"].dport == 8080 and p["TCP"].ack == fin_end for p in packets), \
+        "the ACK of the server's FIN never reached the fixed host before the run stopped"
+    assert_nothing_left(range(BASE + 5, BASE + 6), str(tmp_path))
