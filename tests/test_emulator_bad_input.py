@@ -69,6 +69,15 @@ def test_bad_datagrams_are_counted_never_forwarded_and_the_run_goes_on(lane, tmp
             # Router DATA from an address that is not the registered router NPA.
             ("unknown_source", bytes(SquallWire(token=token, role=wire.Role.ROUTER) / Raw(echo))),
             ("unknown_source", bytes(SquallWire(token=token, type=wire.MsgType.KEEPALIVE))),
+            # A HELLO with a wrong token must not take over the mobile role (the ping below
+            # would then fail).
+            ("bad_token", bytes(SquallWire(token=token ^ 1, type=wire.MsgType.HELLO))),
+            ("bad_type", bytes(SquallWire(token=token, type=99))),
+            ("bad_role", bytes(SquallWire(token=token, role=9) / Raw(echo))),
+            ("unexpected_type", bytes(SquallWire(token=token, type=wire.MsgType.WELCOME, role=wire.Role.ROUTER))),
+            ("unexpected_role", bytes(SquallWire(token=token, type=wire.MsgType.START, role=wire.Role.MOBILE))),
+            ("bad_payload", bytes(SquallWire(token=token, type=wire.MsgType.START, role=wire.Role.CONTROL)
+                                  / Raw(b"\0" * 8))),
         ]
         with Capture(lane.ns.mobile, lane.mobile_wireless.dev, pcap):
             for ns, host in ((lane.ns.emu, "127.0.0.1"), (lane.ns.mobile, lane.emu_carrier.address)):
