@@ -59,12 +59,13 @@ def _run(args: argparse.Namespace) -> int:
         print("squall run: give either a SCENARIO or --resume RUN_DIR, not both "
               "(a resumed run uses the scenario.toml stored in its directory)", file=sys.stderr)
         return 2
-    if os.geteuid() != 0:
+    if os.geteuid() != 0 and args.testbed is None:
         print("squall run: needs root (network namespaces, TUN devices, tc)", file=sys.stderr)
         return 2
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
                                 results=Path(args.results), lane_base=args.lane_base,
-                                analyse=not args.no_analysis)
+                                analyse=not args.no_analysis,
+                                testbed_file=None if args.testbed is None else Path(args.testbed))
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
                               None if args.resume is None else Path(args.resume))
 
@@ -96,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
     run.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
                      help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+    run.add_argument("--testbed", metavar="FILE",
+                     help="run on the three lab hosts of this testbed file over SSH, serially (docs/lab-hosts.md)")
     run.add_argument("--no-analysis", action="store_true",
                      help="skip the analysis at the end (squall report RUN_DIR does it later)")
     run.set_defaults(func=_run)

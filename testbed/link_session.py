@@ -10,6 +10,9 @@ for their `ready` lines (bring_up()) and sends START (start()); a runner that ne
 time between the two calls them itself instead of entering. Leaving sends STOP (the
 emulator then writes its log trailer) and ends every program, SIGTERM first, SIGKILL
 after a grace period, also when entering failed half-way.
+
+Where the programs run is a `LinkPlaces`: by default the lane's namespaces
+(`NamespacePlaces`); testbed/ssh_hosts.py gives lab hosts reached over SSH.
 """
 from __future__ import annotations
 
@@ -19,12 +22,13 @@ import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, Sequence
 
 from . import emulator_config
 from .addresses import LaneAddresses
 from .emulator_control import ControlError, EmulatorControl
 from .link import LinkConfig
-from .processes import ProgramGroup, ReadyTimeout
+from .processes import Program, ProgramGroup, ReadyTimeout
 from .router_config import RouterConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -59,6 +63,57 @@ class SessionError(RuntimeError):
     """The link could not be brought up; the message says which program and why."""
 
 
+class LinkPlaces(Protocol):
+    """Where the emulator ("emu") and the mobile NPA ("mobile") run, and how to reach them."""
+
+    def program(self, name: str) -> str:
+        """The path of squall's C program `name` where it runs."""
+
+    def start(self, programs: ProgramGroup, name: str, where: str, argv: Sequence[str]) -> Program:
+        """Starts argv on "emu" or "mobile", registered in `programs` under `name`."""
+
+    def udp_bound(self, program: Program, port: int) -> bool:
+        """True once the program's host has a UDP socket bound to port."""
+
+    def control(self, token: str) -> EmulatorControl: ...
+
+    def emulator_file(self, local: Path) -> Path:
+        """Where the emulator reads or writes what ends up at the local path (config, log)."""
+
+    def install(self, local: Path) -> None:
+        """Makes the local file available at emulator_file(local)."""
+
+    def collect(self, local: Path) -> None:
+        """Brings the emulator's file emulator_file(local) to the local path."""
+
+
+@dataclass(frozen=True)
+class NamespacePlaces:
+    """The lane's namespaces: emu and mobile share this machine's file system."""
+    lane: LaneAddresses
+
+    def program(self, name: str) -> str:
+        return str(program_path(name))
+
+    def start(self, programs: ProgramGroup, name: str, where: str, argv: Sequence[str]) -> Program:
+        return programs.start(name, self.lane.ns.emu if where == "emu" else self.lane.ns.mobile, argv)
+
+    def udp_bound(self, program: Program, port: int) -> bool:
+        return _udp_port_bound(program.proc.pid, port)
+
+    def control(self, token: str) -> EmulatorControl:
+        return EmulatorControl(self.lane.ns.emu, ("127.0.0.1", self.lane.emulator_port), token)
+
+    def emulator_file(self, local: Path) -> Path:
+        return local.resolve()
+
+    def install(self, local: Path) -> None:
+        pass
+
+    def collect(self, local: Path) -> None:
+        pass
+
+
 @dataclass(frozen=True)
 class SessionResult:
     log_path: Path
@@ -72,10 +127,13 @@ class SessionResult:
 class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
-                 priority: int = REALTIME_PRIORITY, router: RouterConfig | None = None):
+                 priority: int = REALTIME_PRIORITY, router: RouterConfig | None = None,
+                 places: LinkPlaces | None = None):
         """`router`: the scenario's router, any engine; only `engine = "emulator"` puts it
-        into the emulator's configuration (its router stage on the downlink)."""
+        into the emulator's configuration (its router stage on the downlink).
+        `places`: where the programs run (default: the lane's namespaces)."""
         self.lane = lane
+        self.places: LinkPlaces = places if places is not None else NamespacePlaces(lane)
         self.link = link
         self.workdir = Path(workdir)
         self.seed = seed
@@ -116,7 +174,7 @@ class LinkSession:
         self.write_config()
         self._start_emulator()
         self._start_npas()
-        self.control = EmulatorControl(self.lane.ns.emu, ("127.0.0.1", self.lane.emulator_port), self.token)
+        self.control = self.places.control(self.token)
 
     def start(self) -> int:
         """Sends START; returns CLOCK_REALTIME µs of t = 0 (also in start_realtime_us)."""
@@ -137,23 +195,25 @@ class LinkSession:
         """The emulator's configuration file, with the router stage of an emulator-engine router."""
         self.workdir.mkdir(parents=True, exist_ok=True)
         run = emulator_config.EmulatorRun(seed=self.seed, replication=self.replication, token=self.token,
-                                          log_path=self.log_path.resolve(),
+                                          log_path=self.places.emulator_file(self.log_path),
                                           listen=f"0.0.0.0:{self.lane.emulator_port}")
         emulator_config.write(self.config_path, self.link, run, router=self.router)
+        self.places.install(self.config_path)
 
     def _start_emulator(self) -> None:
-        self.programs.start(EMULATOR, self.lane.ns.emu,
-                            scheduled([str(program_path("squall-emulator")), str(self.config_path)], self.priority))
+        config = self.places.emulator_file(self.config_path)
+        self.places.start(self.programs, EMULATOR, "emu",
+                          scheduled([self.places.program("squall-emulator"), str(config)], self.priority))
         self._wait_bound(EMULATOR, self.lane.emulator_port)
 
     def _start_npas(self) -> None:
         a = self.lane
-        npa = str(program_path("squall-npa"))
-        self.programs.start(ROUTER_NPA, a.ns.emu, scheduled([
+        npa = self.places.program("squall-npa")
+        self.places.start(self.programs, ROUTER_NPA, "emu", scheduled([
             npa, "--role", "router", "--emulator", a.emulator_for_router, "--token", self.token,
             "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
             "--peer", a.mobile_wireless.address], self.priority))
-        self.programs.start(MOBILE_NPA, a.ns.mobile, scheduled([
+        self.places.start(self.programs, MOBILE_NPA, "mobile", scheduled([
             npa, "--role", "mobile", "--emulator", a.emulator_for_mobile, "--token", self.token,
             "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
             "--peer", a.emu_wireless.address, "--route", a.fixed_net], self.priority))
@@ -167,7 +227,7 @@ class LinkSession:
         """Waits until the program has a UDP socket bound to port (seen in its namespace)."""
         program = self.programs.programs[name]
         deadline = time.monotonic() + self.ready_timeout_s
-        while not _udp_port_bound(program.proc.pid, port):
+        while not self.places.udp_bound(program, port):
             code = program.proc.poll()
             if code is not None:
                 raise SessionError(f"{program.describe()} exited with code {code} at start-up; "
@@ -194,9 +254,17 @@ class LinkSession:
             if self.control is not None:
                 self.control.close()
             codes = self.programs.stop_all()
+            self._collect_log()
             self.result = SessionResult(self.log_path, self.config_path, self.start_realtime_us,
                                         codes, self.programs.stderr(), acknowledged)
         return self.result
+
+    def _collect_log(self) -> None:
+        """The emulator's log into the work directory (where the link's programs ran elsewhere)."""
+        try:
+            self.places.collect(self.log_path)
+        except (OSError, RuntimeError):
+            pass     # a log the emulator never wrote stays absent; replication reports the trailer
 
     @property
     def mtu(self) -> dict[str, int]:
@@ -211,12 +279,18 @@ class LinkSession:
 
 def _udp_port_bound(pid: int, port: int) -> bool:
     """True if the namespace of pid has a UDP socket bound to port (any address)."""
-    suffix = f":{port:04X}"
     for table in ("udp", "udp6"):
         try:
-            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+            text = Path(f"/proc/{pid}/net/{table}").read_text()
         except OSError:
             return False
-        if any(len(f) > 1 and f[1].endswith(suffix) for f in (row.split() for row in rows)):
+        if udp_table_binds(text, port):
             return True
     return False
+
+
+def udp_table_binds(text: str, port: int) -> bool:
+    """True if a /proc/net/udp(6) table has a socket bound to port (any address)."""
+    suffix = f":{port:04X}"
+    rows = text.splitlines()[1:]
+    return any(len(f) > 1 and f[1].endswith(suffix) for f in (row.split() for row in rows))

@@ -29,7 +29,7 @@ from . import router_section as _router_section  # noqa: F401  registers the [ro
 from . import scenario as scenario_mod
 from . import tcp_section as _tcp_section  # noqa: F401  registers the [tcp] parser
 from .errors import ConfigError
-from .hosts import NamespaceTestbed
+from .hosts import NamespaceTestbed, Testbed
 from .progress import Progress
 from .results import RunDir, Status, utc_stamp
 
@@ -45,6 +45,7 @@ class RunOptions:
     results: Path = Path("results")
     lane_base: int = DEFAULT_LANE_BASE
     analyse: bool = True                  # at the end: `squall report`'s tables (analysis package)
+    testbed_file: Path | None = None      # lab hosts over SSH (docs/lab-hosts.md) instead of lanes
 
 
 @dataclass(frozen=True)
@@ -119,8 +120,10 @@ def plain(value: Any) -> Any:
 
 class Runner:
     def __init__(self, sc: scenario_mod.Scenario, run_dir: RunDir, units: list[Unit], options: RunOptions,
-                 stream: TextIO = sys.stderr):
+                 stream: TextIO = sys.stderr, lab: Any = None):
+        """`lab`: an open ssh_hosts.SshTestbed; then every replication runs on it, serially."""
         self.sc, self.run_dir, self.units, self.options = sc, run_dir, units, options
+        self.lab = lab
         self.stop = threading.Event()
         self.queue: queue.Queue[Unit] = queue.Queue()
         for unit in units:
@@ -149,7 +152,7 @@ class Runner:
         return self.result
 
     def _worker(self, lane_number: int) -> None:
-        testbed: NamespaceTestbed | None = None
+        testbed: Any = None
         try:
             while not self.stop.is_set():
                 try:
@@ -165,15 +168,24 @@ class Runner:
             if lane_number in self._built:     # never a lane another run owns (LaneBusy)
                 lanes.teardown(lane_number)
 
-    def _run_unit(self, unit: Unit, lane_number: int, testbed: NamespaceTestbed | None) -> NamespaceTestbed | None:
+    def _fresh_testbed(self, lane_number: int) -> Testbed:
+        if self.lab is not None:
+            problems = self.lab.reset()     # processes, sysctls, routes, TCP metrics as at the start
+            if problems:
+                raise RuntimeError(f"the lab hosts could not be reset: {'; '.join(problems)}")
+            return self.lab
+        testbed = NamespaceTestbed.create(lane_number)   # tears down what was there
+        self._built.add(lane_number)
+        return testbed
+
+    def _run_unit(self, unit: Unit, lane_number: int, testbed: Any) -> Any:
         previous_ok = False
         for rep in unit.replications:
             if self.stop.is_set():
                 break
             fresh = testbed is None or not (unit.keep_lane and previous_ok)
             if fresh:
-                testbed = NamespaceTestbed.create(lane_number)   # tears down what was there
-                self._built.add(lane_number)
+                testbed = self._fresh_testbed(lane_number)
             job = replication.Job(unit.cell, rep, self.sc.seed, self.sc.timeout_us)
             work = self.run_dir.begin(unit.cell.cell_id, rep)
             try:
@@ -223,8 +235,12 @@ def start_run(scenario_path: Path, options: RunOptions) -> tuple[scenario_mod.Sc
     sc = scenario_mod.load(scenario_path)
     replications = options.replications or sc.replications
     select_cells(sc, options.cells)
-    testbed = {"backend": "namespaces", "lanes": list(range(options.lane_base, options.lane_base + options.parallel)),
-               RUN_OPTIONS_KEY: {"replications": replications, "cells": options.cells, "parallel": options.parallel,
+    testbed: dict[str, Any] = {"backend": "namespaces",
+                               "lanes": list(range(options.lane_base, options.lane_base + options.parallel))}
+    if options.testbed_file is not None:
+        testbed = {"backend": "ssh", "testbed_file": str(options.testbed_file),
+                   "testbed_source": options.testbed_file.read_text()}
+    testbed |= {RUN_OPTIONS_KEY: {"replications": replications, "cells": options.cells, "parallel": options.parallel,
                                  "scenario_file": str(scenario_path)}}
     run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc), meta.collect(sc.digest, testbed))
     return sc, run_dir, replications
@@ -246,6 +262,8 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     if options.parallel < 1:
         raise ConfigError("--parallel", f"{options.parallel} is not a number of lanes >= 1")
+    if options.testbed_file is not None:
+        return _run_on_lab(scenario_path, options, resume, out, err)
     removed = lanes.cleanup_leftovers()
     if removed:
         print(f"squall run: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
@@ -261,6 +279,54 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
           f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
           f"lane(s); results in {run_dir.root}", file=err)
     result = Runner(sc, run_dir, units, options, err).run() if units else RunResult(run_dir.root)
+    return _finish(sc, run_dir, cells, replications, result, options, out, err)
+
+
+def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | None,
+                out: TextIO, err: TextIO) -> int:
+    """`--testbed FILE`: the lab hosts are checked before the run directory is made, then every
+    replication runs on them in turn (docs/lab-hosts.md)."""
+    from . import ssh_hosts, testbed_file
+
+    assert options.testbed_file is not None
+    if options.parallel != 1:
+        raise ConfigError("--parallel", f"{options.parallel}: a testbed file names one set of lab hosts, "
+                          "so its replications run one at a time; leave out --parallel")
+    lab = testbed_file.load(options.testbed_file)
+    sc = scenario_mod.load(resume / "scenario.toml" if resume is not None else scenario_path)  # type: ignore[operator]
+    routers = [c.sections.get("router") for c in sc.cells]
+    needs = {"needs_nginx": any(getattr(f, "kind", "") == "http" for c in sc.cells for f in c.sections.get("flows", ())),
+             "needs_tc": any(r is not None and r.engine == "tc" for r in routers)}
+    if needs["needs_tc"]:
+        raise ConfigError(str(sc.path), "a [router] with engine = \"tc\" cannot run on lab hosts yet "
+                          "(--testbed); use engine = \"emulator\"")
+    try:
+        testbed = ssh_hosts.SshTestbed.open(lab, **needs)
+    except ssh_hosts.LabError as e:
+        print(f"squall run: {e}", file=err)
+        return 2
+    try:
+        if resume is not None:
+            sc, run_dir, replications, cells_glob = reopen_run(resume, options)
+        else:
+            assert scenario_path is not None
+            sc, run_dir, replications = start_run(scenario_path, options)
+            cells_glob = options.cells
+        cells = select_cells(sc, cells_glob)
+        units = plan(cells, replications, run_dir)
+        print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
+              f"{sum(len(u.replications) for u in units)} to run on the lab hosts of {lab.path}; "
+              f"results in {run_dir.root}", file=err)
+        result = Runner(sc, run_dir, units, options, err, lab=testbed).run() if units else RunResult(run_dir.root)
+    finally:
+        problems = testbed.close()
+    for problem in problems:
+        print(f"squall run: could not restore: {problem}", file=err)
+    return _finish(sc, run_dir, cells, replications, result, options, out, err)
+
+
+def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], replications: int,
+            result: RunResult, options: RunOptions, out: TextIO, err: TextIO) -> int:
     if options.analyse and result.interrupted_by is None:
         analyse(run_dir.root, out, err)
     print_report(run_dir, cells, replications, out)

@@ -1,0 +1,242 @@
+"""The OpenSSH client as squall uses it: one shared master connection per host.
+
+    with SshClient(SshTarget("root@lab-emu")) as emu:     # opens the master (ControlMaster)
+        emu.run(["ip", "link"])                           # CompletedProcess, like netns.run
+        proc = emu.popen(["tcpdump", ...], stdout_path, stderr_path, pid_file)
+        proc.send_signal(signal.SIGINT)                   # `kill -INT <remote pid>` over SSH
+        emu.fetch(remote_path, local_path)                # `ssh cat`, the file as it is
+    # leaving: every process started with popen() still running is killed, master closed
+
+Every command goes through the master connection (`-o ControlPath`), so a command costs a
+round trip, not a key exchange. BatchMode: a missing key is an error, never a prompt.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+CONNECT_TIMEOUT_S = 10
+MASTER_PERSIST_S = 600          # the master outlives a crashed runner by at most this long
+SSH_FAILURE = 255               # ssh's own exit status for "could not connect / killed remote"
+
+
+class SshError(RuntimeError):
+    """A command over SSH failed; the message names the host, the command and its stderr."""
+
+
+@dataclass(frozen=True)
+class SshTarget:
+    destination: str                       # user@host or an ssh_config alias
+    port: int | None = None
+    identity: str | None = None            # private key file
+    options: tuple[str, ...] = ()          # extra `-o Key=Value` settings
+
+    def label(self) -> str:
+        return self.destination if self.port is None else f"{self.destination}:{self.port}"
+
+
+def quote(argv: Sequence[str]) -> str:
+    """argv as one remote shell command line (sshd hands it to the user's shell)."""
+    return " ".join(shlex.quote(str(a)) for a in argv)
+
+
+@dataclass
+class SshClient:
+    target: SshTarget
+    control_dir: Path | None = None         # where the master's socket lives (default: a temp dir)
+    started: list["RemoteProcess"] = field(default_factory=list)
+    _own_dir: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.control_dir is None:
+            # A short path: the socket path must fit in sun_path (108 bytes).
+            self._own_dir = tempfile.TemporaryDirectory(prefix="sqssh-")
+            self.control_dir = Path(self._own_dir.name)
+
+    @property
+    def control_path(self) -> Path:
+        assert self.control_dir is not None
+        return self.control_dir / "master.sock"
+
+    def base_argv(self) -> list[str]:
+        argv = ["ssh", "-n", "-o", "BatchMode=yes", "-o", "ControlMaster=auto",
+                "-o", f"ControlPath={self.control_path}", "-o", f"ControlPersist={MASTER_PERSIST_S}",
+                "-o", f"ConnectTimeout={CONNECT_TIMEOUT_S}", "-o", "ServerAliveInterval=5",
+                "-o", "LogLevel=ERROR"]
+        if self.target.port is not None:
+            argv += ["-p", str(self.target.port)]
+        if self.target.identity:
+            argv += ["-i", self.target.identity, "-o", "IdentitiesOnly=yes"]
+        for option in self.target.options:
+            argv += ["-o", option]
+        return argv + [self.target.destination, "--"]
+
+    # --- the connection ------------------------------------------------------------------
+    def __enter__(self) -> "SshClient":
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def open(self) -> None:
+        """Opens the master connection; SshError says why the host cannot be reached."""
+        proc = subprocess.run(self.base_argv() + ["true"], capture_output=True, text=True,
+                              timeout=CONNECT_TIMEOUT_S + 20)
+        if proc.returncode != 0:
+            raise SshError(f"cannot reach {self.target.label()} over SSH (`ssh {self.target.destination} true` "
+                           f"exited {proc.returncode}): {proc.stderr.strip() or '(no message)'}")
+
+    def close(self) -> None:
+        """Kills what popen() started and is still running, then closes the master."""
+        try:
+            for proc in self.started:
+                if proc.poll() is None:
+                    proc.kill()
+            for proc in self.started:
+                try:
+                    proc.wait(5)
+                except subprocess.TimeoutExpired:
+                    proc.local.kill()
+                    proc.local.wait()
+        finally:
+            if self.control_path.exists():
+                subprocess.run(["ssh", "-o", f"ControlPath={self.control_path}", "-O", "exit",
+                                self.target.destination], capture_output=True, timeout=10)
+            if self._own_dir is not None:
+                self._own_dir.cleanup()
+
+    # --- commands ------------------------------------------------------------------------
+    def run(self, argv: Sequence[str], *, check: bool = True, timeout: float = 30.0,
+            input: bytes | None = None) -> subprocess.CompletedProcess[str]:
+        return self.run_shell(quote(argv), check=check, timeout=timeout, input=input)
+
+    def run_shell(self, command: str, *, check: bool = True, timeout: float = 30.0,
+                  input: bytes | None = None) -> subprocess.CompletedProcess[str]:
+        """A shell command line on the host (stdout/stderr as text)."""
+        argv = self.base_argv() + [command]
+        if input is not None:
+            argv.remove("-n")
+        proc = subprocess.run(argv, input=input, capture_output=True, timeout=timeout)
+        result = subprocess.CompletedProcess(argv, proc.returncode, proc.stdout.decode(errors="replace"),
+                                             proc.stderr.decode(errors="replace"))
+        if check and proc.returncode != 0:
+            raise SshError(f"`{command}` on {self.target.label()} failed (exit {proc.returncode}): "
+                           f"{result.stderr.strip() or '(no message)'}")
+        return result
+
+    def read_bytes(self, path: str | Path, timeout: float = 120.0) -> bytes:
+        """The file's content (`cat`); FileNotFoundError when the host has no such file."""
+        argv = self.base_argv() + [quote(["cat", "--", str(path)])]
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout)
+        if proc.returncode != 0:
+            message = proc.stderr.decode(errors="replace").strip()
+            if "No such file" in message:
+                raise FileNotFoundError(f"{path} does not exist on {self.target.label()}")
+            raise SshError(f"reading {path} on {self.target.label()} failed (exit {proc.returncode}): {message}")
+        return proc.stdout
+
+    def write_bytes(self, path: str | Path, data: bytes) -> None:
+        """Writes the file (its directory is created), replacing it whole."""
+        parent, tmp = str(Path(path).parent), f"{path}.sqtmp"
+        self.run_shell(f"mkdir -p {shlex.quote(parent)} && cat > {shlex.quote(tmp)} && "
+                       f"mv -f {shlex.quote(tmp)} {shlex.quote(str(path))}", input=data)
+
+    def fetch(self, path: str | Path, local: Path) -> None:
+        """Copies a file of the host into a local file."""
+        data = self.read_bytes(path)
+        Path(local).write_bytes(data)
+
+    def put_tree(self, local_dir: Path, remote_dir: str | Path) -> None:
+        """Copies a local directory's content into remote_dir (tar over the connection)."""
+        tar = subprocess.run(["tar", "-C", str(local_dir), "-cf", "-", "."], capture_output=True, check=True)
+        self.run_shell(f"mkdir -p {shlex.quote(str(remote_dir))} && tar -C {shlex.quote(str(remote_dir))} -xf -",
+                       input=tar.stdout, timeout=120)
+
+    def popen(self, argv: Sequence[str], stdout_path: Path, stderr_path: Path,
+              pid_file: str | Path) -> "RemoteProcess":
+        """Starts argv on the host; its stdout/stderr stream into the local files.
+
+        The remote shell writes its pid to pid_file, then execs argv: the pid is the
+        program's, so signals reach the program itself."""
+        command = f"echo $$ > {shlex.quote(str(pid_file))} && exec {quote(argv)}"
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            local = subprocess.Popen(self.base_argv() + [command], stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=err)
+        proc = RemoteProcess(self, list(argv), local, str(pid_file))
+        self.started.append(proc)
+        return proc
+
+
+class RemoteProcess:
+    """A program running on an SSH host, with the subprocess.Popen methods the testbed uses
+    (poll, wait, send_signal, terminate, kill, returncode, pid)."""
+
+    PID_WAIT_S = 5.0
+
+    def __init__(self, client: SshClient, argv: list[str], local: subprocess.Popen, pid_file: str):
+        self.client, self.args, self.local, self.pid_file = client, argv, local, pid_file
+        self._remote_pid: int | None = None
+        self._signalled: int | None = None
+
+    @property
+    def pid(self) -> int:
+        """The program's pid on its host (read from the pid file once)."""
+        if self._remote_pid is None:
+            deadline = time.monotonic() + self.PID_WAIT_S
+            while True:
+                out = self.client.run(["cat", self.pid_file], check=False).stdout.strip()
+                if out.isdigit():
+                    self._remote_pid = int(out)
+                    break
+                if self.local.poll() is not None or time.monotonic() > deadline:
+                    raise SshError(f"no pid of `{quote(self.args)}` on {self.client.target.label()} "
+                                   f"in {self.pid_file}")
+                time.sleep(0.02)
+        return self._remote_pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._translate(self.local.returncode)
+
+    def _translate(self, code: int | None) -> int | None:
+        # A program killed by a signal has no exit status: ssh reports 255. When it was our
+        # signal, say so the way Popen does (negative signal number).
+        if code == SSH_FAILURE and self._signalled is not None:
+            return -self._signalled
+        return code
+
+    def poll(self) -> int | None:
+        return self._translate(self.local.poll())
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self.local.wait(timeout)      # raises subprocess.TimeoutExpired like Popen
+        return self._translate(code)         # type: ignore[return-value]
+
+    def send_signal(self, sig: int) -> None:
+        if self.local.poll() is not None:
+            return
+        try:
+            pid = self.pid
+        except SshError:
+            return                           # it never started (its stderr says why)
+        self._signalled = int(sig)
+        self.client.run(["kill", f"-{signal.Signals(sig).name.removeprefix('SIG')}", str(pid)],
+                        check=False, timeout=15)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def ssh_available() -> bool:
+    return any(os.access(Path(d) / "ssh", os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep))

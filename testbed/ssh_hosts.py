@@ -1,0 +1,454 @@
+"""The three lab hosts of a testbed file, reached over SSH: the `Testbed`, `Host` and
+`Link` protocols of testbed/hosts.py (docs/lab-hosts.md).
+
+    with SshTestbed.open(testbed_file.load(path)) as testbed:   # masters, checks, clocks
+        replication.run(testbed, job, work, stop)
+        testbed.reset()                                          # between replications
+    # closed: programs killed, sysctls/routes restored, TUNs gone, remote run dir removed
+
+Every command runs through one OpenSSH master connection per host (testbed/ssh.py);
+programs' stdout/stderr stream back into the results as they are written, so readiness
+lines and summaries are read as on namespaces. Files a host writes (captures, generator
+logs, the emulator log, nginx's logs) go to `<work_dir>/squall-<run id>/<cell>/<rep>/` on
+that host and are fetched into the replication directory.
+"""
+from __future__ import annotations
+
+import secrets
+import shlex
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Sequence
+
+from . import emulator_control, link_session, ssh_tcp, tcp_profile, wire
+from .addresses import Interface, LaneAddresses, Namespaces
+from .capture import Capture, CaptureError
+from .http_server import HttpServerConfig, HttpServerError, render_config, write_document_tree
+from .link import LinkConfig
+from .processes import Program, ProgramGroup
+from .router_config import RouterConfig
+from .router_session import RouterRun
+from .ssh import SshClient, SshError, quote
+from .testbed_file import LabHost, LabTestbed
+
+READY_TIMEOUT_S = 10.0
+STOP_GRACE_S = 3.0
+GENERATORS = ("squall-http", "squall-bulk", "squall-udp")
+PROGRAMS = {"fixed": GENERATORS, "emu": ("squall-emulator", "squall-npa"),
+            "mobile": ("squall-npa", *GENERATORS)}
+TOOLS = {"fixed": ("ip", "sysctl", "tcpdump", "tar", "kill", "cat", "ss"),
+         "emu": ("ip", "sysctl", "tar", "kill", "cat", "chrt"),
+         "mobile": ("ip", "sysctl", "tcpdump", "tar", "kill", "cat", "ss", "chrt")}
+
+
+class LabError(RuntimeError):
+    """A lab host is not usable for a run (unreachable, a program or tool missing, ...)."""
+
+
+# --- one host ----------------------------------------------------------------------------
+
+@dataclass
+class SshHost:
+    role: str
+    address: str
+    lab: LabHost
+    client: SshClient
+    run_root: PurePosixPath                      # this run's directory on the host
+    _local: dict[PurePosixPath, Path] = field(default_factory=dict)
+    _made: set[PurePosixPath] = field(default_factory=set)
+
+    def run(self, argv: Sequence[str], *, check: bool = True,
+            timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+        return self.client.run(argv, check=check, timeout=timeout)
+
+    def program(self, name: str) -> str:
+        return str(self.lab.bin_dir / name)
+
+    def files(self, work: Path) -> Path:
+        work = Path(work)
+        remote = self.run_root / work.parent.name / work.name
+        self._local[remote] = work
+        if remote not in self._made:
+            self.client.run(["mkdir", "-p", str(remote / ".pids")])
+            self._made.add(remote)
+        return Path(str(remote))
+
+    def local_dir(self, remote: Path) -> Path:
+        """The results directory whose files this remote directory holds."""
+        return self._local[PurePosixPath(str(remote))]
+
+    def start(self, name: str, argv: Sequence[str], workdir: Path) -> Program:
+        workdir = Path(workdir)
+        workdir.mkdir(parents=True, exist_ok=True)
+        out, err = workdir / f"{name}.stdout", workdir / f"{name}.stderr"
+        pid_file = self.files(workdir) / ".pids" / f"{name}.pid"
+        proc = self.client.popen(argv, out, err, pid_file)
+        return Program(name, list(argv), proc, out, err)    # type: ignore[arg-type]  # Popen-like
+
+    def capture(self, dev: str, path: Path, bpf_filter: str = "") -> "SshCapture":
+        return SshCapture(self, dev, Path(path), bpf_filter)
+
+    def http_server(self, port: int, run_dir: Path, pages: Sequence[Sequence[int]]) -> "SshHttpServer":
+        return SshHttpServer(self, HttpServerConfig(self.role, self.address, port, Path(run_dir), pages,
+                                                    nginx=self.lab.nginx))
+
+    def read_file(self, path: Path) -> bytes:
+        return self.client.read_bytes(path)
+
+    def write_file(self, path: Path, data: bytes) -> None:
+        self.client.write_bytes(path, data)
+
+    def fetch(self, path: Path, local: Path) -> None:
+        self.client.fetch(path, local)
+
+
+def _wait_stopped(proc: Any, sig: int, grace_s: float) -> int:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
+class SshCapture(AbstractContextManager):
+    """tcpdump on a lab host (Capture's options) while the context lasts; tcpdump's stderr
+    goes to <pcap>.stderr in the results, as on namespaces."""
+
+    def __init__(self, host: SshHost, dev: str, path: Path, bpf_filter: str = ""):
+        self.host, self.dev, self.path = host, dev, path
+        self.argv = Capture("", dev, path, bpf_filter).argv
+        local = host.local_dir(path.parent)
+        self.stderr_path = local / f"{path.name}.stderr"
+        self.stdout_path = local / f"{path.name}.stdout"
+        self.proc: Any = None
+
+    def __enter__(self) -> "SshCapture":
+        pid_file = self.path.parent / ".pids" / f"tcpdump-{self.path.name}.pid"
+        self.proc = self.host.client.popen(self.argv, self.stdout_path, self.stderr_path, pid_file)
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while "listening on" not in _read(self.stderr_path):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.__exit__()
+                raise CaptureError(f"tcpdump on the {self.host.role} host's {self.dev} did not start: "
+                                   f"{_read(self.stderr_path).strip() or '(no message)'}")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            _wait_stopped(self.proc, signal.SIGINT, 5.0)     # tcpdump flushes and exits
+            self.proc = None
+            self.stdout_path.unlink(missing_ok=True)
+
+
+class SshHttpServer(AbstractContextManager):
+    """nginx on a lab host: http_server's configuration and document tree, copied there."""
+
+    def __init__(self, host: SshHost, cfg: HttpServerConfig):
+        self.host, self.cfg = host, cfg
+        self.proc: Any = None
+        self._tmp: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> "SshHttpServer":
+        self._refuse_port_in_use()
+        run = str(self.cfg.run_dir)
+        with tempfile.TemporaryDirectory(prefix="sqhttp-") as tmp:
+            local = Path(tmp)
+            (local / "tmp").mkdir()
+            write_document_tree(local / "docroot", self.cfg.pages)
+            # render_config resolves the run directory locally; on the host it is as given.
+            conf = render_config(self.cfg).replace(str(Path(run).resolve()), run)
+            (local / "nginx.conf").write_text(conf)
+            self.host.client.put_tree(local, run)
+        self.host.run(["rm", "-f", f"{run}/nginx.pid"])
+        self._tmp = tempfile.TemporaryDirectory(prefix="sqnginx-")
+        argv = [self.cfg.nginx, "-p", run, "-e", f"{run}/error.log", "-c", f"{run}/nginx.conf"]
+        self.proc = self.host.client.popen(argv, Path(self._tmp.name) / "out", Path(self._tmp.name) / "err",
+                                           f"{run}/nginx.launch.pid")
+        try:
+            self._wait_ready(run)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _refuse_port_in_use(self) -> None:
+        out = self.host.run(["ss", "-Hltn", f"sport = :{self.cfg.port}"], check=False).stdout
+        if out.strip():
+            raise HttpServerError(f"cannot serve HTTP on {self.cfg.listen()} on the {self.host.role} host: "
+                                  f"port {self.cfg.port} is already in use there")
+
+    def _wait_ready(self, run: str) -> None:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while self.host.run(["test", "-e", f"{run}/nginx.pid"], check=False).returncode != 0:
+            code = self.proc.poll()
+            if code is not None or time.monotonic() > deadline:
+                err = _read(Path(self._tmp.name) / "err").strip() if self._tmp else ""
+                log = self.host.run(["cat", f"{run}/error.log"], check=False).stdout
+                emerg = "; ".join(ln for ln in log.splitlines() if "[emerg]" in ln or "[alert]" in ln)
+                raise HttpServerError(f"nginx for {self.cfg.listen()} on the {self.host.role} host "
+                                      f"{'exited with code ' + str(code) if code is not None else 'did not start'}: "
+                                      f"{emerg or err or '(no error message)'}")
+            time.sleep(0.05)
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self.proc is not None:
+                _wait_stopped(self.proc, signal.SIGQUIT, STOP_GRACE_S)
+                self.proc = None
+        finally:
+            if self._tmp is not None:
+                self._tmp.cleanup()
+                self._tmp = None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+# --- the link --------------------------------------------------------------------------
+
+class DirectControl(emulator_control.EmulatorControl):
+    """START/STOP from this process's own network to the emulator host (no namespace)."""
+
+    def __init__(self, target: tuple[str, int], token_hex: str):
+        self.target = target
+        self.token = wire.parse_token(token_hex)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.seq = 0
+
+
+@dataclass(frozen=True)
+class SshPlaces:
+    """link_session.LinkPlaces on the lab's emu and mobile hosts."""
+    emu: SshHost
+    mobile: SshHost
+    control_target: tuple[str, int]
+
+    def program(self, name: str) -> str:
+        return self.emu.program(name)
+
+    def start(self, programs: ProgramGroup, name: str, where: str, argv: Sequence[str]) -> Program:
+        host = self.emu if where == "emu" else self.mobile
+        if name in programs.programs:
+            raise ValueError(f"a program named {name} was already started in this group")
+        # LinkSession names the NPA by program(), i.e. the emu host's path; the mobile
+        # host's bin_dir may differ.
+        argv = [host.program(Path(a).name) if a == self.emu.program(Path(a).name) else a for a in argv]
+        program = host.start(name, argv, programs.workdir)
+        programs.programs[name] = program
+        return program
+
+    def udp_bound(self, program: Program, port: int) -> bool:
+        host = self.emu     # only the emulator is waited for this way
+        text = host.run(["cat", "/proc/net/udp", "/proc/net/udp6"], check=False).stdout
+        return link_session.udp_table_binds(text, port)
+
+    def control(self, token: str) -> emulator_control.EmulatorControl:
+        return DirectControl(self.control_target, token)
+
+    def emulator_file(self, local: Path) -> Path:
+        return self.emu.files(Path(local).parent) / Path(local).name
+
+    def install(self, local: Path) -> None:
+        self.emu.write_file(self.emulator_file(local), Path(local).read_bytes())
+
+    def collect(self, local: Path) -> None:
+        self.emu.fetch(self.emulator_file(local), local)
+
+
+def lab_addresses(lab: LabTestbed) -> LaneAddresses:
+    """The lab's addresses in the shape LinkSession reads (the namespace names are roles)."""
+    f, e, m = lab.fixed, lab.emu, lab.mobile
+    return LaneAddresses(
+        lane=0, ns=Namespaces("fixed", "emu", "mobile"),
+        fixed_eth=Interface("fixed", f.capture_dev, f.address, 32),
+        emu_fixed=Interface("emu", "", e.control[0], 32),
+        emu_carrier=Interface("emu", "", m.emulator[0], 32),
+        mobile_carrier=Interface("mobile", "", "", 32),
+        emu_wireless=Interface("emu", e.wireless_dev, e.wireless_address, 32),
+        mobile_wireless=Interface("mobile", m.wireless_dev, m.address, 32),
+        fixed_net=m.fixed_net, wireless_net=f"{m.address}/32", emulator_port=e.emulator_port)
+
+
+# --- the testbed -------------------------------------------------------------------------
+
+@dataclass
+class SshTestbed:
+    lab: LabTestbed
+    fixed: SshHost
+    emu: SshHost
+    mobile: SshHost
+    run_id: str
+    states: dict[str, ssh_tcp.HostState] = field(default_factory=dict)
+    clocks: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, lab: LabTestbed, *, needs_nginx: bool = True, needs_tc: bool = False) -> "SshTestbed":
+        """Connects to the three hosts and checks them; LabError names what is missing."""
+        run_id = f"squall-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-{secrets.token_hex(3)}"
+        clients: list[SshClient] = []
+        try:
+            hosts = {}
+            for lab_host, address in ((lab.fixed, lab.fixed.address), (lab.emu, ""), (lab.mobile, lab.mobile.address)):
+                client = SshClient(lab_host.ssh)
+                clients.append(client)
+                try:
+                    client.open()
+                except (SshError, subprocess.TimeoutExpired) as e:
+                    raise LabError(f"{lab.path}: the {lab_host.role} host: {e}") from None
+                hosts[lab_host.role] = SshHost(lab_host.role, address, lab_host, client,
+                                               lab_host.work_dir / run_id)
+            testbed = cls(lab, hosts["fixed"], hosts["emu"], hosts["mobile"], run_id)
+            testbed.check(needs_nginx=needs_nginx, needs_tc=needs_tc)
+        except BaseException:
+            for client in clients:
+                client.close()
+            raise
+        testbed.states = {role: ssh_tcp.HostState(host) for role, host in testbed.roles().items()}
+        testbed.clocks = testbed.measure_clocks()
+        return testbed
+
+    def roles(self) -> dict[str, SshHost]:
+        return {"fixed": self.fixed, "emu": self.emu, "mobile": self.mobile}
+
+    def check(self, *, needs_nginx: bool, needs_tc: bool) -> None:
+        """One shell script per host lists what it lacks; all problems in one LabError."""
+        problems = []
+        for role, host in self.roles().items():
+            tools = list(TOOLS[role]) + (["tc"] if needs_tc and role == "emu" else [])
+            programs = [host.program(p) for p in PROGRAMS[role]]
+            if needs_nginx and role != "emu":
+                programs.append(host.lab.nginx)
+            devices = [self.lab.emu.wireless_dev] if role == "emu" else \
+                [self.lab.mobile.wireless_dev] if role == "mobile" else []
+            script = "; ".join(
+                [f"[ -x {shlex.quote(p)} ] || echo 'program {p} is missing or not executable'" for p in programs]
+                + [f"command -v {shlex.quote(t)} >/dev/null 2>&1 || echo 'tool {t} is not on PATH'" for t in tools]
+                + [f"! ip link show dev {shlex.quote(d)} >/dev/null 2>&1 || echo 'device {d} exists already "
+                   "(another run, or a leftover: remove it)'" for d in devices]
+                + [f"mkdir -p {shlex.quote(str(host.run_root))} || echo 'cannot create the work directory "
+                   f"{host.run_root}'", "true"])
+            out = host.client.run_shell(script, check=False).stdout
+            problems += [f"the {role} host ({host.lab.ssh.label()}): {line}" for line in out.splitlines() if line]
+        if problems:
+            raise LabError(f"{self.lab.path}: the lab hosts cannot run squall: " + "; ".join(problems))
+
+    def measure_clocks(self, rounds: int = 5) -> dict[str, dict[str, int]]:
+        """Each host's clock minus this machine's (µs), from the `date` round trip with the
+        smallest delay; for information only: the analysis never joins across hosts by time."""
+        clocks = {}
+        for role, host in self.roles().items():
+            best: tuple[int, int] | None = None
+            for _ in range(rounds):
+                before = time.time_ns()
+                out = host.run(["date", "+%s%N"], check=False).stdout.strip()
+                after = time.time_ns()
+                if not out.isdigit():
+                    continue
+                rtt = after - before
+                offset = int(out) - (before + after) // 2
+                if best is None or rtt < best[0]:
+                    best = (rtt, offset)
+            if best is not None:
+                clocks[role] = {"offset_us": best[1] // 1000, "round_trip_us": best[0] // 1000}
+        return clocks
+
+    # --- the Testbed protocol ----------------------------------------------------------
+    @property
+    def label(self) -> str:
+        return f"lab {self.lab.name}"
+
+    @property
+    def capture_points(self) -> dict[str, tuple[Any, str]]:
+        return {"fixed": (self.fixed, self.lab.fixed.capture_dev),
+                "mobile": (self.mobile, self.lab.mobile.wireless_dev)}
+
+    def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
+             router: RouterConfig | None = None) -> link_session.LinkSession:
+        places = SshPlaces(self.emu, self.mobile, self.lab.emu.control)
+        return link_session.LinkSession(lab_addresses(self.lab), link, workdir, seed=seed,
+                                        replication=replication, router=router, places=places)
+
+    def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun:
+        if config.engine == "emulator":     # nothing on a host: notes, then the fetched log's trailer
+            return RouterRun("", config, rep_dir, bin_dir=Path(str(self.lab.emu.bin_dir)),
+                             dev=self.lab.emu.wireless_dev)
+        raise LabError(f"{self.lab.path}: a router with engine = \"tc\" is not supported on lab hosts yet; "
+                       "use engine = \"emulator\" (the emulator's router stage)")
+
+    def apply_tcp(self, profile: tcp_profile.TcpProfile) -> dict:
+        return ssh_tcp.apply(profile, [self.states["fixed"], self.states["mobile"]])
+
+    def describe(self) -> dict:
+        return {"backend": "ssh", "testbed_file": str(self.lab.path), "name": self.lab.name,
+                "run_id": self.run_id, "fixed_host": self.lab.fixed.address, "mobile_host": self.lab.mobile.address,
+                "hosts": {role: {"ssh": h.lab.ssh.label(), "work_dir": str(h.run_root)}
+                          for role, h in self.roles().items()},
+                "clock_offsets": self.measure_clocks(rounds=3)}
+
+    # --- between replications and at the end -------------------------------------------
+    def reset(self) -> list[str]:
+        """A fresh start for the next replication: programs left over killed, what the TCP
+        profile changed put back. Returns what could not be restored."""
+        for host in self.roles().values():
+            _kill_started(host.client)
+        problems = []
+        for state in self.states.values():
+            problems += state.restore()
+        for host in (self.fixed, self.mobile):      # a fresh host's TCP metrics cache is empty
+            host.run(["ip", "tcp_metrics", "flush"], check=False)
+        return problems
+
+    def close(self) -> list[str]:
+        """Restores every host (processes, sysctls, routes, TUNs), removes the run's directory
+        on each host and closes the connections. Returns what could not be restored."""
+        problems: list[str] = []
+        try:
+            problems += self.reset()
+            for role, dev in (("emu", self.lab.emu.wireless_dev), ("mobile", self.lab.mobile.wireless_dev)):
+                host = self.roles()[role]
+                # Refused at the start if it existed: a TUN left now is ours (a killed NPA's).
+                if host.run(["ip", "link", "show", "dev", dev], check=False).returncode == 0:
+                    host.run(["ip", "link", "delete", dev], check=False)
+            for host in self.roles().values():
+                host.run(["rm", "-rf", "--", str(host.run_root)], check=False)
+        except (SshError, subprocess.TimeoutExpired) as e:
+            problems.append(f"restoring the lab hosts: {e}")
+        finally:
+            for host in self.roles().values():
+                host.client.close()
+        return problems
+
+    def __enter__(self) -> "SshTestbed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _kill_started(client: SshClient) -> None:
+    for proc in client.started:
+        if proc.poll() is None:
+            proc.kill()
+    for proc in client.started:
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.local.kill()
+            proc.local.wait()
+    client.started.clear()
+
+
+__all__ = ["SshTestbed", "SshHost", "SshPlaces", "LabError", "lab_addresses", "quote"]
