@@ -14,6 +14,23 @@
  * without privileges the plain ones get what the limits allow. */
 #define SOCKET_BUFFER (8 << 20)
 
+/* Without CAP_NET_ADMIN the plain option is capped by net.core.[rw]mem_max
+ * (often ~208 KB, which a flood overruns): say so, the run still works. */
+static void enlarge_buffer(int fd, int force_opt, int opt, const char *which, const char *sysctl)
+{
+	int size = SOCKET_BUFFER;
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof(size)) == 0)
+		return;
+	setsockopt(fd, SOL_SOCKET, opt, &size, sizeof(size));
+	int got = 0;
+	socklen_t len = sizeof(got);
+	/* The kernel reports twice the usable size (bookkeeping overhead included). */
+	if (getsockopt(fd, SOL_SOCKET, opt, &got, &len) == 0 && got / 2 < size)
+		fprintf(stderr, "squall-emulator: note: the socket's %s buffer is %d KB, not %d KB "
+			"(without CAP_NET_ADMIN it is capped by net.core.%s); bursts may be dropped "
+			"at the socket\n", which, got / 2 / 1024, size / 1024, sysctl);
+}
+
 int udp_socket_open(const struct sockaddr_storage *addr, socklen_t len, char *err, size_t errlen)
 {
 	char where[80];
@@ -23,11 +40,8 @@ int udp_socket_open(const struct sockaddr_storage *addr, socklen_t len, char *er
 		snprintf(err, errlen, "listen %s: cannot create a UDP socket: %s", where, strerror(errno));
 		return -1;
 	}
-	int size = SOCKET_BUFFER;
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, sizeof(size)) < 0)
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	enlarge_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF, "receive", "rmem_max");
+	enlarge_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF, "send", "wmem_max");
 	if (bind(fd, (const struct sockaddr *)addr, len) < 0) {
 		snprintf(err, errlen, "listen %s: cannot bind: %s", where, strerror(errno));
 		close(fd);
