@@ -1,0 +1,40 @@
+"""A link that cannot come up says which program failed and why, and leaves nothing running."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from conftest import require_programs
+from testbed import netns
+from testbed.link_session import LinkSession, SessionError
+from testbed.simple_link import error_free
+
+pytestmark = pytest.mark.netns
+
+
+def test_an_emulator_that_refuses_its_configuration_is_reported_with_its_stderr(lane, tmp_path: Path) -> None:
+    require_programs("squall-emulator", "squall-npa")
+    missing = tmp_path / "no-such-trace.txt"
+    base = error_free(64_000, 300_000, 576)
+    link = replace(base, channel=replace(base.channel, trace=str(missing)))
+    session = LinkSession(lane, link, tmp_path / "link")
+    with pytest.raises(SessionError, match=r"squall-emulator.*exited with code 1.*no-such-trace") as failure:
+        with session:
+            pass
+    assert session.result is not None and session.result.exit_codes == {"emulator": 1}, failure.value
+    assert netns.pids(lane.ns.emu) == [] and netns.pids(lane.ns.mobile) == []
+
+
+def test_an_npa_that_cannot_make_its_device_is_reported_with_its_stderr(lane, tmp_path: Path) -> None:
+    require_programs("squall-emulator", "squall-npa")
+    # A device named wl0 already on the mobile host: the mobile NPA cannot create its TUN.
+    netns.run_in(lane.ns.mobile, ["ip", "link", "add", "wl0", "type", "veth", "peer", "name", "wl0-peer"])
+    session = LinkSession(lane, error_free(64_000, 300_000, 576), tmp_path / "link")
+    with pytest.raises(SessionError, match=r"npa-mobile did not come up: .*squall-npa --role mobile.*stderr: .*wl0 already exists"):
+        with session:
+            pass
+    codes = session.result.exit_codes
+    assert set(codes) == {"emulator", "npa-router", "npa-mobile"} and codes["npa-mobile"] != 0
+    assert netns.pids(lane.ns.emu) == [] and netns.pids(lane.ns.mobile) == []
