@@ -89,12 +89,8 @@ def study_of(run_dir: Path) -> str:
     return "saarto" if name.startswith("saarto") else "iip"
 
 
-def _run_dir_of(results: Path) -> Path:
-    dirs = [d for d in results.iterdir() if d.is_dir()]
-    if len(dirs) != 1:
-        raise RuntimeError(f"{results}: expected exactly one run directory from squall run, "
-                           f"found {len(dirs)}")
-    return dirs[0]
+def _tail(path: Path, n: int) -> list[str]:
+    return [line.strip() for line in path.read_text(errors="replace").splitlines()[-n:]]
 
 
 def execute(run: StudyRun, index: int, lane_base: int, parallel: int, log: Path) -> RunSummary:
@@ -110,10 +106,13 @@ def execute(run: StudyRun, index: int, lane_base: int, parallel: int, log: Path)
         print(" ".join(cmd), file=f, flush=True)
         code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
     seconds = time.monotonic() - started
-    if code not in (0, 1):          # 1: some replication failed, which the report shows
-        raise RuntimeError(f"squall run {run.scenario} --cells {run.cells!r} exited with {code}; "
-                           f"see {log}")
-    run_dir = _run_dir_of(results)
+    dirs = [d for d in results.iterdir() if d.is_dir()]
+    # exit status 1 with a run directory: some replication failed, which the report shows
+    if code not in (0, 1) or len(dirs) != 1:
+        raise RuntimeError(f"squall run {run.scenario} --cells {run.cells!r} exited with {code} "
+                           f"and left {len(dirs)} run directories; last lines of {_shown(log)}: "
+                           + " / ".join(_tail(log, 3)))
+    run_dir = dirs[0]
     return RunSummary(run.study, run.scenario, run.cells or "", run.replications or 0,
                       _shown(run_dir), statuses_of(run_dir), seconds)
 
@@ -134,7 +133,10 @@ def statuses_of(run_dir: Path) -> dict[str, int]:
     return counts
 
 
-def execute_plan(plan: tuple[StudyRun, ...], lane_base: int, parallel: int) -> list[RunSummary]:
+def execute_plan(plan: tuple[StudyRun, ...], lane_base: int,
+                 parallel: int) -> tuple[list[RunSummary], list[str]]:
+    """Every run of the plan; a run that could not be made is returned as an error (the others
+    go on and are compared)."""
     groups = sorted({r.group for r in plan})
     results: dict[int, RunSummary] = {}
     errors: list[str] = []
@@ -149,7 +151,7 @@ def execute_plan(plan: tuple[StudyRun, ...], lane_base: int, parallel: int) -> l
                 print(f"validate: {run.scenario} {run.cells or '(all cells)'} on lanes "
                       f"{lanes}..{lanes + parallel - 1}", file=sys.stderr, flush=True)
                 results[i] = execute(run, i, lanes, parallel, log)
-            except Exception as e:  # noqa: BLE001 — the other group goes on; reported below
+            except Exception as e:  # noqa: BLE001 — the other runs go on; in the report
                 errors.append(str(e))
     (OUT / "logs").mkdir(parents=True, exist_ok=True)
     threads = [threading.Thread(target=worker, args=(g,)) for g in groups]
@@ -157,9 +159,7 @@ def execute_plan(plan: tuple[StudyRun, ...], lane_base: int, parallel: int) -> l
         t.start()
     for t in threads:
         t.join()
-    if errors:
-        raise RuntimeError("; ".join(errors))
-    return [results[i] for i in sorted(results)]
+    return [results[i] for i in sorted(results)], errors
 
 
 def load_cells(run_dir: Path) -> list[CellResult]:
@@ -208,19 +208,25 @@ def main(argv: list[str] | None = None) -> int:
         run_dirs = [d.resolve() for d in args.from_runs]
         runs = [RunSummary(study_of(d), d.name, "", 0, _shown(d), statuses_of(d), 0.0) for d in run_dirs]
         reduction = [f"Compared runs made before: {', '.join(d.name for d in run_dirs)}."]
+        errors = []
     else:
         plan = FULL if args.full else REDUCED
-        runs = execute_plan(plan, args.lane_base, args.parallel)
+        runs, errors = execute_plan(plan, args.lane_base, args.parallel)
         run_dirs = [ROOT / r.run_dir for r in runs]   # _shown: relative to ROOT
         reduction = ["**Full reproduction**: every cell and replication."] if args.full \
-            else REDUCTION_TEXT
+            else list(REDUCTION_TEXT)
+    if errors:
+        reduction += ["**Runs that could not be made** (their cells are missing below): "
+                      + "; ".join(errors)]
     verdicts, rows, coverage = compare_runs(run_dirs)
     ctx = ReportContext("Reproducing the studies: squall beside the IIP report and Saarto's slides",
                         reduction, runs, time.monotonic() - started, environment())
     text = render(ctx, verdicts, rows, coverage)
     args.report.write_text(text)
     print(f"validate: wrote {args.report}", file=sys.stderr)
-    return 0
+    for error in errors:
+        print(f"validate: {error}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":
