@@ -297,9 +297,6 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
     routers = [c.sections.get("router") for c in sc.cells]
     needs = {"needs_nginx": any(getattr(f, "kind", "") == "http" for c in sc.cells for f in c.sections.get("flows", ())),
              "needs_tc": any(r is not None and r.engine == "tc" for r in routers)}
-    if needs["needs_tc"]:
-        raise ConfigError(str(sc.path), "a [router] with engine = \"tc\" cannot run on lab hosts yet "
-                          "(--testbed); use engine = \"emulator\"")
     try:
         testbed = ssh_hosts.SshTestbed.open(lab, **needs)
     except ssh_hosts.LabError as e:

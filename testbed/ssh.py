@@ -13,6 +13,7 @@ round trip, not a key exchange. BatchMode: a missing key is an error, never a pr
 from __future__ import annotations
 
 import os
+import selectors
 import shlex
 import signal
 import subprocess
@@ -25,6 +26,8 @@ from typing import Sequence
 CONNECT_TIMEOUT_S = 10
 MASTER_PERSIST_S = 600          # the master outlives a crashed runner by at most this long
 SSH_FAILURE = 255               # ssh's own exit status for "could not connect / killed remote"
+# $SQUALL_SSH_TRACE=FILE: every command with its host and duration appended to FILE.
+TRACE = os.environ.get("SQUALL_SSH_TRACE")
 
 
 class SshError(RuntimeError):
@@ -124,13 +127,21 @@ class SshClient:
         argv = self.base_argv() + [command]
         if input is not None:
             argv.remove("-n")
+        began = time.monotonic()
         proc = subprocess.run(argv, input=input, capture_output=True, timeout=timeout)
+        self._trace(command, began)
         result = subprocess.CompletedProcess(argv, proc.returncode, proc.stdout.decode(errors="replace"),
                                              proc.stderr.decode(errors="replace"))
         if check and proc.returncode != 0:
             raise SshError(f"`{command}` on {self.target.label()} failed (exit {proc.returncode}): "
                            f"{result.stderr.strip() or '(no message)'}")
         return result
+
+    def _trace(self, command: str, began: float) -> None:
+        if TRACE:
+            with open(TRACE, "a") as f:
+                f.write(f"{time.time():.3f}\t{self.target.label()}\t{(time.monotonic() - began) * 1000:.1f} ms\t"
+                        f"{command[:200]}\n")
 
     def read_bytes(self, path: str | Path, timeout: float = 120.0) -> bytes:
         """The file's content (`cat`); FileNotFoundError when the host has no such file."""
@@ -159,6 +170,39 @@ class SshClient:
         tar = subprocess.run(["tar", "-C", str(local_dir), "-cf", "-", "."], capture_output=True, check=True)
         self.run_shell(f"mkdir -p {shlex.quote(str(remote_dir))} && tar -C {shlex.quote(str(remote_dir))} -xf -",
                        input=tar.stdout, timeout=120)
+
+    def clock_offset(self, rounds: int = 5, timeout_s: float = 5.0) -> tuple[int, int] | None:
+        """(host clock - this clock, round trip) in ns from `date +%s%N` asked of one remote
+        shell, the round with the shortest trip; None if the host gave no time. One shell, so
+        no process start-up on either side lies inside the measured trip."""
+        argv = [a for a in self.base_argv() if a != "-n"] + ["sh"]
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdin is not None and proc.stdout is not None
+        best: tuple[int, int] | None = None
+        try:
+            with selectors.DefaultSelector() as sel:
+                sel.register(proc.stdout, selectors.EVENT_READ)
+                for _ in range(rounds):
+                    before = time.time_ns()
+                    proc.stdin.write(b"date +%s%N\n")
+                    proc.stdin.flush()
+                    if not sel.select(timeout_s):
+                        break
+                    line = proc.stdout.readline().strip()
+                    after = time.time_ns()
+                    if not line.isdigit():
+                        break
+                    rtt, offset = after - before, int(line) - (before + after) // 2
+                    if best is None or rtt < best[1]:
+                        best = (offset, rtt)
+        finally:
+            proc.stdin.close()
+            try:
+                proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return best
 
     def popen(self, argv: Sequence[str], stdout_path: Path, stderr_path: Path,
               pid_file: str | Path) -> "RemoteProcess":

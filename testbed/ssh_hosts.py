@@ -35,6 +35,7 @@ from .processes import Program, ProgramGroup
 from .router_config import RouterConfig
 from .router_session import RouterRun
 from .ssh import SshClient, SshError, quote
+from .ssh_router import SshRouterRun
 from .testbed_file import LabHost, LabTestbed
 
 READY_TIMEOUT_S = 10.0
@@ -329,6 +330,8 @@ class SshTestbed:
         for role, host in self.roles().items():
             tools = list(TOOLS[role]) + (["tc"] if needs_tc and role == "emu" else [])
             programs = [host.program(p) for p in PROGRAMS[role]]
+            if needs_tc and role == "emu":
+                programs.append(host.program("squall-queue-monitor"))
             if needs_nginx and role != "emu":
                 programs.append(host.lab.nginx)
             devices = [self.lab.emu.wireless_dev] if role == "emu" else \
@@ -350,19 +353,9 @@ class SshTestbed:
         smallest delay; for information only: the analysis never joins across hosts by time."""
         clocks = {}
         for role, host in self.roles().items():
-            best: tuple[int, int] | None = None
-            for _ in range(rounds):
-                before = time.time_ns()
-                out = host.run(["date", "+%s%N"], check=False).stdout.strip()
-                after = time.time_ns()
-                if not out.isdigit():
-                    continue
-                rtt = after - before
-                offset = int(out) - (before + after) // 2
-                if best is None or rtt < best[0]:
-                    best = (rtt, offset)
-            if best is not None:
-                clocks[role] = {"offset_us": best[1] // 1000, "round_trip_us": best[0] // 1000}
+            measured = host.client.clock_offset(rounds)
+            if measured is not None:
+                clocks[role] = {"offset_us": measured[0] // 1000, "round_trip_us": measured[1] // 1000}
         return clocks
 
     # --- the Testbed protocol ----------------------------------------------------------
@@ -382,11 +375,8 @@ class SshTestbed:
                                         replication=replication, router=router, places=places)
 
     def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun:
-        if config.engine == "emulator":     # nothing on a host: notes, then the fetched log's trailer
-            return RouterRun("", config, rep_dir, bin_dir=Path(str(self.lab.emu.bin_dir)),
-                             dev=self.lab.emu.wireless_dev)
-        raise LabError(f"{self.lab.path}: a router with engine = \"tc\" is not supported on lab hosts yet; "
-                       "use engine = \"emulator\" (the emulator's router stage)")
+        """tc on the emulation host's TUN; engine "emulator": notes and the fetched log's trailer."""
+        return SshRouterRun(self.emu, config, rep_dir, dev=self.lab.emu.wireless_dev)
 
     def apply_tcp(self, profile: tcp_profile.TcpProfile) -> dict:
         return ssh_tcp.apply(profile, [self.states["fixed"], self.states["mobile"]])

@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
+from .ssh import quote
 from .tcp_profile import CONGESTION_KEY, RECORDED_SYSCTLS, TcpProfile, TcpProfileError
 
+AVAILABLE_CC = "net.ipv4.tcp_available_congestion_control"
 _ROUTE_OPTION = re.compile(r"\s+(initcwnd|initrwnd)\s+(\d+)")
 _ROUTE_STATUS_FLAGS = {"linkdown", "dead", "offload", "trap", "rt_offload", "rt_trap", "rt_offload_failed"}
 
@@ -28,6 +30,16 @@ class Runs(Protocol):
 def read_sysctl(host: Runs, key: str) -> str | None:
     proc = host.run(["cat", "/proc/sys/" + key.replace(".", "/")], check=False)
     return " ".join(proc.stdout.split()) if proc.returncode == 0 else None
+
+
+def read_sysctls(host: Runs, keys: Sequence[str]) -> dict[str, str | None]:
+    """Several sysctls in one round trip (None: no such sysctl)."""
+    paths = " ".join("/proc/sys/" + key.replace(".", "/") for key in keys)
+    script = f'for f in {paths}; do if [ -r "$f" ]; then echo "$(cat "$f")"; else echo "-missing-"; fi; done'
+    lines = host.run(["sh", "-c", script], check=False).stdout.splitlines()
+    if len(lines) != len(keys):
+        return {key: read_sysctl(host, key) for key in keys}
+    return {key: None if line == "-missing-" else " ".join(line.split()) for key, line in zip(keys, lines)}
 
 
 def routes(host: Runs) -> list[str]:
@@ -56,28 +68,35 @@ class HostState:
 
     def restore(self) -> list[str]:
         """Puts every recorded value back; returns what could not be restored (one line each)."""
-        problems = []
-        for key, value in self.sysctls.items():
-            proc = self.host.run(["sysctl", "-q", "-w", f"{key}={value}"], check=False)
-            if proc.returncode != 0:
-                problems.append(f"{self.host.role}: sysctl -w {key}={value}: {proc.stderr.strip()}")
+        items = list(self.sysctls.items())
+        failed = run_batch(self.host, [["sysctl", "-q", "-w", f"{key}={value}"] for key, value in items])
+        problems = [f"{self.host.role}: sysctl -w {items[i][0]}={items[i][1]}: {m}" for i, m in failed.items()]
         # Routes that went with their device (the mobile NPA's route through its TUN) stay gone.
         present = {route.split()[0] for route in routes(self.host)} if self.routes else set()
-        for route in self.routes or []:
-            if route.split()[0] not in present:
-                continue
-            proc = self.host.run(["ip", "route", "change", *route_argv(route)], check=False)
-            if proc.returncode != 0:
-                problems.append(f"{self.host.role}: ip route change {route}: {proc.stderr.strip()}")
-        return problems
+        back = [route for route in self.routes or [] if route.split()[0] in present]
+        failed = run_batch(self.host, [["ip", "route", "change", *route_argv(route)] for route in back])
+        return problems + [f"{self.host.role}: ip route change {back[i]}: {m}" for i, m in failed.items()]
+
+
+def run_batch(host: Runs, commands: Sequence[Sequence[str]]) -> dict[int, str]:
+    """Runs every command in one round trip, each whatever the others did; returns the
+    failed ones' output by index (one line each)."""
+    if not commands:
+        return {}
+    parts = [f'o=$({quote(c)} 2>&1) || printf "sqfail {i} %s\\n" "$(printf %s "$o" | tr "\\n" " ")"'
+             for i, c in enumerate(commands)]
+    out = host.run(["sh", "-c", "; ".join(parts)], check=False).stdout
+    failed = {}
+    for line in out.splitlines():
+        words = line.split(" ", 2)
+        if words[0] == "sqfail" and len(words) >= 2 and words[1].isdigit():
+            failed[int(words[1])] = words[2].strip() if len(words) > 2 else ""
+    return failed
 
 
 def _congestion_problem(host: Runs, name: str) -> str | None:
-    available = (read_sysctl(host, "net.ipv4.tcp_available_congestion_control") or "").split()
-    if name in available:
-        return None
     probe = host.run(["modprobe", f"tcp_{name}"], check=False)
-    available = (read_sysctl(host, "net.ipv4.tcp_available_congestion_control") or "").split()
+    available = (read_sysctl(host, AVAILABLE_CC) or "").split()
     if name in available:
         return None
     return (f"congestion control {name!r} is not available on the {host.role} host: "
@@ -85,20 +104,29 @@ def _congestion_problem(host: Runs, name: str) -> str | None:
             f"`modprobe tcp_{name}` failed: {probe.stderr.strip() or f'exit {probe.returncode}'}")
 
 
-def _set_sysctl(state: HostState, key: str, value: int | str) -> str | None:
-    host = state.host
-    current = read_sysctl(host, key)
-    if current is None:
-        return f"sysctl {key} does not exist on the {host.role} host"
-    if key == CONGESTION_KEY:
-        problem = _congestion_problem(host, str(value))
-        if problem:
-            return problem
-    state.remember_sysctl(key, current)
-    proc = host.run(["sysctl", "-q", "-w", f"{key}={value}"], check=False)
-    if proc.returncode != 0:
-        return f"sysctl -w {key}={value} on the {host.role} host failed: {proc.stderr.strip()}"
-    return None
+def _set_sysctls(profile: TcpProfile, state: HostState) -> dict[str, str]:
+    """Sets the profile's sysctls (one round trip to read, one to write); returns the
+    problem of each that could not be set."""
+    host, keys = state.host, list(profile.sysctls)
+    current = read_sysctls(host, keys + [AVAILABLE_CC])
+    problems, settable = {}, []
+    for key in keys:
+        value = str(profile.sysctls[key])
+        if current[key] is None:
+            problems[key] = f"sysctl {key} does not exist on the {host.role} host"
+            continue
+        if key == CONGESTION_KEY and value not in (current[AVAILABLE_CC] or "").split():
+            problem = _congestion_problem(host, value)
+            if problem:
+                problems[key] = problem
+                continue
+        state.remember_sysctl(key, current[key])   # type: ignore[arg-type]
+        settable.append(key)
+    failed = run_batch(host, [["sysctl", "-q", "-w", f"{key}={profile.sysctls[key]}"] for key in settable])
+    for i, message in failed.items():
+        key = settable[i]
+        problems[key] = f"sysctl -w {key}={profile.sysctls[key]} on the {host.role} host failed: {message}"
+    return problems
 
 
 def _set_route_options(profile: TcpProfile, state: HostState) -> None:
@@ -114,8 +142,12 @@ def _set_route_options(profile: TcpProfile, state: HostState) -> None:
     if not current:
         raise TcpProfileError(f"TCP profile {profile.name!r}: the {state.host.role} host has no routes to set "
                               f"{' '.join(options)} on")
-    for route in current:
-        state.host.run(["ip", "route", "change", *route_argv(_ROUTE_OPTION.sub("", route)), *options])
+    commands = [["ip", "route", "change", *route_argv(_ROUTE_OPTION.sub("", route)), *options] for route in current]
+    failed = run_batch(state.host, commands)
+    if failed:
+        i, message = next(iter(failed.items()))
+        raise TcpProfileError(f"TCP profile {profile.name!r} on the {state.host.role} host: "
+                              f"`{' '.join(commands[i])}` failed: {message}")
 
 
 def apply(profile: TcpProfile, states: Sequence[HostState]) -> dict[str, Any]:
@@ -123,13 +155,11 @@ def apply(profile: TcpProfile, states: Sequence[HostState]) -> dict[str, Any]:
     hosts = {}
     for state in states:
         not_applied: dict[str, str] = {}
-        for key, value in profile.sysctls.items():
-            problem = _set_sysctl(state, key, value)
-            if problem and key not in profile.optional:
+        for key, problem in _set_sysctls(profile, state).items():
+            if key not in profile.optional:
                 raise TcpProfileError(f"TCP profile {profile.name!r}: {problem}; mark {key} optional in "
                                       "scenarios/profiles/tcp.toml to record it as not applied")
-            if problem:
-                not_applied[key] = problem
+            not_applied[key] = problem
         _set_route_options(profile, state)
         if profile.flush_metrics:
             state.host.run(["ip", "tcp_metrics", "flush"], check=False)
@@ -144,7 +174,7 @@ def apply(profile: TcpProfile, states: Sequence[HostState]) -> dict[str, Any]:
 
 def effective(profile: TcpProfile, host: Runs, not_applied: dict[str, str]) -> dict[str, Any]:
     keys = list(dict.fromkeys([*RECORDED_SYSCTLS, *profile.sysctls]))
-    values = {key: read_sysctl(host, key) for key in keys}
+    values = read_sysctls(host, keys)
     mismatched = {key: {"requested": str(profile.sysctls[key]), "effective": values[key]}
                   for key in profile.sysctls
                   if key not in not_applied and values[key] != " ".join(str(profile.sysctls[key]).split())}

@@ -40,15 +40,13 @@ seed = 5
 replications = 1
 timeout = "40s"
 tcp = "iw4"
+router = "saarto"
 
 [link]
 bandwidth = "1Mbit"
 delay = "10ms"
 mtu = "576B"
 
-[router]
-profile = "saarto"
-engine = "emulator"
 
 [flows.web]
 kind = "http"
@@ -229,7 +227,8 @@ def run_squall(lab: Lab, tmp: Path, *args: str) -> tuple[subprocess.CompletedPro
     (wrappers / "ip").chmod(0o755)
     env = {**os.environ, "PATH": f"{wrappers}:{os.environ['PATH']}", "PYTHONPATH": str(REPO)}
     argv = [sys.executable, "-m", "testbed.cli", "run", *args, "--testbed", str(lab.testbed_file)]
-    proc = netns.run_in(lab.ctl, ["env", f"PATH={env['PATH']}", f"PYTHONPATH={REPO}", *argv],
+    trace = [f"SQUALL_SSH_TRACE={os.environ['SQUALL_SSH_TRACE']}"] if os.environ.get("SQUALL_SSH_TRACE") else []
+    proc = netns.run_in(lab.ctl, ["env", f"PATH={env['PATH']}", f"PYTHONPATH={REPO}", *trace, *argv],
                         check=False, timeout=300)
     logged = calls.read_text().splitlines() if calls.exists() else []
     return proc, logged
@@ -254,7 +253,8 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     assert set(details["testbed"]["clock_offsets"]) == set(ROLES)
     for name in ("emulator.log", "emulator.conf", "fixed.pcap", "mobile.pcap", "tcp.json", "workloads.json",
                  "web.client.log", "web.access.log", "web.error.log", "bulk1.sender.log", "bulk1.receiver.log",
-                 "web.client.stdout", "emulator.stderr", "npa-mobile.stderr"):
+                 "web.client.stdout", "emulator.stderr", "npa-mobile.stderr", "router.tc", "router-queue.tsv",
+                 "tc-stats.json"):
         assert (rep / name).is_file(), f"{name} missing from {sorted(p.name for p in rep.iterdir())}"
     trailer = [line for line in (rep / "emulator.log").read_text().splitlines() if line.startswith("# end")]
     assert trailer, "emulator.log has no trailer"
@@ -266,6 +266,9 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
         assert {web_port, bulk_port} <= ports, f"{stem}.pcap lacks a flow: ports {sorted(ports)}"
     tcp = json.loads((rep / "tcp.json").read_text())
     assert all(r["initcwnd"] == 4 for r in tcp["hosts"]["fixed"]["routes"])
+    stats = json.loads((rep / "tc-stats.json").read_text())
+    assert sum(c.get("packets", 0) for c in stats["class"]) > 0, "the tc router on the emu host saw no packet"
+    assert len((rep / "router-queue.tsv").read_text().splitlines()) > 3
     workloads = json.loads((rep / "workloads.json").read_text())
     assert workloads["web"]["client"]["summary"]["ok"] and workloads["bulk1"]["sender"]["summary"]["ok"]
 
