@@ -212,8 +212,10 @@ class SshClient:
         program's, so signals reach the program itself."""
         command = f"echo $$ > {shlex.quote(str(pid_file))} && exec {quote(argv)}"
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            # Its own session: a Ctrl-C at the terminal must not end the ssh client and so
+            # orphan the remote program; the runner stops it with send_signal().
             local = subprocess.Popen(self.base_argv() + [command], stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=err)
+                                     stdout=out, stderr=err, start_new_session=True)
         proc = RemoteProcess(self, list(argv), local, str(pid_file))
         self.started.append(proc)
         return proc

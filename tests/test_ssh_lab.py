@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -300,3 +301,40 @@ def test_an_unreachable_host_is_refused_before_the_run(lab: Lab, tmp_path: Path)
     proc, _ = run_squall(lab, tmp_path, str(scenario), "--results", str(tmp_path / "results"), "--no-analysis")
     assert proc.returncode == 2
     assert "the emu host: cannot reach root@198.18.250.9:22 over SSH" in proc.stderr, proc.stderr
+
+
+def test_sigterm_mid_replication_leaves_the_hosts_as_before_and_resume_completes(lab: Lab, tmp_path: Path) -> None:
+    scenario = tmp_path / "ssh-lab.toml"
+    scenario.write_text(SCENARIO.replace("count = 8\n", "count = 400\n"))   # ~7 s at 1 Mbit/s
+    before = {role: host_state(ns) for role, ns in lab.namespaces.items()}
+    results = tmp_path / "results"
+    argv = [sys.executable, "-m", "testbed.cli", "run", str(scenario), "--results", str(results),
+            "--no-analysis", "--testbed", str(lab.testbed_file)]
+    proc = netns.popen_in(lab.ctl, ["env", f"PYTHONPATH={REPO}", *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        # The bulk sender on the fixed host is running: the replication is under way.
+        while "squall-bulk" not in host_state(lab.namespaces["fixed"])["processes"]:
+            assert proc.poll() is None, f"squall run ended early: {proc.communicate()}"
+            assert time.monotonic() < deadline, "the bulk flow never started"
+            time.sleep(0.1)
+        # `ip netns exec` execs: the pid is the runner's.
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM, f"{out}\n{err}"
+    assert "squall run --resume" in err
+    assert not list(results.glob("*/cells/*/rep-01/status.json")), "an interrupted replication was recorded"
+    after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
+    for role in ROLES:
+        assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
+
+    (run_dir,) = results.iterdir()
+    done, _ = run_squall(lab, tmp_path, "--resume", str(run_dir), "--no-analysis")
+    assert done.returncode == 0, f"the resumed run failed:\n{done.stdout}\n{done.stderr}"
+    (status,) = run_dir.glob("cells/*/rep-01/status.json")
+    assert json.loads(status.read_text())["status"] == "ok"
