@@ -66,8 +66,8 @@ class SessionError(RuntimeError):
 class LinkPlaces(Protocol):
     """Where the emulator ("emu") and the mobile NPA ("mobile") run, and how to reach them."""
 
-    def program(self, name: str) -> str:
-        """The path of squall's C program `name` where it runs."""
+    def program(self, name: str, where: str) -> str:
+        """The path of squall's C program `name` on "emu" or "mobile"."""
 
     def start(self, programs: ProgramGroup, name: str, where: str, argv: Sequence[str]) -> Program:
         """Starts argv on "emu" or "mobile", registered in `programs` under `name`."""
@@ -92,7 +92,7 @@ class NamespacePlaces:
     """The lane's namespaces: emu and mobile share this machine's file system."""
     lane: LaneAddresses
 
-    def program(self, name: str) -> str:
+    def program(self, name: str, where: str) -> str:
         return str(program_path(name))
 
     def start(self, programs: ProgramGroup, name: str, where: str, argv: Sequence[str]) -> Program:
@@ -203,19 +203,18 @@ class LinkSession:
     def _start_emulator(self) -> None:
         config = self.places.emulator_file(self.config_path)
         self.places.start(self.programs, EMULATOR, "emu",
-                          scheduled([self.places.program("squall-emulator"), str(config)], self.priority))
+                          scheduled([self.places.program("squall-emulator", "emu"), str(config)], self.priority))
         self._wait_bound(EMULATOR, self.lane.emulator_port)
 
     def _start_npas(self) -> None:
         a = self.lane
-        npa = self.places.program("squall-npa")
         self.places.start(self.programs, ROUTER_NPA, "emu", scheduled([
-            npa, "--role", "router", "--emulator", a.emulator_for_router, "--token", self.token,
-            "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
+            self.places.program("squall-npa", "emu"), "--role", "router", "--emulator", a.emulator_for_router,
+            "--token", self.token, "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
             "--peer", a.mobile_wireless.address], self.priority))
         self.places.start(self.programs, MOBILE_NPA, "mobile", scheduled([
-            npa, "--role", "mobile", "--emulator", a.emulator_for_mobile, "--token", self.token,
-            "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
+            self.places.program("squall-npa", "mobile"), "--role", "mobile", "--emulator", a.emulator_for_mobile,
+            "--token", self.token, "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
             "--peer", a.emu_wireless.address, "--route", a.fixed_net], self.priority))
         for name in (ROUTER_NPA, MOBILE_NPA):
             try:

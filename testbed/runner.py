@@ -231,7 +231,9 @@ class _signals_stop:
 
 # --- the command -----------------------------------------------------------------------------
 
-def start_run(scenario_path: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, RunDir, int]:
+def start_run(scenario_path: Path, options: RunOptions,
+              lab_hosts: dict[str, Any] | None = None) -> tuple[scenario_mod.Scenario, RunDir, int]:
+    """`lab_hosts`: with --testbed, what each lab host runs (meta.json testbed.hosts)."""
     sc = scenario_mod.load(scenario_path)
     replications = options.replications or sc.replications
     select_cells(sc, options.cells)
@@ -239,7 +241,7 @@ def start_run(scenario_path: Path, options: RunOptions) -> tuple[scenario_mod.Sc
                                "lanes": list(range(options.lane_base, options.lane_base + options.parallel))}
     if options.testbed_file is not None:
         testbed = {"backend": "ssh", "testbed_file": str(options.testbed_file),
-                   "testbed_source": options.testbed_file.read_text()}
+                   "testbed_source": options.testbed_file.read_text(), "hosts": lab_hosts or {}}
     testbed |= {RUN_OPTIONS_KEY: {"replications": replications, "cells": options.cells, "parallel": options.parallel,
                                  "scenario_file": str(scenario_path)}}
     run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc), meta.collect(sc.digest, testbed))
@@ -307,7 +309,7 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
             sc, run_dir, replications, cells_glob = reopen_run(resume, options)
         else:
             assert scenario_path is not None
-            sc, run_dir, replications = start_run(scenario_path, options)
+            sc, run_dir, replications = start_run(scenario_path, options, testbed.host_info())
             cells_glob = options.cells
         cells = select_cells(sc, cells_glob)
         units = plan(cells, replications, run_dir)

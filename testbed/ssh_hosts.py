@@ -237,23 +237,20 @@ class SshPlaces:
     mobile: SshHost
     control_target: tuple[str, int]
 
-    def program(self, name: str) -> str:
-        return self.emu.program(name)
+    def program(self, name: str, where: str) -> str:
+        return (self.emu if where == "emu" else self.mobile).program(name)
 
     def start(self, programs: ProgramGroup, name: str, where: str, argv: Sequence[str]) -> Program:
         host = self.emu if where == "emu" else self.mobile
         if name in programs.programs:
             raise ValueError(f"a program named {name} was already started in this group")
-        # LinkSession names the NPA by program(), i.e. the emu host's path; the mobile
-        # host's bin_dir may differ.
-        argv = [host.program(Path(a).name) if a == self.emu.program(Path(a).name) else a for a in argv]
         program = host.start(name, argv, programs.workdir)
         programs.programs[name] = program
         return program
 
     def udp_bound(self, program: Program, port: int) -> bool:
-        host = self.emu     # only the emulator is waited for this way
-        text = host.run(["cat", "/proc/net/udp", "/proc/net/udp6"], check=False).stdout
+        # Only the emulator is waited for this way; its host's table is enough.
+        text = self.emu.run(["cat", "/proc/net/udp", "/proc/net/udp6"], check=False).stdout
         return link_session.udp_table_binds(text, port)
 
     def control(self, token: str) -> emulator_control.EmulatorControl:
@@ -357,6 +354,18 @@ class SshTestbed:
             if measured is not None:
                 clocks[role] = {"offset_us": measured[0] // 1000, "round_trip_us": measured[1] // 1000}
         return clocks
+
+    def host_info(self) -> dict[str, dict[str, str]]:
+        """What each host runs, for meta.json: kernel, tool versions, squall's programs."""
+        script = ("uname -srvm; (tcpdump --version 2>&1 || echo absent) | head -n 1; "
+                  "(ip -V 2>&1 || echo absent) | head -n 1; ({nginx} -v 2>&1 || echo absent) | head -n 1")
+        info = {}
+        for role, host in self.roles().items():
+            out = host.client.run_shell(script.format(nginx=shlex.quote(host.lab.nginx)), check=False).stdout
+            lines = (out.splitlines() + [""] * 4)[:4]
+            info[role] = {"ssh": host.lab.ssh.label(), "kernel": lines[0], "tcpdump": lines[1], "iproute2": lines[2],
+                          "nginx": lines[3], "bin_dir": str(host.lab.bin_dir)}
+        return info
 
     # --- the Testbed protocol ----------------------------------------------------------
     @property

@@ -249,6 +249,9 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     (rep,) = (run_dir / "cells").glob("*/rep-01")
     status = json.loads((rep / "status.json").read_text())
     assert status["status"] == "ok", status["reason"]
+    meta = json.loads((run_dir / "meta.json").read_text())["testbed"]
+    assert meta["backend"] == "ssh" and set(meta["hosts"]) == set(ROLES)
+    assert meta["hosts"]["emu"]["kernel"].startswith("Linux ") and "tcpdump" in meta["hosts"]["fixed"]["tcpdump"]
     details = status["details"]
     assert details["testbed"]["backend"] == "ssh"
     assert set(details["testbed"]["clock_offsets"]) == set(ROLES)
