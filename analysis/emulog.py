@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.errors import LogFormatError
+from analysis.event_table import EventTable, fast_read
 
 SUPPORTED_FORMAT = 1
 COLUMNS = ("time_us", "event", "dir", "pkt_id", "ip_len", "state", "attempt", "sbuf", "rbuf",
@@ -61,11 +62,21 @@ class EmulatorLog:
     started: bool | None
     start_realtime_us: int | None
     config: dict[str, str]
-    events: list[LogEvent]
+    table: EventTable   # the event lines as numpy columns (what the join reads)
     end_us: int | None  # from the trailer's `# end time_us`
     # trailer line -> its key/value pairs, e.g. trailer["counters down"]["drop_err"],
     # trailer["end"]["reason"], trailer["pending"]["count"]
     trailer: dict[str, dict[str, str]] = field(default_factory=dict)
+    _events: list[LogEvent] | None = field(default=None, repr=False, compare=False)
+    # join.py's index of the packet lives, shared by the captures joined with this log
+    _fate_index: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def events(self) -> list[LogEvent]:
+        """The event lines as objects, built on first use (millions of them are slow)."""
+        if self._events is None:
+            self._events = list(map(LogEvent, *self.table.event_columns(COLUMNS)))
+        return self._events
 
     @property
     def cut_short(self) -> bool:
@@ -74,19 +85,65 @@ class EmulatorLog:
 
 
 def read_emulator_log(path: str | os.PathLike[str]) -> EmulatorLog:
+    """The C reader (squall-log-records) when it is built and the log is plain; the
+    Python parser below otherwise, which is the specification and names the first
+    error's line."""
     path = Path(path)
+    log = _read_fast(path)
+    if log is not None:
+        return log
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise LogFormatError(f"{path}: cannot read the emulator log: {e}") from e
-    return _LogParser(path).parse(text.splitlines())
+    parser = _LogParser(path)
+    parser.parse(text.splitlines())
+    log = parser.log
+    log.table = EventTable.from_events(parser.events, COLUMNS, _TEXT_COLUMNS)
+    log._events = parser.events
+    return log
+
+
+_TEXT_COLUMNS = tuple(c for c in COLUMNS if c not in ("time_us", *_INT_COLUMNS))
+
+
+def _read_fast(path: Path) -> EmulatorLog | None:
+    """None when the Python parser must decide (odd lines, any error, no C reader)."""
+    fast = fast_read(path)
+    if fast is None:
+        return None
+    table, comments = fast
+    parser = _LogParser(path)
+    try:
+        if not table.valid_texts("event", EVENTS) or not table.valid_texts("dir", {*DIRS, None}):
+            return None
+        table.normalise_texts(("src", "dst"), lambda text: parser.address(0, text))
+        if not table.times_non_decreasing():
+            return None
+        n_events = len(table)
+        for lineno, events_before, body in comments:
+            if parser.in_trailer and events_before < n_events:
+                return None  # an event line after the trailer
+            if events_before > 0 and parser.log.format == 0:
+                return None  # an event line before `# format`
+            parser.events_seen = events_before
+            parser.comment(lineno, body)
+    except LogFormatError:
+        return None
+    if parser.log.format == 0:
+        return None
+    parser.log.table = table
+    return parser.log
 
 
 class _LogParser:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.log = EmulatorLog(path=path, format=0, seed=None, replication=None, started=None,
-                               start_realtime_us=None, config={}, events=[], end_us=None)
+                               start_realtime_us=None, config={}, table=EventTable.empty(),
+                               end_us=None)
+        self.events: list[LogEvent] = []
+        self.events_seen = 0
         self.in_trailer = False
         self.addresses: dict[str, str] = {}
 
@@ -114,7 +171,7 @@ class _LogParser:
                 raise self.error(lineno, f"log format {value!r} is not supported; this "
                                  f"reader understands format {SUPPORTED_FORMAT}")
             self.log.format = SUPPORTED_FORMAT
-        elif key in ("seed", "replication", "start_realtime_us") and not self.log.events:
+        elif key in ("seed", "replication", "start_realtime_us") and not self.events_seen:
             setattr(self.log, key, self.integer(lineno, key, value))
         elif key == "started":
             self.log.started = value == "yes"
@@ -175,12 +232,13 @@ class _LogParser:
         except ValueError:
             self.explain(lineno, cols)
             raise
-        events = self.log.events
+        events = self.events
         if events and event.time_us < events[-1].time_us:
             raise self.error(lineno, f"time_us {event.time_us} is earlier than the "
                              f"previous event's {events[-1].time_us}; expected "
                              "non-decreasing times")
         events.append(event)
+        self.events_seen = len(events)
 
     def fast_event(self, lineno: int, c: list[str]) -> LogEvent:
         """Converts a line; any ValueError is explained by `explain`."""

@@ -9,99 +9,49 @@ bit-for-bit) are matched in order: the k-th such packet in the capture is the k-
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable, Mapping
 
-from analysis.emulog import FINAL_EVENTS, EmulatorLog, LogEvent
-from analysis.pcap import FRAGMENT, PROTO_TCP, PROTO_UDP, Packet
+import numpy as np
 
-PROTO_NAMES = {1: "icmp", 6: "tcp", 17: "udp", 58: "icmp6"}
-
-PacketIdentity = tuple[str, str, int | None, str, int | None, int | None, int | None,
-                       int | None, int | None]
-
-# Fates of a packet sent towards the link.
-UNSEEN = "unseen"    # never reached the emulator (before the link: tc router drop)
-PENDING = "pending"  # entered the link, still inside when the log ended
-CONGESTION_FATES = frozenset({"drop_sbuf", "drop_router"})
+from analysis.emulog import EmulatorLog
+from analysis.fate_index import FateIndex, FateMap, IdentityKeys, fate_index
+from analysis.identity import (CONGESTION_FATES, PENDING, PROTO_NAMES, UNSEEN,  # noqa: F401
+                               PacketFate, PacketIdentity, event_identity, packet_identity)
+from analysis.pcap import Packet
 
 
-@dataclass(frozen=True, slots=True)
-class PacketFate:
-    """What the link did to one captured packet."""
-    frame_no: int
-    fate: str            # out | drop_sbuf | drop_router | drop_err | drop_mtu | pending | unseen
-    pkt_id: int | None   # the emulator's packet id
-    dir: str | None      # down | up
-    in_us: int | None    # log time of `in`
-    end_us: int | None   # log time of the final event
-    hits: int            # link frames of it hit by errors (`hit` events; each is an ARQ
-                         # retransmission unless it was the last try)
-    ecn_marked: bool = False  # the emulator's router stage set CE on it
-
-
-def packet_identity(p: Packet) -> PacketIdentity:
-    """As the emulator logs it: ports, TCP fields and payload length only for TCP/UDP
-    packets that carry their transport header; IP id only for IPv4."""
-    ports = p.proto in (PROTO_TCP, PROTO_UDP) and not p.status & FRAGMENT
-    tcp = ports and p.proto == PROTO_TCP
-    return (PROTO_NAMES.get(p.proto, str(p.proto)), p.src, p.sport if ports else None, p.dst,
-            p.dport if ports else None, p.ip_id if p.ip_version == 4 else None,
-            p.tcp_seq if tcp else None, p.tcp_ack if tcp else None,
-            p.payload_len if ports else None)
-
-
-def event_identity(e: LogEvent) -> PacketIdentity:
-    return (e.proto or "", e.src or "", e.sport, e.dst or "", e.dport, e.ip_id, e.tcp_seq,
-            e.tcp_ack, e.payload_len)
-
-
-@dataclass(slots=True)
-class _Life:
-    dir: str | None
-    in_us: int
-    fate: str = PENDING
-    end_us: int | None = None
-    hits: int = 0
-    marked: bool = False
-
-
-def _packet_lives(log: EmulatorLog) -> tuple[dict[PacketIdentity, deque[int]],
-                                             dict[int, _Life]]:
-    by_identity: dict[PacketIdentity, deque[int]] = defaultdict(deque)
-    lives: dict[int, _Life] = {}
-    for e in log.events:
-        if e.pkt_id is None:
-            continue
-        if e.event == "in":
-            by_identity[event_identity(e)].append(e.pkt_id)
-            lives[e.pkt_id] = _Life(dir=e.dir, in_us=e.time_us)
-            continue
-        life = lives.get(e.pkt_id)
-        if life is None:
-            continue
-        if e.event == "hit":
-            life.hits += 1
-        elif e.event == "ecn_mark":
-            life.marked = True
-        elif e.event in FINAL_EVENTS:
-            life.fate, life.end_us = e.event, e.time_us
-    return by_identity, lives
-
-
-def join_capture(packets: Iterable[Packet], log: EmulatorLog) -> dict[int, PacketFate]:
+def join_capture(packets: Iterable[Packet], log: EmulatorLog) -> Mapping[int, PacketFate]:
     """The fate of every captured packet, by frame number. A packet the log never saw
     gets UNSEEN; whether that is a drop depends on where the capture was taken (a sender's
-    capture: it was dropped before the link; a receiver's: it never went through it)."""
-    by_identity, lives = _packet_lives(log)
-    fates: dict[int, PacketFate] = {}
-    for p in packets:
-        ids = by_identity.get(packet_identity(p))
-        if not ids:
-            fates[p.frame_no] = PacketFate(p.frame_no, UNSEEN, None, None, None, None, 0)
-            continue
-        pkt_id = ids.popleft()
-        life = lives[pkt_id]
-        fates[p.frame_no] = PacketFate(p.frame_no, life.fate, pkt_id, life.dir, life.in_us,
-                                       life.end_us, life.hits, life.marked)
-    return fates
+    capture: it was dropped before the link; a receiver's: it never went through it).
+    A read-only mapping (compares equal to the dict) that makes each PacketFate when it
+    is looked up."""
+    index = fate_index(log)
+    return _join(index.packet_keys(list(packets)), index)
+
+
+def join_records(records: np.ndarray, log: EmulatorLog) -> FateMap:
+    """join_capture for a capture's records (pcap.Capture.records), without Packet
+    objects; non-IP and malformed frames are left out as pcap.ip_packets does."""
+    index = fate_index(log)
+    return _join(index.record_keys(records), index)
+
+
+def _join(packets: IdentityKeys, index: FateIndex) -> FateMap:
+    match = index.match(packets)
+    if match is None:  # a hash collision: the exact, slow way
+        match = _match_exactly(packets, index)
+    return FateMap.of(packets.frame_no, index, match)
+
+
+def _match_exactly(packets: IdentityKeys, index: FateIndex) -> np.ndarray:
+    """Order matching with Python dictionaries on the identity columns."""
+    queues: dict[tuple[int, ...], deque[int]] = defaultdict(deque)
+    for row, key in enumerate(zip(*(c.tolist() for c in index.in_keys.columns))):
+        queues[key].append(row)
+    match = np.full(len(packets.frame_no), -1, np.int64)
+    for i, key in enumerate(zip(*(c.tolist() for c in packets.columns))):
+        rows = queues.get(key)
+        if rows:
+            match[i] = rows.popleft()
+    return match

@@ -11,3 +11,8 @@ test_analysis_parse_LIBS = -lcmocka
 FUZZERS += fuzz_packet_parse
 fuzz_packet_parse_SRCS = analysis/fuzz/fuzz_packet_parse.c analysis/src/packet_parse.c
 fuzz_packet_parse_LIBS =
+
+# The analysis's fast emulator log reader (emulog.py falls back to Python on odd lines).
+PROGRAMS += squall-log-records
+squall-log-records_SRCS = analysis/src/log_records.c
+squall-log-records_LIBS =

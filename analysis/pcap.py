@@ -7,6 +7,7 @@ writes fixed-size records; RECORD_DTYPE below must match analysis/src/packet_rec
 from __future__ import annotations
 
 import ipaddress
+import mmap
 import os
 import subprocess
 from dataclasses import dataclass
@@ -103,11 +104,16 @@ class Packet:
         return bool(self.tcp_flags & ACK)
 
 
-def reader_path() -> Path:
-    """The C reader: $SQUALL_BIN_DIR, else build/bin of the source tree."""
+def program_path(name: str) -> Path:
+    """A C program of the analysis: $SQUALL_BIN_DIR, else build/bin of the source tree."""
     env = os.environ.get("SQUALL_BIN_DIR")
     base = Path(env) if env else Path(__file__).resolve().parent.parent / "build" / "bin"
-    return base / READER_NAME
+    return base / name
+
+
+def reader_path() -> Path:
+    """The C capture reader."""
+    return program_path(READER_NAME)
 
 
 def read_capture(path: str | os.PathLike[str]) -> Capture:
@@ -119,15 +125,29 @@ def read_capture(path: str | os.PathLike[str]) -> Capture:
         raise CaptureError(f"{path}: cannot read captures without {reader}; run `make build`")
     if not path.is_file():
         raise CaptureError(f"{path}: no such capture file")
-    proc = subprocess.run([str(reader), str(path)], capture_output=True, check=False)
-    if proc.returncode != 0:
-        message = proc.stderr.decode(errors="replace").strip()
-        raise CaptureError(message or f"{path}: {READER_NAME} failed with status "
-                           f"{proc.returncode}")
-    return _decode_stream(path, proc.stdout)
+    status, stderr, data = run_to_memory([str(reader), str(path)])
+    if status != 0:
+        message = stderr.decode(errors="replace").strip()
+        raise CaptureError(message or f"{path}: {READER_NAME} failed with status {status}")
+    return _decode_stream(path, data)
 
 
-def _decode_stream(path: Path, data: bytes) -> Capture:
+def run_to_memory(argv: list[str]) -> tuple[int, bytes, bytes | mmap.mmap]:
+    """Runs a reader with an anonymous in-memory file as its OUTPUT argument: (exit
+    status, stderr, the output mapped read-only). Hundreds of megabytes through a pipe
+    cost a second of 64 KB reads; this costs nothing."""
+    fd = os.memfd_create("squall-records", os.MFD_CLOEXEC)
+    try:
+        proc = subprocess.run([*argv, f"/dev/fd/{fd}"], pass_fds=(fd,), check=False,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        size = os.fstat(fd).st_size
+        data: bytes | mmap.mmap = mmap.mmap(fd, size, prot=mmap.PROT_READ) if size else b""
+    finally:
+        os.close(fd)
+    return proc.returncode, proc.stderr, data
+
+
+def _decode_stream(path: Path, data: bytes | mmap.mmap) -> Capture:
     if len(data) < STREAM_HEADER.itemsize:
         raise CaptureError(f"{path}: {READER_NAME} wrote no stream header")
     header = np.frombuffer(data, STREAM_HEADER, count=1)[0]
@@ -144,46 +164,94 @@ def _decode_stream(path: Path, data: bytes) -> Capture:
     return Capture(path=path, linktype=int(header["linktype"]), records=records)
 
 
-class _AddressCache:
-    """Text form of the raw 16-byte address fields, converted once per distinct value."""
+def address_texts(version: np.ndarray, raw: np.ndarray) -> list[str]:
+    """Text form of the 16-byte address fields, converted once per distinct value."""
+    out = np.empty(len(raw), dtype=object)
+    bytes16 = np.ascontiguousarray(raw).view(np.uint8).reshape(len(raw), 16)
+    v4 = version == 4
+    if v4.any():
+        words = np.ascontiguousarray(bytes16[v4, :4]).view(">u4").reshape(-1)
+        values, inverse = np.unique(words, return_inverse=True)
+        texts = np.array([str(ipaddress.IPv4Address(v)) for v in values.tolist()], dtype=object)
+        out[v4] = texts[inverse.reshape(-1)]
+    if not v4.all():
+        values, inverse = np.unique(raw[~v4], return_inverse=True)
+        texts = np.array([str(ipaddress.IPv6Address(bytes(v))) for v in values.tolist()],
+                         dtype=object)
+        out[~v4] = texts[inverse.reshape(-1)]
+    return out.tolist()
 
-    def __init__(self) -> None:
-        self._cache: dict[tuple[int, bytes], str] = {}
 
-    def text(self, version: int, raw: bytes) -> str:
-        key = (version, raw)
-        text = self._cache.get(key)
-        if text is None:
-            text = str(ipaddress.IPv4Address(raw[:4]) if version == 4
-                       else ipaddress.IPv6Address(raw))
-            self._cache[key] = text
-        return text
+def _or_none(values: np.ndarray, present: np.ndarray) -> list[int | None]:
+    column = values.astype(object)
+    column[~present] = None
+    return column.tolist()
+
+
+def _heads(r: np.ndarray) -> list[bytes]:
+    heads = r["head"].tolist()
+    lengths = r["head_len"]
+    for i in np.flatnonzero(lengths != r.dtype["head"].itemsize).tolist():
+        heads[i] = heads[i][:int(lengths[i])]
+    return heads
+
+
+def _sacks(r: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
+    sacks: list[tuple[tuple[int, int], ...]] = [()] * len(r)
+    n_sack = r["n_sack"]
+    for i in np.flatnonzero(n_sack).tolist():
+        blocks = r["sack"][i].tolist()
+        n = int(n_sack[i])
+        sacks[i] = tuple(zip(blocks[0:2 * n:2], blocks[1:2 * n:2]))
+    return sacks
+
+
+def ip_records(capture: Capture) -> np.ndarray:
+    """The records of the IP packets that are not malformed, in capture order."""
+    return only_ip(capture.records)
+
+
+def only_ip(r: np.ndarray) -> np.ndarray:
+    keep = (r["status"] & (NOT_IP | IP_MALFORMED)) == 0
+    return r if keep.all() else r[keep]
+
+
+def address_ids(version: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """An int64 per address field, equal for equal addresses: IPv4 as its 32-bit value,
+    IPv6 above 2**32 (rank among the distinct IPv6 addresses)."""
+    out = np.empty(len(raw), np.int64)
+    bytes16 = np.ascontiguousarray(raw).view(np.uint8).reshape(len(raw), 16)
+    v4 = version == 4
+    out[v4] = np.ascontiguousarray(bytes16[v4, :4]).view(">u4").reshape(-1)
+    if not v4.all():
+        _, inverse = np.unique(raw[~v4], return_inverse=True)
+        out[~v4] = (1 << 32) + inverse.reshape(-1)
+    return out
 
 
 def ip_packets(capture: Capture) -> list[Packet]:
     """The capture's IP packets that are not malformed, in capture order."""
-    r = capture.records
-    r = r[(r["status"] & (NOT_IP | IP_MALFORMED)) == 0]
-    addresses = _AddressCache()
-    packets = []
-    rows = zip(*(r[name].tolist() for name in (
-        "ts_us", "frame_no", "ip_version", "proto", "sport", "dport", "ip_id", "ip_len",
-        "payload_len", "tos", "tcp_seq", "tcp_ack", "tcp_flags", "window", "ts_val", "ts_ecr",
-        "status", "n_sack", "head_len", "icmp_type", "icmp_code", "mss", "wscale")),
-        r["src"].tolist(), r["dst"].tolist(), r["head"].tolist(), r["sack"].tolist())
-    for (ts_us, frame_no, version, proto, sport, dport, ip_id, ip_len, payload_len, tos, seq,
-         ack, flags, window, ts_val, ts_ecr, status, n_sack, head_len, icmp_type, icmp_code,
-         mss, wscale, src, dst, head, sack) in rows:
-        has_ts = status & HAS_TCP_TS
-        packets.append(Packet(
-            ts_us, frame_no, version, proto, addresses.text(version, src),
-            addresses.text(version, dst), sport, dport,
-            ip_id if version == 4 or status & FRAGMENT else None, ip_len, payload_len, tos,
-            seq, ack, flags, window, ts_val if has_ts else None, ts_ecr if has_ts else None,
-            tuple(zip(sack[0:2 * n_sack:2], sack[1:2 * n_sack:2])) if n_sack else (),
-            head[:head_len], status, icmp_type, icmp_code, mss or None,
-            None if wscale == 0xff else wscale))
-    return packets
+    return packets_of(ip_records(capture))
+
+
+def packets_of(r: np.ndarray) -> list[Packet]:
+    """Packet objects of records (RECORD_DTYPE rows of IP packets)."""
+    version, status = r["ip_version"], r["status"]
+    has_ts = (status & HAS_TCP_TS) != 0
+
+    def column(name: str) -> list[int]:
+        return r[name].tolist()
+
+    # one map over column lists: the per-packet work is only Packet.__init__
+    return list(map(
+        Packet, column("ts_us"), column("frame_no"), column("ip_version"), column("proto"),
+        address_texts(version, r["src"]), address_texts(version, r["dst"]), column("sport"),
+        column("dport"), _or_none(r["ip_id"], (version == 4) | ((status & FRAGMENT) != 0)),
+        column("ip_len"), column("payload_len"), column("tos"), column("tcp_seq"),
+        column("tcp_ack"), column("tcp_flags"), column("window"), _or_none(r["ts_val"], has_ts),
+        _or_none(r["ts_ecr"], has_ts), _sacks(r), _heads(r), column("status"),
+        column("icmp_type"), column("icmp_code"), _or_none(r["mss"], r["mss"] != 0),
+        _or_none(r["wscale"], r["wscale"] != 0xFF)))
 
 
 def read_packets(path: str | os.PathLike[str]) -> list[Packet]:

@@ -8,13 +8,17 @@ joined with the emulator log. Which capture is whose comes from the log: sources
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.connections import TcpConnection, UdpFlow, tcp_connections, udp_flows
+import numpy as np
+
+from analysis.connections import TcpConnection, UdpFlow, tcp_connections_of, udp_flows
 from analysis.emulog import EmulatorLog, read_emulator_log
-from analysis.join import PacketFate, join_capture
-from analysis.pcap import Packet, read_packets
+from analysis.fate_index import FateMap
+from analysis.join import PacketFate, join_records
+from analysis.pcap import PROTO_UDP, ip_records, packets_of, read_capture
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics, default_sender, tcp_metrics
 from analysis.udp_metrics import UdpMetrics, udp_metrics
 
@@ -25,8 +29,7 @@ CAPTURES = {"fixed": "fixed.pcap", "mobile": "mobile.pcap"}
 @dataclass(slots=True)
 class HostCapture:
     side: str  # fixed | mobile
-    packets: list[Packet]
-    fates: dict[int, PacketFate]
+    fates: FateMap
     tcp: list[TcpConnection]
     udp: list[UdpFlow]
 
@@ -43,10 +46,12 @@ class ReplicationMetrics:
 
 
 def _side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
+    table = log.table
+    ins = table.is_("event", "in") & (table.texts["src"] != 0)
+    down = table.is_("event", "in") & table.is_("dir", "down")
     sides: dict[str, set[str]] = {"fixed": set(), "mobile": set()}
-    for e in log.events:
-        if e.event == "in" and e.src is not None:
-            sides["fixed" if e.dir == "down" else "mobile"].add(e.src)
+    for side, rows in (("fixed", ins & down), ("mobile", ins & ~down)):
+        sides[side] = {table.strings[i] for i in np.unique(table.texts["src"][rows]).tolist()}
     return sides
 
 
@@ -54,9 +59,9 @@ def _load(directory: Path, side: str, log: EmulatorLog) -> HostCapture | None:
     path = directory / CAPTURES[side]
     if not path.exists():
         return None
-    packets = read_packets(path)
-    return HostCapture(side, packets, join_capture(packets, log), tcp_connections(packets),
-                       udp_flows(packets))
+    records = ip_records(read_capture(path))
+    udp = udp_flows(packets_of(records[records["proto"] == PROTO_UDP]))
+    return HostCapture(side, join_records(records, log), tcp_connections_of(records), udp)
 
 
 def analyse_replication(directory: str | os.PathLike[str],
@@ -101,18 +106,13 @@ def analyse_replication(directory: str | os.PathLike[str],
 def _reverse_fates(conn: TcpConnection, sender: tuple[str, int],
                    other: HostCapture) -> dict[str, int] | None:
     """Fates of the receiver's packets, from the receiver's own capture."""
-    first = conn.packets[0]
+    first = conn.first_packet()
     twin = next((c for c in other.tcp if {c.client, c.server} == {conn.client, conn.server}
-                 and c.packets[0].tcp_seq == first.tcp_seq), None)
+                 and c.first_packet().tcp_seq == first.tcp_seq), None)
     if twin is None:
         return None
     receiver = conn.server if sender == conn.client else conn.client
-    counts: dict[str, int] = {}
-    for p in twin.sent_by(receiver):
-        fate = other.fates.get(p.frame_no)
-        if fate is not None:
-            counts[fate.fate] = counts.get(fate.fate, 0) + 1
-    return counts
+    return other.fates.counts(twin.frames_sent_by(receiver))
 
 
 def _same_flow(flows: list[UdpFlow], flow: UdpFlow) -> UdpFlow | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from analysis.connections import Endpoint, TcpConnection
@@ -88,11 +89,14 @@ def default_sender(conn: TcpConnection) -> Endpoint:
 
 
 def _sender_isn(conn: TcpConnection, sender: Endpoint) -> int:
-    sent = conn.sent_by(sender)
-    for p in sent:
-        if p.tcp_flags & SYN:
-            return p.tcp_seq
-    return (sent[0].tcp_seq - 1) % SEQ_MOD if sent else 0
+    first_sent = None
+    for p in conn.packets:
+        if (p.src, p.sport) == sender:
+            if p.tcp_flags & SYN:
+                return p.tcp_seq
+            if first_sent is None:
+                first_sent = p
+    return (first_sent.tcp_seq - 1) % SEQ_MOD if first_sent is not None else 0
 
 
 @dataclass(slots=True)
@@ -115,9 +119,27 @@ class _State:
         return (seq - self.isn) % SEQ_MOD
 
 
+FateBrief = tuple[str, int, bool]  # fate, hits, ecn_marked
+
+
+def _fate_lookup(fates: Mapping[int, PacketFate] | None) -> Callable[[int], FateBrief | None]:
+    """frame_no -> (fate, hits, ecn_marked); join's FateMap answers without making
+    PacketFate objects."""
+    if fates is None:
+        return lambda frame_no: None
+    brief = getattr(fates, "brief", None)
+    if brief is not None:
+        return brief  # type: ignore[no-any-return]
+
+    def lookup(frame_no: int) -> FateBrief | None:
+        f = fates.get(frame_no)
+        return None if f is None else (f.fate, f.hits, f.ecn_marked)
+    return lookup
+
+
 class _Analyzer:
     def __init__(self, conn: TcpConnection, sender: Endpoint,
-                 fates: dict[int, PacketFate] | None, rto_floor_us: int) -> None:
+                 fates: Mapping[int, PacketFate] | None, rto_floor_us: int) -> None:
         self.conn, self.sender, self.fates, self.floor = conn, sender, fates, rto_floor_us
         self.st = _State(isn=_sender_isn(conn, sender))
         self.delivered = IntervalSet()
@@ -127,6 +149,7 @@ class _Analyzer:
         self.packets_sent = 0
         self.fast_episodes = 0
         self.fates_seen: Counter[str] = Counter()
+        self.fate_of = _fate_lookup(fates)
         self.ecn_marks = 0
         self.frame_errors = 0
         self.dscp: int | None = None
@@ -143,11 +166,11 @@ class _Analyzer:
     def on_sent(self, p: Packet) -> None:
         st = self.st
         self.packets_sent += 1
-        fate = self.fates.get(p.frame_no) if self.fates is not None else None
+        fate = self.fate_of(p.frame_no)
         if fate is not None:
-            self.fates_seen[fate.fate] += 1
-            self.ecn_marks += fate.ecn_marked
-            self.frame_errors += fate.hits
+            self.fates_seen[fate[0]] += 1
+            self.frame_errors += fate[1]
+            self.ecn_marks += fate[2]
         length = _seq_space(p)
         if length == 0:
             return
@@ -163,7 +186,7 @@ class _Analyzer:
         st.snd_max = max(st.snd_max, end)
         if p.tcp_flags & FIN:
             st.fin_end = end
-        if fate is not None and fate.fate == "out":
+        if fate is not None and fate[0] == "out":
             self.delivered.add(start, end)
 
     def on_retransmission(self, p: Packet, start: int, end: int) -> None:
@@ -234,7 +257,7 @@ def _rate(n: int, us: int | None) -> float | None:
 
 
 def tcp_metrics(conn: TcpConnection, sender: Endpoint | None = None,
-                fates: dict[int, PacketFate] | None = None,
+                fates: Mapping[int, PacketFate] | None = None,
                 rto_floor_us: int = RTO_FLOOR_US) -> TcpMetrics:
     """Metrics of `conn` as captured at `sender` (default: the side that sent more payload).
     `fates` (join_capture of that capture with the emulator log) enables drops and
