@@ -100,7 +100,7 @@ def test_iip_mixture_diffserv_red_and_workloads() -> None:
     # HTB at the link's rate, so its queues (not the emulator's send buffer) are the bottleneck
     assert ds.sections["router"].rate_bps == 64_000
     assert {c.name: (c.rate_bps, c.priority) for c in ds.sections["router"].classes} == {
-        "UDP": (32_000, 0), "TCP": (32_000, 1)}
+        "UDP": (48_000, 0), "TCP": (16_000, 1)}
     # section 7.3: lossy links' good 10-25 s, bad 1.8-4 s
     assert (nods.link.channel.good.a_us, nods.link.channel.bad.b_us) == (10_000_000, 4_000_000)
 
