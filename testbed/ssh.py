@@ -160,10 +160,21 @@ class SshClient:
         self.run_shell(f"mkdir -p {shlex.quote(parent)} && cat > {shlex.quote(tmp)} && "
                        f"mv -f {shlex.quote(tmp)} {shlex.quote(str(path))}", input=data)
 
-    def fetch(self, path: str | Path, local: Path) -> None:
-        """Copies a file of the host into a local file."""
-        data = self.read_bytes(path)
-        Path(local).write_bytes(data)
+    def fetch(self, path: str | Path, local: Path, timeout: float = 600.0) -> None:
+        """Copies a file of the host into a local file, streamed (captures and logs can be
+        large); FileNotFoundError when the host has no such file (nothing is written then)."""
+        local = Path(local)
+        partial = local.with_name(local.name + ".fetching")
+        with open(partial, "wb") as out:
+            proc = subprocess.run(self.base_argv() + [quote(["cat", "--", str(path)])], stdout=out,
+                                  stderr=subprocess.PIPE, timeout=timeout)
+        if proc.returncode != 0:
+            partial.unlink(missing_ok=True)
+            message = proc.stderr.decode(errors="replace").strip()
+            if "No such file" in message:
+                raise FileNotFoundError(f"{path} does not exist on {self.target.label()}")
+            raise SshError(f"fetching {path} from {self.target.label()} failed (exit {proc.returncode}): {message}")
+        partial.replace(local)
 
     def put_tree(self, local_dir: Path, remote_dir: str | Path) -> None:
         """Copies a local directory's content into remote_dir (tar over the connection)."""

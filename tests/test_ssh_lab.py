@@ -59,6 +59,12 @@ kind = "bulk"
 count = 8
 length = "2096B"
 start = "100ms"
+
+[flows.voice]
+kind = "udp"
+size = "132B"
+rate = "32kbit"
+duration = "300ms"
 """
 
 
@@ -275,6 +281,9 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     assert len((rep / "router-queue.tsv").read_text().splitlines()) > 3
     workloads = json.loads((rep / "workloads.json").read_text())
     assert workloads["web"]["client"]["summary"]["ok"] and workloads["bulk1"]["sender"]["summary"]["ok"]
+    # The UDP receiver was ended by SIGTERM sent over SSH and still printed its summary.
+    receiver = workloads["voice"]["receiver"]
+    assert receiver["exit_code"] == 0 and receiver["summary"]["ok"] and receiver["summary"]["received"] == 10, receiver
 
     after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
     for role in ROLES:
