@@ -141,8 +141,11 @@ def timing(addr: LaneAddresses, workdir: Path, rate_pps: int) -> dict:
     if not log.complete:
         raise RuntimeError(f"{session.result.log_path} has no trailer: the emulator did not stop cleanly")
     late = log.lateness_us()
+    # Other work on the machine (other lanes' programs, also under SCHED_FIFO, builds)
+    # is what makes p99 vary between runs: record how busy it was.
     return {"rate_pps": rate_pps, "packet_ip_bytes": TIMING_PACKET, "delay_us": TIMING_DELAY_US,
-            "seconds": TIMING_SECONDS, "lateness_us": late, **stream}
+            "seconds": TIMING_SECONDS, "lateness_us": late, **stream,
+            "loadavg_1min_after": round(os.getloadavg()[0], 2)}
 
 
 # --- capacity -----------------------------------------------------------------------
