@@ -293,7 +293,3 @@ class RemoteProcess:
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
-
-
-def ssh_available() -> bool:
-    return any(os.access(Path(d) / "ssh", os.X_OK) for d in os.environ.get("PATH", "").split(os.pathsep))
