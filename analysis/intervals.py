@@ -13,6 +13,14 @@ class IntervalSet:
     def add(self, start: int, end: int) -> None:
         if end <= start:
             return
+        starts, ends = self._starts, self._ends
+        if starts and start >= starts[-1]:  # in-order data: at or after the last interval
+            if start <= ends[-1]:
+                ends[-1] = max(ends[-1], end)
+            else:
+                starts.append(start)
+                ends.append(end)
+            return
         i = bisect.bisect_left(self._ends, start)       # first interval that may touch
         j = bisect.bisect_right(self._starts, end)      # past the last that may touch
         if i < j:

@@ -12,7 +12,10 @@ matching emulator log) through `analyse_replication` (both captures, the log, th
 the metrics), beside `tshark -r fixed.pcap -q -z conv,tcp` on the same file in the same
 run when tshark is installed (else "tshark not installed" in the JSON).
 
-    python -m bench.analysis [RESULTS_DIR] [--packets N] [--full-frames N]
+Both are run `--repeats` times (default 3), alternating, and the medians compared (the
+machine is shared); the stage breakdown is one more run, step by step.
+
+    python -m bench.analysis [RESULTS_DIR] [--packets N] [--full-frames N] [--repeats N]
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import argparse
 import json
 import shutil
 import struct
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,10 +33,10 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis.connections import tcp_connections_of
 from analysis.emulog import COLUMNS, read_emulator_log
-from analysis.connections import tcp_connections
-from analysis.join import join_capture
-from analysis.pcap import ip_packets, read_capture, read_packets
+from analysis.join import join_records
+from analysis.pcap import ip_packets, ip_records, read_capture
 from analysis.tcp_metrics import default_sender, tcp_metrics
 from analysis.run_layout import ReplicationRef
 from analysis.run_metrics import analyse_run_replication, gc_paused
@@ -40,6 +44,7 @@ from bench.analysis_transfer import write_transfer
 
 DEFAULT_PACKETS = 2_000_000
 DEFAULT_FULL_FRAMES = 1_000_000
+FULL_REPEATS = 3
 LOG_EVENTS = 300_000
 PAYLOAD = 512
 SNAPLEN = 96
@@ -154,44 +159,65 @@ def _stages(rep: Path) -> dict[str, float]:
 
     log = timed("log_reader", read_emulator_log, rep / "emulator.log")
     for side in ("fixed", "mobile"):
-        packets = timed("captures_to_packets", read_packets, rep / f"{side}.pcap")
-        fates = timed("join", join_capture, packets, log)
-        conns = timed("connections", tcp_connections, packets)
+        records = timed("capture_reader", lambda p: ip_records(read_capture(p)),
+                        rep / f"{side}.pcap")
+        fates = timed("join", join_records, records, log)
+        conns = timed("connections", tcp_connections_of, records)
         if side == "fixed":
-            timed("tcp_metrics", tcp_metrics, conns[0], default_sender(conns[0]), fates)
+            sender = timed("connections", default_sender, conns[0])
+            timed("packet_objects", lambda c: c.packets, conns[0])
+            timed("tcp_metrics", tcp_metrics, conns[0], sender, fates)
     return seconds
 
 
-def measure_full(frames: int = DEFAULT_FULL_FRAMES,
-                 workdir: Path | None = None) -> dict[str, object]:
+def _analyse(rep: Path) -> tuple[float, dict]:
+    start = time.perf_counter()
+    # what `squall analyze` does for each replication
+    result = analyse_run_replication(ReplicationRef("bench", 1, rep, "ok", ""))
+    return time.perf_counter() - start, result
+
+
+def measure_full(frames: int = DEFAULT_FULL_FRAMES, workdir: Path | None = None,
+                 repeats: int = FULL_REPEATS) -> dict[str, object]:
     """The whole analysis of one replication of a long transfer, and tshark's TCP
-    conversation statistics on its fixed-host capture."""
+    conversation statistics on its fixed-host capture, alternately `repeats` times each
+    (the machine is shared: the medians are compared)."""
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         rep = Path(tmp)
         per_capture = write_transfer(rep, frames)
         start = time.perf_counter()
         read_capture(rep / "fixed.pcap")
         reader_s = time.perf_counter() - start
-        start = time.perf_counter()
-        # what `squall analyze` does for each replication
-        result = analyse_run_replication(ReplicationRef("bench", 1, rep, "ok", ""))
-        full_s = time.perf_counter() - start
-        if result.error or result.values.get("run.fate_out") != 2 * per_capture // 3:
-            raise RuntimeError(f"{rep}: the synthetic transfer was not analysed as written: "
-                               f"{result.error or result.values}")
+        full_runs: list[float] = []
+        tshark_runs: list[float] = []
+        tshark: dict[str, object] = {}
+        for _ in range(repeats):
+            full_s, result = _analyse(rep)
+            if result.error or result.values.get("run.fate_out") != 2 * per_capture // 3:
+                raise RuntimeError(f"{rep}: the synthetic transfer was not analysed as "
+                                   f"written: {result.error or result.values}")
+            full_runs.append(full_s)
+            del result
+            tshark = _tshark(rep / "fixed.pcap")
+            if "tshark_seconds" in tshark:
+                tshark_runs.append(float(tshark["tshark_seconds"]))  # type: ignore[arg-type]
+        full_s = statistics.median(full_runs)
         numbers: dict[str, object] = {
             "full_frames_per_capture": per_capture,
             "full_capture_reader_frames_per_s": per_capture / reader_s,
             "full_analysis_seconds": full_s,
+            "full_analysis_seconds_runs": full_runs,
             # every frame of both captures, joined with the log and measured
             "full_analysis_frames_per_s": 2 * per_capture / full_s,
             "full_analysis_fixed_capture_frames_per_s": per_capture / full_s,
         }
         with gc_paused():   # as analyse_run_replication runs
             numbers["full_analysis_stage_seconds"] = _stages(rep)
-        numbers.update(_tshark(rep / "fixed.pcap"))
-        if "tshark_seconds" in numbers:
-            tshark_s = float(numbers["tshark_seconds"])  # type: ignore[arg-type]
+        numbers["tshark"] = tshark.get("tshark")
+        if tshark_runs:
+            tshark_s = statistics.median(tshark_runs)
+            numbers["tshark_seconds"] = tshark_s
+            numbers["tshark_seconds_runs"] = tshark_runs
             numbers["tshark_frames_per_s"] = per_capture / tshark_s
             # > 1: the whole analysis (two captures and the log) beat tshark on one capture
             numbers["tshark_seconds_over_full_analysis_seconds"] = tshark_s / full_s
@@ -206,13 +232,14 @@ def summary(numbers: dict[str, float]) -> list[str]:
              f"emulator log: {numbers['log_events_per_s']:,.0f} events/s"]
     if "full_analysis_seconds" in numbers:
         lines.append(f"full analysis of a {numbers['full_frames_per_capture']:,.0f}-frame "
-                     f"transfer (2 captures + log): {numbers['full_analysis_seconds']:.1f} s, "
+                     f"transfer (2 captures + log): {numbers['full_analysis_seconds']:.1f} s "
+                     "(median), "
                      f"{numbers['full_analysis_frames_per_s']:,.0f} frames/s")
         stages = numbers.get("full_analysis_stage_seconds") or {}
         lines.append("  stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()))
         if "tshark_seconds" in numbers:
             lines.append(f"tshark -z conv,tcp on the fixed capture: "
-                         f"{numbers['tshark_seconds']:.1f} s (tshark / full analysis = "
+                         f"{numbers['tshark_seconds']:.1f} s (median; tshark / full analysis = "
                          f"{numbers['tshark_seconds_over_full_analysis_seconds']:.2f})")
         else:
             lines.append(f"tshark: {numbers.get('tshark')}")
@@ -234,10 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--packets", type=int, default=DEFAULT_PACKETS)
     parser.add_argument("--full-frames", type=int, default=DEFAULT_FULL_FRAMES,
                         help="frames per capture of the full-analysis transfer (0: skip)")
+    parser.add_argument("--repeats", type=int, default=FULL_REPEATS,
+                        help="full analyses and tshark runs, alternating (medians reported)")
     args = parser.parse_args(argv)
     numbers: dict = measure(args.packets)
     if args.full_frames > 0:
-        numbers.update(measure_full(args.full_frames))
+        numbers.update(measure_full(args.full_frames, repeats=args.repeats))
     Path(args.results_dir).mkdir(parents=True, exist_ok=True)
     (Path(args.results_dir) / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
     json.dump(numbers, sys.stdout, indent=2)

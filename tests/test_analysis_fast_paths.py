@@ -215,3 +215,19 @@ def test_connections_from_records_are_those_from_packets(tmp_path: Path, seed: i
         assert a.first_packet() == b.packets[0]
     assert view(lazy) == view(expected)
     assert lazy == expected
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_interval_set_covers_exactly_the_added_points(seed: int) -> None:
+    from analysis.intervals import IntervalSet
+    rng = random.Random(seed)
+    intervals, points = IntervalSet(), set()
+    for _ in range(300):  # mostly in order, as a sender's data is delivered
+        start = rng.randrange(0, 400) if rng.random() < 0.3 else max(points, default=0)
+        end = start + rng.randrange(0, 12)
+        intervals.add(start, end)
+        points.update(range(start, end))
+        a = rng.randrange(0, 420)
+        b = a + rng.randrange(0, 8)
+        assert intervals.covers(a, b) == all(x in points for x in range(a, b))
+    assert len(intervals) == sum(1 for x in points if x - 1 not in points)
