@@ -25,7 +25,7 @@ from typing import Sequence
 
 CONNECT_TIMEOUT_S = 10
 MASTER_PERSIST_S = 600          # the master outlives a crashed runner by at most this long
-SSH_FAILURE = 255               # ssh's own exit status for "could not connect / killed remote"
+SIGNALLED, MAX_SIGNAL = 128, 64  # a shell's exit status 128 + n: killed by signal n
 # $SQUALL_SSH_TRACE=FILE: every command with its host and duration appended to FILE.
 TRACE = os.environ.get("SQUALL_SSH_TRACE")
 
@@ -219,9 +219,12 @@ class SshClient:
               pid_file: str | Path) -> "RemoteProcess":
         """Starts argv on the host; its stdout/stderr stream into the local files.
 
-        The remote shell writes its pid to pid_file, then execs argv: the pid is the
-        program's, so signals reach the program itself."""
-        command = f"echo $$ > {shlex.quote(str(pid_file))} && exec {quote(argv)}"
+        A remote `sh` starts the program in the background, writes its pid to pid_file (signals
+        go to the program itself) and waits for it, so that a death by signal comes back as the
+        shell's 128 + signal (ssh itself would say 255). `env --default-signal` undoes the
+        SIGINT/SIGQUIT ignoring of background jobs: tcpdump stops on SIGINT, nginx on SIGQUIT."""
+        script = f"env --default-signal=INT,QUIT {quote(argv)} & echo $! > {shlex.quote(str(pid_file))}; wait $!"
+        command = f"sh -c {shlex.quote(script)}"
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             # Its own session: a Ctrl-C at the terminal must not end the ssh client and so
             # orphan the remote program; the runner stops it with send_signal().
@@ -241,7 +244,6 @@ class RemoteProcess:
     def __init__(self, client: SshClient, argv: list[str], local: subprocess.Popen, pid_file: str):
         self.client, self.args, self.local, self.pid_file = client, argv, local, pid_file
         self._remote_pid: int | None = None
-        self._signalled: int | None = None
 
     @property
     def pid(self) -> int:
@@ -264,10 +266,10 @@ class RemoteProcess:
         return self._translate(self.local.returncode)
 
     def _translate(self, code: int | None) -> int | None:
-        # A program killed by a signal has no exit status: ssh reports 255. When it was our
-        # signal, say so the way Popen does (negative signal number).
-        if code == SSH_FAILURE and self._signalled is not None:
-            return -self._signalled
+        # The remote shell reports a death by signal as 128 + signal: say it the way Popen
+        # does (negative signal number). 255 is ssh's own failure (connection lost, ...).
+        if code is not None and SIGNALLED < code <= SIGNALLED + MAX_SIGNAL:
+            return -(code - SIGNALLED)
         return code
 
     def poll(self) -> int | None:
@@ -284,7 +286,6 @@ class RemoteProcess:
             pid = self.pid
         except SshError:
             return                           # it never started (its stderr says why)
-        self._signalled = int(sig)
         self.client.run(["kill", f"-{signal.Signals(sig).name.removeprefix('SIG')}", str(pid)],
                         check=False, timeout=15)
 

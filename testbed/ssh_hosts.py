@@ -224,6 +224,8 @@ class SshTestbed:
                 + [f"command -v {shlex.quote(t)} >/dev/null 2>&1 || echo 'tool {t} is not on PATH'" for t in tools]
                 + [f"! ip link show dev {shlex.quote(d)} >/dev/null 2>&1 || echo 'device {d} exists already "
                    "(another run, or a leftover: remove it)'" for d in devices]
+                + ["env --default-signal=INT true 2>/dev/null || echo 'env lacks --default-signal "
+                   "(GNU coreutils 8.31 or later is needed)'"]
                 + [f"mkdir -p {shlex.quote(str(host.run_root))} || echo 'cannot create the work directory "
                    f"{host.run_root}'", "true"])
             out = host.client.run_shell(script, check=False).stdout

@@ -350,3 +350,36 @@ def test_sigterm_mid_replication_leaves_the_hosts_as_before_and_resume_completes
     assert done.returncode == 0, f"the resumed run failed:\n{done.stdout}\n{done.stderr}"
     (status,) = run_dir.glob("cells/*/rep-01/status.json")
     assert json.loads(status.read_text())["status"] == "ok"
+
+
+def test_a_replication_whose_emulator_dies_fails_and_the_next_one_starts_fresh(lab: Lab, tmp_path: Path) -> None:
+    scenario = tmp_path / "ssh-lab.toml"
+    scenario.write_text(SCENARIO.replace("replications = 1", "replications = 2").replace("count = 8\n", "count = 400\n"))
+    before = {role: host_state(ns) for role, ns in lab.namespaces.items()}
+    results = tmp_path / "results"
+    argv = [sys.executable, "-m", "testbed.cli", "run", str(scenario), "--results", str(results),
+            "--no-analysis", "--testbed", str(lab.testbed_file)]
+    proc = netns.popen_in(lab.ctl, ["env", f"PYTHONPATH={REPO}", *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "squall-bulk" not in host_state(lab.namespaces["fixed"])["processes"]:
+            assert proc.poll() is None, f"squall run ended early: {proc.communicate()}"
+            assert time.monotonic() < deadline, "the bulk flow never started"
+            time.sleep(0.1)
+        (emulator,) = [pid for pid in netns.pids(lab.namespaces["emu"]) if _comm(pid).startswith("squall-emulat")]
+        os.kill(emulator, signal.SIGKILL)
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, f"{out}\n{err}"
+    (run_dir,) = results.iterdir()
+    first = json.loads(next(run_dir.glob("cells/*/rep-01/status.json")).read_text())
+    second = json.loads(next(run_dir.glob("cells/*/rep-02/status.json")).read_text())
+    assert first["status"] == "failed" and "the emulator exited with code -9" in first["reason"], first["reason"]
+    assert second["status"] == "ok", second["reason"]
+    after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
+    for role in ROLES:
+        assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
