@@ -7,6 +7,8 @@ state is carried over — except the replications of a CBI cell (a TCP profile t
 its metrics), which run in order on one lane without rebuilding it in between.
 A failed or hung replication is recorded and the matrix goes on. SIGINT/SIGTERM stop
 the workers, tear every lane down and leave a run that --resume completes.
+With --testbed FILE the replications run one after the other on three lab hosts over SSH
+instead (testbed/ssh_hosts.py, docs/lab-hosts.md).
 """
 from __future__ import annotations
 
