@@ -49,8 +49,12 @@ class TcpConnection:
     def _lazy(self) -> bool:
         return self._packets is None
 
-    def _mine(self, endpoint: Endpoint) -> np.ndarray:
-        """Rows sent by the endpoint (records not yet made into packets)."""
+    def unmade_records(self) -> np.ndarray | None:
+        """The records, while the Packet objects have not been made (else None)."""
+        return self._records if self._packets is None else None
+
+    def sent_mask(self, endpoint: Endpoint) -> np.ndarray:
+        """Which records were sent by the endpoint (a connection made from records)."""
         mask = np.zeros(self._count(), bool)
         if endpoint == self.client:
             mask |= self._from_client  # type: ignore[arg-type]
@@ -68,12 +72,12 @@ class TcpConnection:
 
     def frames_sent_by(self, endpoint: Endpoint) -> list[int]:
         if self._lazy():
-            return self._records["frame_no"][self._mine(endpoint)].tolist()  # type: ignore[index]
+            return self._records["frame_no"][self.sent_mask(endpoint)].tolist()  # type: ignore[index]
         return [p.frame_no for p in self.packets if (p.src, p.sport) == endpoint]
 
     def payload_bytes(self, endpoint: Endpoint) -> int:
         if self._lazy():
-            payload = self._records["payload_len"][self._mine(endpoint)]  # type: ignore[index]
+            payload = self._records["payload_len"][self.sent_mask(endpoint)]  # type: ignore[index]
             return int(payload.sum(dtype=np.int64))
         return sum(p.payload_len for p in self.packets if (p.src, p.sport) == endpoint)
 
@@ -201,7 +205,7 @@ def tcp_connections_of(records: np.ndarray) -> list[TcpConnection]:
         there = (there_addr[c], int(t["dport"][row]))
         client, server = (there, here) if synack[c] else (here, there)
         rows = order[bounds[c]:bounds[c + 1]]
-        mine = records[rows if index is None else index[rows]]
+        mine = _take(records, rows if index is None else index[rows])
         result.append(TcpConnection(client, server, saw_syn=new_syn[c], records=mine,
                                     from_client=src[rows] == src[row] if not synack[c]
                                     else src[rows] == dst[row]))
@@ -240,3 +244,11 @@ def _latest_start(starts: np.ndarray, key: np.ndarray) -> np.ndarray:
     order = np.argsort(start_keys, kind="stable")
     rows_keys = key * stride + np.arange(len(key))
     return order[np.searchsorted(start_keys[order], rows_keys, "right") - 1]
+
+
+def _take(records: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """records[rows], as a view (no copy of the 160-byte records) when the rows are
+    consecutive, as a long transfer's are."""
+    if len(rows) and int(rows[-1]) - int(rows[0]) + 1 == len(rows):
+        return records[int(rows[0]):int(rows[-1]) + 1]
+    return records[rows]

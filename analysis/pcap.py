@@ -196,7 +196,7 @@ def _heads(r: np.ndarray) -> list[bytes]:
     return heads
 
 
-def _sacks(r: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
+def sack_blocks(r: np.ndarray) -> list[tuple[tuple[int, int], ...]]:
     sacks: list[tuple[tuple[int, int], ...]] = [()] * len(r)
     n_sack = r["n_sack"]
     for i in np.flatnonzero(n_sack).tolist():
@@ -249,7 +249,7 @@ def packets_of(r: np.ndarray) -> list[Packet]:
         column("dport"), _or_none(r["ip_id"], (version == 4) | ((status & FRAGMENT) != 0)),
         column("ip_len"), column("payload_len"), column("tos"), column("tcp_seq"),
         column("tcp_ack"), column("tcp_flags"), column("window"), _or_none(r["ts_val"], has_ts),
-        _or_none(r["ts_ecr"], has_ts), _sacks(r), _heads(r), column("status"),
+        _or_none(r["ts_ecr"], has_ts), sack_blocks(r), _heads(r), column("status"),
         column("icmp_type"), column("icmp_code"), _or_none(r["mss"], r["mss"] != 0),
         _or_none(r["wscale"], r["wscale"] != 0xFF)))
 

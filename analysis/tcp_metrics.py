@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from analysis.connections import Endpoint, TcpConnection
 from analysis.intervals import IntervalSet
 from analysis.join import CONGESTION_FATES, UNSEEN, PacketFate
-from analysis.pcap import ACK, FIN, RST, SYN, Packet
+from analysis.pcap import ACK, FIN, RST, SYN, Packet, sack_blocks
 
 SEQ_MOD = 1 << 32
 RTO_FLOOR_US = 200_000  # Linux TCP_RTO_MIN: no timeout fires sooner
@@ -78,25 +78,38 @@ class TcpMetrics:
         return None if self.fates is None else self.fates.get("drop_err", 0)
 
 
-def _seq_space(p: Packet) -> int:
-    return p.payload_len + bool(p.tcp_flags & SYN) + bool(p.tcp_flags & FIN)
-
-
 def default_sender(conn: TcpConnection) -> Endpoint:
     """The endpoint that sent more payload (the server for HTTP, the TTCP sender)."""
     c, s = conn.payload_bytes(conn.client), conn.payload_bytes(conn.server)
     return conn.client if c > s else conn.server
 
 
-def _sender_isn(conn: TcpConnection, sender: Endpoint) -> int:
+# One segment as the analyzer reads it: (sent by the sender, frame_no, ts_us, tcp_flags,
+# tcp_seq, tcp_ack, payload_len, tos, sack)
+Segment = tuple[bool, int, int, int, int, int, int, int, tuple[tuple[int, int], ...]]
+
+
+def _segments(conn: TcpConnection, sender: Endpoint) -> list[Segment]:
+    """The connection's segments in capture order; from its records when its Packet
+    objects have not been made (they are not needed here)."""
+    records = conn.unmade_records()
+    if records is not None:
+        return list(zip(conn.sent_mask(sender).tolist(), *(records[name].tolist() for name in (
+            "frame_no", "ts_us", "tcp_flags", "tcp_seq", "tcp_ack", "payload_len", "tos")),
+            sack_blocks(records)))
+    return [((p.src, p.sport) == sender, p.frame_no, p.ts_us, p.tcp_flags, p.tcp_seq,
+             p.tcp_ack, p.payload_len, p.tos, p.sack) for p in conn.packets]
+
+
+def _sender_isn(segments: list[Segment]) -> int:
     first_sent = None
-    for p in conn.packets:
-        if (p.src, p.sport) == sender:
-            if p.tcp_flags & SYN:
-                return p.tcp_seq
+    for mine, _, _, flags, seq, *_ in segments:
+        if mine:
+            if flags & SYN:
+                return seq
             if first_sent is None:
-                first_sent = p
-    return (first_sent.tcp_seq - 1) % SEQ_MOD if first_sent is not None else 0
+                first_sent = seq
+    return (first_sent - 1) % SEQ_MOD if first_sent is not None else 0
 
 
 @dataclass(slots=True)
@@ -141,7 +154,8 @@ class _Analyzer:
     def __init__(self, conn: TcpConnection, sender: Endpoint,
                  fates: Mapping[int, PacketFate] | None, rto_floor_us: int) -> None:
         self.conn, self.sender, self.fates, self.floor = conn, sender, fates, rto_floor_us
-        self.st = _State(isn=_sender_isn(conn, sender))
+        self.segments = _segments(conn, sender)
+        self.st = _State(isn=_sender_isn(self.segments))
         self.delivered = IntervalSet()
         self.retx: list[Retransmission] = []
         self.first_syn_us: int | None = None
@@ -155,48 +169,49 @@ class _Analyzer:
         self.dscp: int | None = None
 
     def run(self) -> None:
-        for p in self.conn.packets:
-            if p.tcp_flags & SYN and self.first_syn_us is None:
-                self.first_syn_us = p.ts_us
-            if (p.src, p.sport) == self.sender:
-                self.on_sent(p)
+        for mine, frame_no, ts_us, flags, seq, ack, payload_len, tos, sack in self.segments:
+            if flags & SYN and self.first_syn_us is None:
+                self.first_syn_us = ts_us
+            if mine:
+                self.on_sent(frame_no, ts_us, flags, seq, payload_len, tos)
             else:
-                self.on_received(p)
+                self.on_received(ts_us, flags, ack, payload_len, sack)
 
-    def on_sent(self, p: Packet) -> None:
+    def on_sent(self, frame_no: int, ts_us: int, flags: int, seq: int, payload_len: int,
+                tos: int) -> None:
         st = self.st
         self.packets_sent += 1
-        fate = self.fate_of(p.frame_no)
+        fate = self.fate_of(frame_no)
         if fate is not None:
             self.fates_seen[fate[0]] += 1
             self.frame_errors += fate[1]
             self.ecn_marks += fate[2]
-        length = _seq_space(p)
+        length = payload_len + bool(flags & SYN) + bool(flags & FIN)  # sequence space
         if length == 0:
             return
-        start = 0 if p.tcp_flags & SYN else st.rel(p.tcp_seq)
+        start = 0 if flags & SYN else st.rel(seq)
         end = start + length
-        if p.payload_len and self.first_data_us is None:
-            self.first_data_us = p.ts_us
-            self.dscp = p.tos >> 2
+        if payload_len and self.first_data_us is None:
+            self.first_data_us = ts_us
+            self.dscp = tos >> 2
         if start < st.snd_max:
-            self.on_retransmission(p, start, end)
+            self.on_retransmission(frame_no, ts_us, start, end)
         elif st.snd_una == st.snd_max:
-            st.timer_ref_us = p.ts_us  # nothing was outstanding: the timer starts now
+            st.timer_ref_us = ts_us  # nothing was outstanding: the timer starts now
         st.snd_max = max(st.snd_max, end)
-        if p.tcp_flags & FIN:
+        if flags & FIN:
             st.fin_end = end
         if fate is not None and fate[0] == "out":
             self.delivered.add(start, end)
 
-    def on_retransmission(self, p: Packet, start: int, end: int) -> None:
-        kind = self.classify(p.ts_us, start, end)
+    def on_retransmission(self, frame_no: int, ts_us: int, start: int, end: int) -> None:
+        kind = self.classify(ts_us, start, end)
         unnecessary = None if self.fates is None else self.delivered.covers(start, end)
-        self.retx.append(Retransmission(p.frame_no, p.ts_us, start, end - start, kind,
+        self.retx.append(Retransmission(frame_no, ts_us, start, end - start, kind,
                                         unnecessary))
         if start <= self.st.snd_una < end:
             self.st.head_retransmitted = True
-            self.st.timer_ref_us = p.ts_us
+            self.st.timer_ref_us = ts_us
 
     def classify(self, t: int, start: int, end: int) -> str:
         st = self.st
@@ -218,26 +233,27 @@ class _Analyzer:
             return FAST
         return FAST if st.fast_recover is not None else OTHER
 
-    def on_received(self, p: Packet) -> None:
+    def on_received(self, ts_us: int, flags: int, tcp_ack: int, payload_len: int,
+                    sack: tuple[tuple[int, int], ...]) -> None:
         st = self.st
-        st.last_rx_us = p.ts_us
-        if not p.tcp_flags & ACK or p.tcp_flags & RST:
+        st.last_rx_us = ts_us
+        if not flags & ACK or flags & RST:
             return
-        ack = st.rel(p.tcp_ack)
+        ack = st.rel(tcp_ack)
         if ack > st.snd_max + 1 or ack >= SEQ_MOD // 2:
             return  # not an acknowledgement of this sender's data (or before its ISN)
         if ack > st.snd_una:
-            st.snd_una, st.dupacks, st.timer_ref_us = ack, 0, p.ts_us
+            st.snd_una, st.dupacks, st.timer_ref_us = ack, 0, ts_us
             st.head_retransmitted = False
-            st.acks.append((p.ts_us, ack))
+            st.acks.append((ts_us, ack))
             if st.rto_recover is not None and ack >= st.rto_recover:
                 st.rto_recover = None
             if st.fast_recover is not None and ack >= st.fast_recover:
                 st.fast_recover = None
-        elif (ack == st.snd_una and p.payload_len == 0 and not p.tcp_flags & (SYN | FIN)
+        elif (ack == st.snd_una and payload_len == 0 and not flags & (SYN | FIN)
               and st.snd_max > st.snd_una):
             st.dupacks += 1
-        for _, right in p.sack:
+        for _, right in sack:
             r = st.rel(right)
             if r <= st.snd_max:
                 st.max_sack_right = max(st.max_sack_right, r)

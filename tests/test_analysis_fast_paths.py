@@ -231,3 +231,26 @@ def test_interval_set_covers_exactly_the_added_points(seed: int) -> None:
         b = a + rng.randrange(0, 8)
         assert intervals.covers(a, b) == all(x in points for x in range(a, b))
     assert len(intervals) == sum(1 for x in points if x - 1 not in points)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_metrics_of_connections_from_records_are_those_from_packets(tmp_path: Path,
+                                                                     seed: int) -> None:
+    from analysis.tcp_metrics import tcp_metrics
+    path = tmp_path / "c.pcap"
+    random_connections(random.Random(seed), path)
+    packets = read_packets(path)
+    expected = tcp_connections(packets)
+    lazy = tcp_connections_of(ip_records(read_capture(path)))
+    for a, b in zip(lazy, expected):
+        for sender in (a.client, a.server):
+            assert tcp_metrics(a, sender) == tcp_metrics(b, sender)
+        assert a.unmade_records() is not None  # measured without Packet objects
+    fixed, log_path = random_transfer(random.Random(seed), tmp_path)
+    log = read_emulator_log(log_path)
+    packets = read_packets(fixed)
+    [a] = tcp_connections_of(ip_records(read_capture(fixed)))
+    [b] = tcp_connections(packets)
+    for sender in (a.client, a.server):
+        assert tcp_metrics(a, sender, join_records(read_capture(fixed).records, log)) == \
+            tcp_metrics(b, sender, join_capture(packets, log))
