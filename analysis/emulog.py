@@ -83,6 +83,11 @@ class EmulatorLog:
         """True when the trailer is missing: the emulator was killed; events are kept."""
         return self.end_us is None
 
+    def counts(self, line: str) -> dict[str, int]:
+        """A trailer line's numbers, e.g. counts("rejected")["bad_token"],
+        counts("lateness_us")["p99"]; empty when the line is absent."""
+        return {key: int(value) for key, value in self.trailer.get(line, {}).items()}
+
 
 def read_emulator_log(path: str | os.PathLike[str]) -> EmulatorLog:
     """The C reader (squall-log-records) when it is built and the log is plain; the

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from testbed import emulator_log
+from analysis.emulog import read_emulator_log
 from testbed import lane as lanes
 from testbed.addresses import LaneAddresses
 from testbed.link_session import REALTIME_PRIORITY, REPO_ROOT, LinkSession, program_path
@@ -137,10 +137,10 @@ def timing(addr: LaneAddresses, workdir: Path, rate_pps: int) -> dict:
     link = error_free(None, TIMING_DELAY_US, 1500, send_buffer=BIG_BUFFER, recv_buffer=BIG_BUFFER)
     with LinkSession(addr, link, workdir / "link") as session:
         stream = udp_stream(addr, workdir / "udp", TIMING_PACKET, f"{rate_pps}pps", TIMING_SECONDS)
-    log = emulator_log.read(session.result.log_path)
-    if not log.complete:
+    log = read_emulator_log(session.result.log_path)
+    if log.cut_short:
         raise RuntimeError(f"{session.result.log_path} has no trailer: the emulator did not stop cleanly")
-    late = log.lateness_us()
+    late = log.counts("lateness_us")
     # Other work on the machine (other lanes' programs, also under SCHED_FIFO, builds)
     # is what makes p99 vary between runs: record how busy it was.
     return {"rate_pps": rate_pps, "packet_ip_bytes": TIMING_PACKET, "delay_us": TIMING_DELAY_US,

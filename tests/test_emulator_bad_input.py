@@ -15,9 +15,11 @@ from scapy.fields import BitField, ByteEnumField, ByteField, IntField, LongField
 from scapy.layers.inet import ICMP, IP
 from scapy.packet import Packet, Raw
 
+from analysis.emulog import read_emulator_log
+from analysis.pcap import read_packets
 from conftest import require_programs
-from testbed import emulator_log, netns, wire
-from testbed.capture import Capture, read_packets
+from testbed import netns, wire
+from testbed.capture import Capture
 from testbed.link_session import LinkSession
 from testbed.simple_link import error_free
 
@@ -88,8 +90,8 @@ def test_bad_datagrams_are_counted_never_forwarded_and_the_run_goes_on(lane, tmp
         assert read_packets(pcap) == [], "a rejected datagram reached the mobile host's TUN"
         netns.run_in(lane.ns.fixed, ["ping", "-n", "-c", "2", "-i", "0.3", "-W", "2", lane.mobile_host])
         assert session.programs.exit_codes()["emulator"] is None, "the emulator ended on bad input"
-    log = emulator_log.read(session.result.log_path)
-    assert log.complete and session.result.exit_codes["emulator"] == 0
+    log = read_emulator_log(session.result.log_path)
+    assert not log.cut_short and session.result.exit_codes["emulator"] == 0
     rejected = log.counts("rejected")
     for reason in {r for r, _ in crafted}:
         expected = 2 * sum(1 for r, _ in crafted if r == reason)   # sent from two namespaces

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from analysis.emulog import EmulatorLog, LogEvent, read_emulator_log
 from conftest import leftovers, namespace_inodes, require_programs
 
-from testbed import emulator_log
 from testbed import lane as lanes
 from testbed import netns
 from testbed.addresses import LaneAddresses
@@ -66,7 +66,7 @@ class Flow:
 class Outcome:
     flows: list[Flow]
     stats: dict                 # tc-stats.json or router-stats.json
-    log: emulator_log.EmulatorLog
+    log: EmulatorLog
     rep: Path
 
 
@@ -121,12 +121,12 @@ def _run(lane: LaneAddresses, link: LinkConfig, config: RouterConfig, rep: Path,
                 session.close()     # STOP: the log's trailer has the per-class lines
             stats = router.finish()
     assert session.result is not None and session.result.stop_acknowledged
-    return Outcome(flows, stats, emulator_log.read(session.log_path), rep)
+    return Outcome(flows, stats, read_emulator_log(session.log_path), rep)
 
 
-def _events(log: emulator_log.EmulatorLog, event: str, **match: str) -> list[dict[str, str]]:
-    return [e for e in log.events if e["event"] == event and e["dir"] == "down"
-            and all(e[k] == v for k, v in match.items())]
+def _events(log: EmulatorLog, event: str, **match: object) -> list[LogEvent]:
+    return [e for e in log.events if e.event == event and e.dir == "down"
+            and all(getattr(e, k) == v for k, v in match.items())]
 
 
 def _flood() -> list[Flow]:
@@ -163,7 +163,7 @@ def test_tail_drop_20_packets_loses_alike_with_both_engines(lane, tmp_path):
     # With the emulator engine every loss is a drop_router event and the class counters
     # are the log's events.
     drops = _events(emu.log, "drop_router")
-    assert len(drops) == emu_lost and all(e["dport"] == "7001" for e in drops)
+    assert len(drops) == emu_lost and all(e.dport == 7001 for e in drops)
     assert not _events(emu.log, "drop_sbuf")
     (only,) = emu.stats["class"]
     assert (only["direction"], only["class"]) == ("down", "all")
@@ -177,7 +177,7 @@ def test_tail_drop_20_packets_loses_alike_with_both_engines(lane, tmp_path):
         "router-stats.json", "router.tc"]
     assert (emu.rep / "router.tc").read_text().startswith('# router engine = "emulator"')
     # The router never held more than 20: at most 20 waiting plus the one in the send buffer.
-    assert max(int(e["sbuf"]) for e in _events(emu.log, "enqueue")) <= MTU
+    assert max(e.sbuf for e in _events(emu.log, "enqueue")) <= MTU
 
 
 @pytest.mark.parametrize("lane", [1], indirect=True)
@@ -194,12 +194,12 @@ def test_diffserv_in_the_emulator_keeps_the_ef_stream_under_a_flood(lane, tmp_pa
     assert ef.received >= 0.95 * ef.sent, f"EF got {ef.received} of {ef.sent}"
     classes = {c["class"]: c for c in out.stats["class"]}
     assert set(classes) == {"EF", "BE"}
-    assert classes["EF"]["arrivals"] == len(_events(out.log, "in", dport="7001")) == ef.sent
+    assert classes["EF"]["arrivals"] == len(_events(out.log, "in", dport=7001)) == ef.sent
     assert classes["EF"]["drops"] == 0
     assert classes["BE"]["arrivals"] == len(_events(out.log, "in")) - ef.sent
     drops = _events(out.log, "drop_router")
     assert classes["BE"]["drops"] == len(drops) == be.sent - be.received
-    assert all(e["dport"] == "7002" for e in drops)
+    assert all(e.dport == 7002 for e in drops)
     assert sum(c["enqueued"] for c in classes.values()) == len(_events(out.log, "enqueue"))
 
 
@@ -221,4 +221,4 @@ def test_red_with_ecn_in_the_emulator_marks_ect_packets_and_counts_them(lane, tm
     assert only["red_drops"] == 0, "ECN-capable packets are marked, not dropped"
     assert only["drops"] == only["tail_drops"] == len(drops) == flood.sent - flood.received > 0
     assert out.stats["events"] == {"down": {"drop_router": len(drops), "ecn_mark": len(marks)}}
-    assert {e["pkt_id"] for e in marks}.isdisjoint(e["pkt_id"] for e in drops)
+    assert {e.pkt_id for e in marks}.isdisjoint(e.pkt_id for e in drops)

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from analysis.emulog import read_emulator_log
+from analysis.join import event_identity, packet_identity
+from analysis.pcap import read_packets
 from conftest import require_programs, run_to_completion
-from testbed import emulator_log
-from testbed.capture import Capture, read_packets
+from testbed.capture import Capture
 from testbed.link_session import LinkSession, program_path
-from testbed.packet_identity import from_log_fields, from_scapy
 from testbed.processes import ProgramGroup
 from testbed.simple_link import direction, periodic_channel, symmetric
 
@@ -45,15 +46,15 @@ def test_every_sent_packet_is_delivered_with_an_out_event_or_dropped_with_a_drop
                           [udp, "send", "--connect", target, "--size", "500", "--rate", "20pps",
                            "--count", "80"], timeout_s=30)
         time.sleep(0.5)   # let the link drain: 2 packets in the buffer + 100 ms delay
-    log = emulator_log.read(session.result.log_path)
-    assert log.complete
+    log = read_emulator_log(session.result.log_path)
+    assert not log.cut_short
     # The log alone says which link produced it.
     assert log.config["down.send_buffer"] == "1100B" and float(log.config["down.error_bad"]) == 0.8
-    sent = [from_scapy(p) for p in read_packets(sent_pcap)]
-    received = {from_scapy(p) for p in read_packets(recv_pcap)}
-    down = [e for e in log.events if e["dir"] == "down"]
-    delivered = {from_log_fields(e) for e in down if e["event"] == "out"}
-    dropped = {from_log_fields(e): e["event"] for e in down if e["event"] in DROPS}
+    sent = [packet_identity(p) for p in read_packets(sent_pcap)]
+    received = {packet_identity(p) for p in read_packets(recv_pcap)}
+    down = [e for e in log.events if e.dir == "down"]
+    delivered = {event_identity(e) for e in down if e.event == "out"}
+    dropped = {event_identity(e): e.event for e in down if e.event in DROPS}
 
     assert len(sent) == 80 and len(set(sent)) == 80, "identities must be unique within the run"
     for packet in sent:

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from analysis.emulog import read_emulator_log
+from analysis.join import event_identity, packet_identity
+from analysis.pcap import read_packets
 from conftest import require_programs, run_to_completion
-from testbed import emulator_log
-from testbed.capture import Capture, read_packets
+from testbed.capture import Capture
 from testbed.link_session import LinkSession, program_path
-from testbed.packet_identity import from_log_fields, from_scapy
 from testbed.processes import ProgramGroup
 from testbed.simple_link import direction, periodic_channel, symmetric
 
@@ -71,15 +72,15 @@ def send_through_arq_link(lane, tmp_path: Path, in_order: bool) -> list[Crossing
                           [udp, "send", "--connect", target, "--size", "100", "--rate", "10pps",
                            "--count", "40"], timeout_s=20)
         group.wait_exit("udp-recv", 10)   # idle for 3 s: every retry has arrived
-    t0_s = session.start_realtime_us / 1e6
+    t0_us = session.start_realtime_us
     events: dict = {}
-    for e in emulator_log.read(session.result.log_path).events:
-        if e["dir"] == "down" and e["proto"] == "udp":
-            events.setdefault(from_log_fields(e), []).append(f"{e['event']}@{e['time_us']}/{e['state']}")
-    arrivals = {from_scapy(p): float(p.time) for p in read_packets(recv_pcap)}
+    for e in read_emulator_log(session.result.log_path).events:
+        if e.dir == "down" and e.proto == "udp":
+            events.setdefault(event_identity(e), []).append(f"{e.event}@{e.time_us}/{e.state}")
+    arrivals = {packet_identity(p): p.ts_us / 1e6 for p in read_packets(recv_pcap)}
     # Same machine, same clock: capture times are comparable; the join is by identity.
-    return [Crossing((float(p.time) - t0_s) * 1e6, float(p.time), arrivals.get(from_scapy(p)), p.len,
-                     events.get(from_scapy(p), [])) for p in read_packets(sent_pcap)]
+    return [Crossing(p.ts_us - t0_us, p.ts_us / 1e6, arrivals.get(packet_identity(p)), p.ip_len,
+                     events.get(packet_identity(p), [])) for p in read_packets(sent_pcap)]
 
 
 def own_delay_us(c: Crossing, k: int) -> float:
