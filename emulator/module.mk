@@ -3,7 +3,7 @@
 EMU_CONFIG_SRCS = $(addprefix emulator/src/,units.c config_file.c config_link_keys.c config_router.c \
 	config_trace.c config_write.c)
 EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c \
-	lateness.c peers.c packet_pool.c event_log.c ecn_mark.c)
+	lateness.c peers.c packet_pool.c event_log.c log_writer.c ecn_mark.c)
 
 PROGRAMS += squall-emulator
 squall-emulator_SRCS = emulator/src/main.c emulator/src/sp.c emulator/src/udp_socket.c \
@@ -23,7 +23,7 @@ test_emu_pktinfo_LIBS = -lcmocka
 # Log tests use the model only for its event/state names.
 UNIT_TESTS += test_emu_log
 test_emu_log_SRCS = emulator/tests/test_log.c emulator/src/log_line.c emulator/src/lateness.c \
-	emulator/src/event_log.c emulator/src/pktinfo.c emulator/src/peers.c $(EMU_CONFIG_SRCS) \
+	emulator/src/event_log.c emulator/src/log_writer.c emulator/src/pktinfo.c emulator/src/peers.c $(EMU_CONFIG_SRCS) \
 	$(MODEL_SRCS) $(COMMON_SRCS)
 test_emu_log_LIBS = -lcmocka -lm
 

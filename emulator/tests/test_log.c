@@ -14,6 +14,7 @@
 #include "event_log.h"
 #include "lateness.h"
 #include "log_line.h"
+#include "log_writer.h"
 #include "test_pktinfo_packets.h"
 
 static void test_packet_event_line(void **state)
@@ -138,6 +139,41 @@ static void test_negative_time_and_ipv6_identity(void **state)
 	assert_string_equal(line, "-9223372036854775807\tpeer\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tx\n");
 }
 
+static void test_log_writer_keeps_order_and_reports_failure(void **state)
+{
+	(void)state;
+	/* Many small writes and stdio flushes reach the file complete and in order. */
+	char path[] = "/tmp/squall-test-writer-XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	char err[256];
+	FILE *f = sq_log_writer_open(path, err, sizeof(err));
+	assert_non_null(f);
+	for (int i = 0; i < 20000; i++) {
+		fprintf(f, "%d\n", i);
+		if (i % 997 == 0)
+			fflush(f);
+	}
+	assert_int_equal(fclose(f), 0);
+	FILE *back = fopen(path, "r");
+	assert_non_null(back);
+	int expected = 0, got;
+	while (fscanf(back, "%d", &got) == 1)
+		assert_int_equal(got, expected++);
+	assert_int_equal(expected, 20000);
+	fclose(back);
+	unlink(path);
+	/* A disk that refuses the data makes the close fail: the log is known to be incomplete. */
+	f = sq_log_writer_open("/dev/full", err, sizeof(err));
+	assert_non_null(f);
+	fputs("x\n", f);
+	assert_int_not_equal(fclose(f), 0);
+	/* A path that cannot be created is named in the message. */
+	assert_null(sq_log_writer_open("/nonexistent-dir/emulator.log", err, sizeof(err)));
+	assert_non_null(strstr(err, "log /nonexistent-dir/emulator.log: cannot create: "));
+}
+
 static void test_lateness_quantiles(void **state)
 {
 	(void)state;
@@ -233,6 +269,7 @@ int main(void)
 		cmocka_unit_test(test_tcp_flags_and_truncation),
 		cmocka_unit_test(test_cached_identity_gives_the_same_line),
 		cmocka_unit_test(test_negative_time_and_ipv6_identity),
+		cmocka_unit_test(test_log_writer_keeps_order_and_reports_failure),
 		cmocka_unit_test(test_lateness_quantiles),
 		cmocka_unit_test(test_file_layout),
 	};
