@@ -291,3 +291,13 @@ def test_arq_conclusion_fails_without_more_spurious_rtos_at_high_persistency() -
     verdicts = {v.title: v for v in check_all([], measure([("iip", cells)]))}
     arq = verdicts["High ARQ persistency removes error drops but causes spurious RTOs"]
     assert arq.ours == "does not hold (0 of 1)"
+
+
+def test_diffserv_jitter_within_ten_percent_counts_as_equal() -> None:
+    def k(ds: str, metric: str) -> Key:
+        return Key("iip", "e0", "baseline", f"2tcp+1udp-0s-0s-0s-{ds}", "", f"udp.{metric}")
+    values = {k("ds", "Drops_c"): 0, k("ds", "Jitter_max"): 15.6, k("nods", "Drops_c"): 164,
+              k("nods", "Jitter_max"): 15.5}
+    assert diffserv_protects_udp(lambda key: None, values.get).ours == "holds (1 of 1)"
+    values[k("ds", "Drops_c")] = 164
+    assert diffserv_protects_udp(lambda key: None, values.get).ours == "does not hold (0 of 1)"
