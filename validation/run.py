@@ -22,7 +22,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from analysis.run import CellResult, analyse_run, cell_summaries
@@ -37,6 +37,8 @@ from .report import ReportContext, RunSummary, render
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "validation" / "out"
 REPORT = ROOT / "validation" / "report.md"
+RECORD = OUT / "validation.json"      # the last validation's runs and time, for --rerender
+TITLE = "Reproducing the studies: squall beside the IIP report and Saarto's slides"
 SCENARIOS = ROOT / "scenarios"
 DEFAULT_LANE_BASE = 110
 SQUALL = Path(sys.executable).parent / "squall"     # the venv's console script
@@ -193,6 +195,20 @@ def compare_runs(run_dirs: list[Path]) -> tuple[list[Verdict], list[Comparison],
     return check_all(reference, measured), rows, coverage
 
 
+def rerender(report: Path) -> int:
+    """The report of the recorded runs with today's comparison code; the recorded time stays."""
+    if not RECORD.exists():
+        print(f"validate: {_shown(RECORD)} is missing: run `make validate` first", file=sys.stderr)
+        return 2
+    record = json.loads(RECORD.read_text())
+    runs = [RunSummary(**r) for r in record["runs"]]
+    verdicts, rows, coverage = compare_runs([ROOT / r.run_dir for r in runs])
+    ctx = ReportContext(TITLE, record["reduction"], runs, record["total_seconds"], environment())
+    report.write_text(render(ctx, verdicts, rows, coverage))
+    print(f"validate: wrote {report} (runs of {_shown(RECORD)} compared again)", file=sys.stderr)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m validation.run", description=__doc__.split("\n")[0])
     p.add_argument("--full", action="store_true", help="every cell and replication of the studies")
@@ -201,9 +217,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--parallel", type=int, default=2, help="lanes per group of runs (default 2)")
     p.add_argument("--lane-base", type=int, default=DEFAULT_LANE_BASE,
                    help=f"first lane (default {DEFAULT_LANE_BASE}); a group uses --parallel lanes")
+    p.add_argument("--rerender", action="store_true",
+                   help=f"compare the runs the last validation recorded in {_shown(RECORD)} again "
+                        "(after a change of the comparison); run nothing")
     p.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     args = p.parse_args(argv)
     started = time.monotonic()
+    if args.rerender:
+        return rerender(args.report)
     if args.from_runs:
         run_dirs = [d.resolve() for d in args.from_runs]
         runs = [RunSummary(study_of(d), d.name, "", 0, _shown(d), statuses_of(d), 0.0) for d in run_dirs]
@@ -219,10 +240,12 @@ def main(argv: list[str] | None = None) -> int:
         reduction += ["**Runs that could not be made** (their cells are missing below): "
                       + "; ".join(errors)]
     verdicts, rows, coverage = compare_runs(run_dirs)
-    ctx = ReportContext("Reproducing the studies: squall beside the IIP report and Saarto's slides",
-                        reduction, runs, time.monotonic() - started, environment())
-    text = render(ctx, verdicts, rows, coverage)
-    args.report.write_text(text)
+    ctx = ReportContext(TITLE, reduction, runs, time.monotonic() - started, environment())
+    if not args.from_runs:
+        OUT.mkdir(parents=True, exist_ok=True)
+        RECORD.write_text(json.dumps({"reduction": ctx.reduction, "total_seconds": ctx.total_seconds,
+                                      "runs": [asdict(r) for r in runs]}, indent=1) + "\n")
+    args.report.write_text(render(ctx, verdicts, rows, coverage))
     print(f"validate: wrote {args.report}", file=sys.stderr)
     for error in errors:
         print(f"validate: {error}", file=sys.stderr)
