@@ -169,7 +169,7 @@ def _build(table: EventTable) -> FateIndex:
     index = FateIndex(IdentityKeys(pkt_id[in_rows], []), np.empty(0, np.int8),
                       table.ints["time_us"][in_rows], np.empty(0, np.int64),
                       np.empty(0, np.int64), np.empty(0, bool),
-                      table.text_column("dir")[in_rows])
+                      np.array(table.strings, dtype=object)[table.texts["dir"][in_rows]])
     index.in_keys.columns = [
         _text_tokens(table, "proto", index, in_rows), _text_tokens(table, "src", index, in_rows),
         table.ints["sport"][in_rows], _text_tokens(table, "dst", index, in_rows),
@@ -186,15 +186,20 @@ def _lives(table: EventTable, index: FateIndex, in_rows: np.ndarray, has_id: np.
     pkt_id replaces the life that the earlier `in`s of that id share."""
     n_in = len(in_rows)
     ids = index.in_keys.frame_no
-    distinct, id_rank = np.unique(ids, return_inverse=True)
-    id_rank = id_rank.reshape(-1)
     stride = len(table) + 1
-    in_key = id_rank * stride + in_rows
-    in_order = np.argsort(in_key, kind="stable")
-    in_key_sorted = in_key[in_order]
-    # the life each `in` ends up with: the last `in` of its pkt_id (sorted by id, then row)
-    group_ends = np.searchsorted(id_rank[in_order], np.arange(len(distinct)), "right") - 1
-    life_of_in = in_order[group_ends][id_rank]
+    if np.all(ids[1:] > ids[:-1]):  # the emulator's increasing ids: one `in` per id
+        distinct, id_rank = ids, np.arange(n_in)
+        in_order = life_of_in = id_rank
+        in_key_sorted = id_rank * stride + in_rows
+    else:
+        distinct, id_rank = np.unique(ids, return_inverse=True)
+        id_rank = id_rank.reshape(-1)
+        in_key = id_rank * stride + in_rows
+        in_order = np.argsort(in_key, kind="stable")
+        in_key_sorted = in_key[in_order]
+        # the life each `in` ends up with: the last `in` of its pkt_id (by id, then row)
+        group_ends = np.searchsorted(id_rank[in_order], np.arange(len(distinct)), "right") - 1
+        life_of_in = in_order[group_ends][id_rank]
 
     event_code = table.texts["event"]
     strings = table.strings
@@ -226,8 +231,11 @@ def _lives(table: EventTable, index: FateIndex, in_rows: np.ndarray, has_id: np.
         # the last final event of each life wins
         distinct_lives, last = np.unique(f_life[::-1], return_index=True)
         last_rows = f_rows[::-1][last]
-        code_to_fate = {table.id_of(name): FATE_NAMES.index(name) for name in FINAL_EVENTS}
-        fate[distinct_lives] = [code_to_fate[c] for c in event_code[last_rows].tolist()]
+        code_to_fate = np.zeros(len(table.strings), np.int8)
+        for name in FINAL_EVENTS:
+            if table.id_of(name) >= 0:
+                code_to_fate[table.id_of(name)] = FATE_NAMES.index(name)
+        fate[distinct_lives] = code_to_fate[event_code[last_rows]]
         end_us[distinct_lives] = table.ints["time_us"][last_rows]
     index.fate, index.end_us = fate[life_of_in], end_us[life_of_in]
     index.in_us, index.dir = index.in_us[life_of_in], index.dir[life_of_in]

@@ -165,7 +165,7 @@ def _stages(rep: Path) -> dict[str, float]:
         conns = timed("connections", tcp_connections_of, records)
         if side == "fixed":
             sender = timed("connections", default_sender, conns[0])
-            timed("packet_objects", lambda c: c.packets, conns[0])
+            # from the connection's records, as analyse_replication measures it
             timed("tcp_metrics", tcp_metrics, conns[0], sender, fates)
     return seconds
 
