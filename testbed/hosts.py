@@ -2,8 +2,8 @@
 
 testbed/replication.py talks only to a `Testbed` (three `Host`s, the link, the router,
 the TCP profile); this module implements it with the network namespaces of one lane
-(`ip netns exec`). Real lab hosts over SSH can implement the same protocols later
-without replication.py knowing: nothing here leaks lane names into a replication.
+(`ip netns exec`); testbed/ssh_hosts.py implements it with three lab hosts over SSH.
+Nothing here leaks lane names into a replication.
 """
 from __future__ import annotations
 
