@@ -14,5 +14,10 @@ fuzz_packet_parse_LIBS =
 
 # The analysis's fast emulator log reader (emulog.py falls back to Python on odd lines).
 PROGRAMS += squall-log-records
-squall-log-records_SRCS = analysis/src/log_records.c
+squall-log-records_SRCS = analysis/src/log_records.c analysis/src/log_parse.c
 squall-log-records_LIBS =
+
+# The log reader must survive any bytes a log file can hold.
+FUZZERS += fuzz_log_parse
+fuzz_log_parse_SRCS = analysis/fuzz/fuzz_log_parse.c analysis/src/log_parse.c
+fuzz_log_parse_LIBS =
