@@ -51,10 +51,12 @@ def runs_section(ctx: ReportContext) -> list[str]:
     rows = [[r.study, r.scenario, f"`{r.cells}`" if r.cells else "all", str(r.replications),
              ", ".join(f"{n} {s}" for s, n in sorted(r.statuses.items())) or "–",
              f"{r.seconds:.0f} s", f"`{r.run_dir}`"] for r in ctx.runs]
-    return ["## What was run", "", *ctx.reduction, "",
+    paragraphs = [line for text in ctx.reduction for line in (text, "")]
+    return ["## What was run", "", *paragraphs,
             *_table(["study", "scenario", "cells", "replications", "replications' status",
                      "wall time", "run directory"], rows), "",
-            f"Whole validation (runs, analysis, this report): {_minutes(ctx.total_seconds)}.", ""]
+            f"Whole validation (runs, analysis, this report): {_minutes(ctx.total_seconds)}.",
+            ""]
 
 
 def conclusions_section(verdicts: list[Verdict]) -> list[str]:

@@ -58,6 +58,7 @@ REDUCED = (
     StudyRun("iip", "iip-http.toml", "link-r[04]_tcp-baseline_workload-s+2s_http-1.0", 3, 0),
     StudyRun("iip", "iip-http.toml", "link-e0_tcp-[bc]*_workload-l+8m_http-1.0", 3, 0),
     StudyRun("saarto", "saarto-http10.toml", "link-arq-*_tcp-[bi]*_workload-s+2s", 3, 0),
+    StudyRun("saarto", "saarto-http10.toml", "link-arq-[lh]*_tcp-baseline_workload-l+8m", 3, 0),
     StudyRun("iip", "iip-mixture.toml", "link-e0_workload-2tcp+1udp-0s-0s-0s-*_tcp-baseline", 2, 1),
     StudyRun("iip", "iip-mixture.toml", "link-e0_workload-3tcp-0s-0s-0s_tcp-baseline", 2, 1),
     StudyRun("iip", "iip-mixture.toml", "link-e0_workload-3tcp-0s-0s-0s_tcp-frto-cbi-iw4", 2, 1),
@@ -73,7 +74,8 @@ REDUCTION_TEXT = [
     "replications instead of 20–30, chosen so that every conclusion below has cases: the s+2s "
     "page over e0 with all six variants and both HTTP versions; the baseline s+2s page over r0 "
     "and r4 (ARQ persistency); baseline and CBI+FRTO with the l+8m page over e0 (CBI); "
-    "Saarto's three lossy links with BL+TS, BL-TS and IW4 on s+2s; the 2 TCP + 1 UDP mixture "
+    "Saarto's three lossy links with BL+TS, BL-TS and IW4 on s+2s, and BL+TS with l+8m over "
+    "arq-low and arq-high (error drops need a longer page); the 2 TCP + 1 UDP mixture "
     "over e0 with and without DiffServ and 3 TCP with Baseline and FRTO-CBI-IW4. Medians of 2–3 "
     "replications are noisy: ratios far from 1 in single cells say little, the conclusions "
     "weigh many cells. RED cells are not run (this kernel has no sch_red, see "
