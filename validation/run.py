@@ -82,10 +82,13 @@ REDUCTION_TEXT = [
     "scenarios/iip-mixture.toml).",
     "**Full reproduction**: `.venv/bin/python -m validation.run --full` (every cell of "
     "scenarios/iip-http.toml, saarto-http10.toml and iip-mixture.toml with their 30/30/20 "
-    "replications: 324 cells, 9 240 replications, several days on one machine; add "
+    "replications: 324 cells, 9 120 replications, several days on one machine; add "
     "`--parallel K` for more lanes). A single study: `squall run scenarios/iip-http.toml "
     "--parallel 4`, then `python -m validation.run --from-runs results/iip-http-...`.",
 ]
+
+
+FULL_TEXT = "**Full reproduction**: every cell and replication of the three studies."
 
 
 def study_of(run_dir: Path) -> str:
@@ -197,6 +200,14 @@ def compare_runs(run_dirs: list[Path]) -> tuple[list[Verdict], list[Comparison],
     return check_all(reference, measured), rows, coverage
 
 
+def reduction_text(plan: str, errors: list[str]) -> list[str]:
+    text = list(REDUCTION_TEXT) if plan == "reduced" else [FULL_TEXT]
+    if errors:
+        text.append("**Runs that could not be made** (their cells are missing below): "
+                    + "; ".join(errors))
+    return text
+
+
 def rerender(report: Path) -> int:
     """The report of the recorded runs with today's comparison code; the recorded time stays."""
     if not RECORD.exists():
@@ -205,7 +216,10 @@ def rerender(report: Path) -> int:
     record = json.loads(RECORD.read_text())
     runs = [RunSummary(**r) for r in record["runs"]]
     verdicts, rows, coverage = compare_runs([ROOT / r.run_dir for r in runs])
-    ctx = ReportContext(TITLE, record["reduction"], runs, record["total_seconds"], environment())
+    plan = record.get("plan") or ("reduced" if record["reduction"][0].startswith("**Reduced")
+                                  else "full")
+    ctx = ReportContext(TITLE, reduction_text(plan, record.get("errors", [])), runs,
+                        record["total_seconds"], environment())
     report.write_text(render(ctx, verdicts, rows, coverage))
     print(f"validate: wrote {report} (runs of {_shown(RECORD)} compared again)", file=sys.stderr)
     return 0
@@ -233,19 +247,15 @@ def main(argv: list[str] | None = None) -> int:
         reduction = [f"Compared runs made before: {', '.join(d.name for d in run_dirs)}."]
         errors = []
     else:
-        plan = FULL if args.full else REDUCED
-        runs, errors = execute_plan(plan, args.lane_base, args.parallel)
+        runs, errors = execute_plan(FULL if args.full else REDUCED, args.lane_base, args.parallel)
         run_dirs = [ROOT / r.run_dir for r in runs]   # _shown: relative to ROOT
-        reduction = ["**Full reproduction**: every cell and replication."] if args.full \
-            else list(REDUCTION_TEXT)
-    if errors:
-        reduction += ["**Runs that could not be made** (their cells are missing below): "
-                      + "; ".join(errors)]
+        reduction = reduction_text("full" if args.full else "reduced", errors)
     verdicts, rows, coverage = compare_runs(run_dirs)
     ctx = ReportContext(TITLE, reduction, runs, time.monotonic() - started, environment())
     if not args.from_runs:
         OUT.mkdir(parents=True, exist_ok=True)
-        RECORD.write_text(json.dumps({"reduction": ctx.reduction, "total_seconds": ctx.total_seconds,
+        RECORD.write_text(json.dumps({"plan": "full" if args.full else "reduced", "errors": errors,
+                                      "total_seconds": ctx.total_seconds,
                                       "runs": [asdict(r) for r in runs]}, indent=1) + "\n")
     args.report.write_text(render(ctx, verdicts, rows, coverage))
     print(f"validate: wrote {args.report}", file=sys.stderr)
