@@ -9,6 +9,7 @@ from pathlib import Path
 
 from analysis.errors import LogFormatError
 from analysis.event_table import EventTable, fast_read
+from analysis.gc_pause import gc_paused
 
 SUPPORTED_FORMAT = 1
 COLUMNS = ("time_us", "event", "dir", "pkt_id", "ip_len", "state", "attempt", "sbuf", "rbuf",
@@ -75,7 +76,8 @@ class EmulatorLog:
     def events(self) -> list[LogEvent]:
         """The event lines as objects, built on first use (millions of them are slow)."""
         if self._events is None:
-            self._events = list(map(LogEvent, *self.table.event_columns(COLUMNS)))
+            with gc_paused():
+                self._events = list(map(LogEvent, *self.table.event_columns(COLUMNS)))
         return self._events
 
     @property

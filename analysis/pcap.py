@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.errors import CaptureError
+from analysis.gc_pause import gc_paused
 
 RECORD_MAGIC = 0x52505153
 RECORD_VERSION = 1
@@ -243,15 +244,16 @@ def packets_of(r: np.ndarray) -> list[Packet]:
         return r[name].tolist()
 
     # one map over column lists: the per-packet work is only Packet.__init__
-    return list(map(
-        Packet, column("ts_us"), column("frame_no"), column("ip_version"), column("proto"),
-        address_texts(version, r["src"]), address_texts(version, r["dst"]), column("sport"),
-        column("dport"), _or_none(r["ip_id"], (version == 4) | ((status & FRAGMENT) != 0)),
-        column("ip_len"), column("payload_len"), column("tos"), column("tcp_seq"),
-        column("tcp_ack"), column("tcp_flags"), column("window"), _or_none(r["ts_val"], has_ts),
-        _or_none(r["ts_ecr"], has_ts), sack_blocks(r), _heads(r), column("status"),
-        column("icmp_type"), column("icmp_code"), _or_none(r["mss"], r["mss"] != 0),
-        _or_none(r["wscale"], r["wscale"] != 0xFF)))
+    with gc_paused():
+        return list(map(
+            Packet, column("ts_us"), column("frame_no"), column("ip_version"), column("proto"),
+            address_texts(version, r["src"]), address_texts(version, r["dst"]), column("sport"),
+            column("dport"), _or_none(r["ip_id"], (version == 4) | ((status & FRAGMENT) != 0)),
+            column("ip_len"), column("payload_len"), column("tos"), column("tcp_seq"),
+            column("tcp_ack"), column("tcp_flags"), column("window"), _or_none(r["ts_val"], has_ts),
+            _or_none(r["ts_ecr"], has_ts), sack_blocks(r), _heads(r), column("status"),
+            column("icmp_type"), column("icmp_code"), _or_none(r["mss"], r["mss"] != 0),
+            _or_none(r["wscale"], r["wscale"] != 0xFF)))
 
 
 def read_packets(path: str | os.PathLike[str]) -> list[Packet]:

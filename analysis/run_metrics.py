@@ -12,7 +12,6 @@ failed when aggregated). Names (README "Run analysis"):
 
 from __future__ import annotations
 
-import gc
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from analysis.classes import http10_classes, rank_by_elapsed
 from analysis.connections import TcpConnection
 from analysis.errors import AnalysisInputError
 from analysis.flows import FlowMatch, FlowSpec, match_flow, read_workloads
+from analysis.gc_pause import gc_paused as pause_gc
 from analysis.http import page_response_time
 from analysis.queue import QUEUE_NAME, queue_stats, read_queue_samples
 from analysis.replication import CAPTURES, LOG_NAME, ReplicationMetrics, analyse_replication
@@ -171,13 +171,8 @@ def _flow_infos(specs: list[FlowSpec] | None, seen: dict[str, FlowMatch]) -> lis
 def gc_paused() -> Iterator[None]:
     """The analysis builds millions of small objects and frees none of them until it is
     done: the cyclic collector only costs time (about a fifth of it) meanwhile."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with pause_gc():
         yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def analyse_run_replication(ref: ReplicationRef,
