@@ -15,9 +15,14 @@ import numpy as np
 
 from analysis.emulog import EmulatorLog
 from analysis.fate_index import FateIndex, FateMap, IdentityKeys, fate_index
-from analysis.identity import (CONGESTION_FATES, PENDING, PROTO_NAMES, UNSEEN,  # noqa: F401
-                               PacketFate, PacketIdentity, event_identity, packet_identity)
+from analysis.identity import (CONGESTION_FATES, PENDING, PROTO_NAMES, UNSEEN, PacketFate,
+                               PacketIdentity, event_identity, packet_identity)
 from analysis.pcap import Packet
+
+# identity.py's names stay importable from here, where they were first defined
+__all__ = ["CONGESTION_FATES", "PENDING", "PROTO_NAMES", "UNSEEN", "PacketFate",
+           "PacketIdentity", "event_identity", "packet_identity", "join_capture",
+           "join_records"]
 
 
 def join_capture(packets: Iterable[Packet], log: EmulatorLog) -> Mapping[int, PacketFate]:

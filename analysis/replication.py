@@ -8,7 +8,6 @@ joined with the emulator log. Which capture is whose comes from the log: sources
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import numpy as np
 from analysis.connections import TcpConnection, UdpFlow, tcp_connections_of, udp_flows
 from analysis.emulog import EmulatorLog, read_emulator_log
 from analysis.fate_index import FateMap
-from analysis.join import PacketFate, join_records
+from analysis.join import join_records
 from analysis.pcap import PROTO_UDP, ip_records, packets_of, read_capture
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics, default_sender, tcp_metrics
 from analysis.udp_metrics import UdpMetrics, udp_metrics

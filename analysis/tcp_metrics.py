@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from analysis.connections import Endpoint, TcpConnection
 from analysis.intervals import IntervalSet
 from analysis.join import CONGESTION_FATES, UNSEEN, PacketFate
-from analysis.pcap import ACK, FIN, RST, SYN, Packet, sack_blocks
+from analysis.pcap import ACK, FIN, RST, SYN, sack_blocks
 
 SEQ_MOD = 1 << 32
 RTO_FLOOR_US = 200_000  # Linux TCP_RTO_MIN: no timeout fires sooner
