@@ -12,6 +12,7 @@ Times are seconds since the emulator's t = 0 (the log's `start_realtime_us`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,12 +21,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from analysis.connections import TcpConnection, tcp_connections  # noqa: E402
+from analysis.connections import TcpConnection, tcp_connections_of  # noqa: E402
 from analysis.emulog import EmulatorLog, read_emulator_log  # noqa: E402
-from analysis.join import PacketFate, join_capture  # noqa: E402
-from analysis.pcap import read_packets  # noqa: E402
+from analysis.join import PacketFate, join_records  # noqa: E402
+from analysis.pcap import ip_records, read_capture  # noqa: E402
 from analysis.queue import QUEUE_NAME, read_queue_samples  # noqa: E402
-from analysis.replication import CAPTURES, LOG_NAME  # noqa: E402
+from analysis.replication import CAPTURES, LOG_NAME, side_addresses  # noqa: E402
 from analysis.run import CellResult, RunAnalysis  # noqa: E402
 from analysis.tcp_metrics import TcpMetrics, default_sender, tcp_metrics  # noqa: E402
 
@@ -72,7 +73,7 @@ def _shade(ax, periods: list[tuple[float, float]]) -> None:
 class MeasuredConnection:
     conn: TcpConnection
     metrics: TcpMetrics
-    fates: dict[int, PacketFate]
+    fates: Mapping[int, PacketFate]
 
 
 @dataclass
@@ -86,17 +87,14 @@ def load_view(rep_dir: Path) -> ReplicationView:
     """Each TCP connection with its sender's capture and link fates (as analyse_replication
     measures them)."""
     log = read_emulator_log(rep_dir / LOG_NAME)
-    sides: dict[str, set[str]] = {"fixed": set(), "mobile": set()}
-    for e in log.events:
-        if e.event == "in" and e.src is not None:
-            sides["fixed" if e.dir == "down" else "mobile"].add(e.src)
+    sides = side_addresses(log)
     view = ReplicationView(rep_dir, log)
     for side, name in CAPTURES.items():
         if not (rep_dir / name).exists():
             continue
-        packets = read_packets(rep_dir / name)
-        fates = join_capture(packets, log)
-        for conn in tcp_connections(packets):
+        records = ip_records(read_capture(rep_dir / name))
+        fates = join_records(records, log)
+        for conn in tcp_connections_of(records):
             sender = default_sender(conn)
             if sender[0] in sides[side]:
                 view.connections.append(MeasuredConnection(

@@ -44,7 +44,8 @@ class ReplicationMetrics:
     connections: dict[str, list[TcpConnection]] = field(default_factory=dict)
 
 
-def _side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
+def side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
+    """The hosts' addresses: sources of `down` packets are on the fixed side."""
     table = log.table
     ins = table.is_("event", "in") & (table.texts["src"] != 0)
     down = table.is_("event", "in") & table.is_("dir", "down")
@@ -72,7 +73,7 @@ def analyse_replication(directory: str | os.PathLike[str],
     if log.cut_short:
         result.warnings.append(f"{directory / LOG_NAME}: no trailer: the emulator was cut "
                                "short; packets still in the link count as pending")
-    sides = _side_addresses(log)
+    sides = side_addresses(log)
     captures = {side: _load(directory, side, log) for side in CAPTURES}
     for side, cap in captures.items():
         if cap is None:
