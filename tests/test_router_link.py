@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import leftovers, namespace_inodes, require_programs
 
+from analysis.emulog import read_emulator_log
 from testbed import lane as lanes
 from testbed import netns
 from testbed.link_session import LinkSession, bin_dir
@@ -78,6 +79,11 @@ def test_pfifo_20_in_front_of_the_emulated_link(router_lane, tmp_path: Path) -> 
     assert sent["packets"] == 100
     assert 20 <= received["received"] < 100
     assert leaf["drops"] == sent["packets"] - received["received"]
+    # The router's drops are exactly the datagrams that never reached the emulator.
+    log = read_emulator_log(session.result.log_path)
+    entered = sum(1 for e in log.events if e.event == "in" and e.dir == "down" and e.dport == 7001)
+    assert leaf["drops"] == sent["packets"] - entered
+    assert not [e for e in log.events if e.event.startswith("drop_")]
     samples = read_queue_samples(rep / "router-queue.tsv")
     rows = samples.of("qdisc", "10:")
     assert max(r.backlog_pkts for r in rows) == 20
