@@ -1,0 +1,18 @@
+/* HOST:PORT as every program writes it: "198.18.0.1:5300", "[2001:db8::1]:5300"
+ * (IPv6 in brackets, since its colons would be ambiguous) or "name.example:80".
+ * Resolving the host is left to the caller: some accept names, some only
+ * numeric addresses. */
+#ifndef SQ_HOST_PORT_H
+#define SQ_HOST_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Splits text into host (without brackets, NUL-terminated, fits host_size) and a
+ * decimal port from 1 (0 when allow_port0) to 65535. False if any part is
+ * missing, an unbracketed host has a colon, or there is trailing text. */
+bool sq_parse_host_port(const char *text, bool allow_port0, char *host, size_t host_size,
+			uint16_t *port);
+
+#endif
