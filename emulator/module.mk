@@ -1,6 +1,6 @@
 # The Simulation Process (emulator/README.md). The link model's sources come
 # from emulator/src/model/module.mk ($(MODEL_SRCS)).
-EMU_CONFIG_SRCS = $(addprefix emulator/src/,units.c config_file.c config_link_keys.c config_router.c \
+EMU_CONFIG_SRCS = $(VALUE_PARSE_SRCS) $(addprefix emulator/src/,config_file.c config_link_keys.c config_router.c \
 	config_trace.c config_write.c)
 EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c \
 	lateness.c peers.c packet_pool.c event_log.c log_writer.c ecn_mark.c)

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "config_keys.h"
-#include "units.h"
 
 #define MAX_SHOWN_VALUE 80
 

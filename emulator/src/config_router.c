@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "config_keys.h"
-#include "units.h"
+#include "value_parse.h"
 
 static struct sq_router_config *router(struct sq_emu_config *cfg, const struct where *w)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "config_keys.h"
-#include "units.h"
+#include "value_parse.h"
 
 
 /* --- trace files --------------------------------------------------------------------- */

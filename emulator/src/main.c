@@ -7,7 +7,7 @@
 #include "config.h"
 #include "sp.h"
 #include "timeline.h"
-#include "units.h"
+#include "value_parse.h"
 
 static void usage(FILE *out)
 {

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "config.h"
-#include "units.h"
 
 static const char *const MINIMAL =
 	"token = 0123456789abcdef\n"
@@ -167,48 +166,6 @@ static void test_every_key(void **state)
 	assert_false(up->in_order);
 	assert_int_equal(cfg->link.dir[SQ_DOWN].rate[0].rate_bps, 1500000);
 	free_config(cfg);
-}
-
-static void test_units(void **state)
-{
-	(void)state;
-	int64_t us;
-	uint64_t bps;
-	uint32_t bytes;
-	double p;
-	assert_true(sq_parse_duration("1us", &us) && us == 1);
-	assert_true(sq_parse_duration("3ms", &us) && us == 3000);
-	assert_true(sq_parse_duration("2s", &us) && us == 2000000);
-	assert_true(sq_parse_duration("0.000001s", &us) && us == 1);
-	assert_true(sq_parse_duration("1.25ms", &us) && us == 1250);
-	assert_false(sq_parse_duration("1.0005ms", &us));   /* not a whole µs */
-	assert_false(sq_parse_duration("2", &us));
-	assert_false(sq_parse_duration("2 s", &us));
-	assert_false(sq_parse_duration("-2s", &us));
-	assert_false(sq_parse_duration("2min", &us));
-	assert_false(sq_parse_duration("s", &us));
-	assert_false(sq_parse_duration(".5s", &us));
-	assert_false(sq_parse_duration("99999999999999999999s", &us));
-	assert_true(sq_parse_rate("9600bit", &bps) && bps == 9600);
-	assert_true(sq_parse_rate("64kbit", &bps) && bps == 64000);
-	assert_true(sq_parse_rate("2Mbit", &bps) && bps == 2000000);
-	assert_true(sq_parse_rate("1Gbit", &bps) && bps == 1000000000);
-	assert_true(sq_parse_rate("0.5kbit", &bps) && bps == 500);
-	assert_true(sq_parse_rate("unlimited", &bps) && bps == SQ_RATE_UNLIMITED);
-	assert_false(sq_parse_rate("64kbps", &bps));
-	assert_false(sq_parse_rate("64Kbit", &bps));
-	assert_false(sq_parse_rate("0.5bit", &bps));
-	assert_true(sq_parse_size("576B", &bytes) && bytes == 576);
-	assert_false(sq_parse_size("576", &bytes));
-	assert_false(sq_parse_size("1kB", &bytes));
-	assert_false(sq_parse_size("4294967296B", &bytes));
-	assert_true(sq_parse_probability("0", &p) && p == 0.0);
-	assert_true(sq_parse_probability("1", &p) && p == 1.0);
-	assert_true(sq_parse_probability("1e-3", &p) && p == 0.001);
-	assert_false(sq_parse_probability("1.01", &p));
-	assert_false(sq_parse_probability("-0", &p));
-	assert_false(sq_parse_probability("nan", &p));
-	assert_false(sq_parse_probability("0.5x", &p));
 }
 
 static char *canonical_text(const struct sq_emu_config *cfg)
@@ -613,7 +570,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minimal_file_and_defaults),
 		cmocka_unit_test(test_every_key),
-		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_canonical_output_parses_back),
 		cmocka_unit_test(test_overrides_and_required_process_keys),
 		cmocka_unit_test(test_trace),
