@@ -1,6 +1,7 @@
 # squall-npa: the Network Protocol Adapter (npa/README.md).
 # NPA_NET_SRCS is what squall-naive-relay (bench/) reuses to configure its TUNs.
-NPA_NET_SRCS = npa/src/netspec.c npa/src/cli_values.c npa/src/tun.c npa/src/netconf.c
+NPA_NET_SRCS = npa/src/netspec.c npa/src/cli_values.c npa/src/tun.c npa/src/netconf.c \
+	$(VALUE_PARSE_SRCS)
 NPA_CORE_SRCS = $(NPA_NET_SRCS) npa/src/options.c npa/src/inbound.c npa/src/counters.c \
 	npa/src/sp_link.c npa/src/registration.c npa/src/relay.c npa/src/to_sp_batch.c $(COMMON_SRCS)
 
@@ -10,7 +11,7 @@ squall-npa_LIBS = $(NL_LIBS)
 
 UNIT_TESTS += test_npa_options test_npa_inbound
 test_npa_options_SRCS = npa/tests/test_options.c npa/src/options.c npa/src/netspec.c \
-	npa/src/cli_values.c $(COMMON_SRCS)
+	npa/src/cli_values.c $(VALUE_PARSE_SRCS) $(COMMON_SRCS)
 test_npa_options_LIBS = -lcmocka
 test_npa_inbound_SRCS = npa/tests/test_inbound.c npa/src/inbound.c $(COMMON_SRCS)
 test_npa_inbound_LIBS = -lcmocka

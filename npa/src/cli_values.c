@@ -5,53 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-static int digits_value(const char **p, uint64_t *value, int *count)
-{
-	*value = 0;
-	*count = 0;
-	while (**p >= '0' && **p <= '9') {
-		if (*value > (UINT64_MAX - 9) / 10)
-			return -1;
-		*value = *value * 10 + (uint64_t)(**p - '0');
-		(*count)++;
-		(*p)++;
-	}
-	return 0;
-}
-
-static int unit_scale(const char *unit, int64_t *scale)
-{
-	if (strcmp(unit, "us") == 0)
-		*scale = 1;
-	else if (strcmp(unit, "ms") == 0)
-		*scale = 1000;
-	else if (strcmp(unit, "s") == 0)
-		*scale = 1000000;
-	else
-		return -1;
-	return 0;
-}
+#include "host_port.h"
+#include "value_parse.h"
 
 int npa_parse_duration(const char *text, int64_t *us, char *err, size_t errlen)
 {
-	const char *p = text;
-	uint64_t whole, frac = 0;
-	int nwhole, nfrac = 0;
-	int64_t scale;
-	bool ok = digits_value(&p, &whole, &nwhole) == 0 && nwhole > 0;
-	if (ok && *p == '.') {
-		p++;
-		ok = digits_value(&p, &frac, &nfrac) == 0 && nfrac > 0 && nfrac <= 6;
-	}
-	ok = ok && unit_scale(p, &scale) == 0 && whole <= INT64_MAX / 1000000 / 1000;
-	if (ok) {
-		int64_t frac_us = (int64_t)frac * scale;
-		for (int i = 0; i < nfrac; i++)
-			frac_us /= 10;
-		*us = (int64_t)whole * scale + frac_us;
-		ok = *us > 0;
-	}
-	if (!ok) {
+	if (!sq_parse_duration(text, us) || *us <= 0) {
 		snprintf(err, errlen, "'%s' is not a positive duration: expected a number with "
 			 "a unit, such as 200ms, 1s or 1.5s", text);
 		return -1;
@@ -104,44 +63,18 @@ int npa_parse_token(const char *text, uint64_t *token, char *err, size_t errlen)
 	return 0;
 }
 
-static int split_host_port(const char *text, char *host, size_t hostlen, const char **port)
-{
-	const char *colon;
-	const char *start = text;
-	const char *end;
-	if (text[0] == '[') {
-		end = strchr(text, ']');
-		if (end == NULL || end[1] != ':')
-			return -1;
-		start = text + 1;
-		colon = end + 1;
-	} else {
-		colon = strrchr(text, ':');
-		if (colon == NULL || strchr(text, ':') != colon)
-			return -1;
-		end = colon;
-	}
-	size_t n = (size_t)(end - start);
-	if (n == 0 || n >= hostlen || colon[1] == '\0')
-		return -1;
-	memcpy(host, start, n);
-	host[n] = '\0';
-	*port = colon + 1;
-	return 0;
-}
-
 int npa_parse_endpoint(const char *text, struct npa_endpoint *out, char *err, size_t errlen)
 {
-	char host[256];
-	const char *port;
-	uint64_t portnum;
+	char host[256], port[8];
+	uint16_t portnum;
 	memset(out, 0, sizeof(*out));
-	if (strlen(text) >= sizeof(out->text) || split_host_port(text, host, sizeof(host), &port)
-	    || npa_parse_uint(port, 1, 65535, &portnum, err, errlen)) {
+	if (strlen(text) >= sizeof(out->text)
+	    || !sq_parse_host_port(text, false, host, sizeof(host), &portnum)) {
 		snprintf(err, errlen, "'%s' is not HOST:PORT (IPv6 as [ADDR]:PORT, port 1-65535)",
 			 text);
 		return -1;
 	}
+	snprintf(port, sizeof(port), "%u", (unsigned)portnum);
 	struct addrinfo hints = { .ai_socktype = SOCK_DGRAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
 	int rc = getaddrinfo(host, port, &hints, &res);
@@ -159,10 +92,8 @@ int npa_parse_endpoint(const char *text, struct npa_endpoint *out, char *err, si
 int npa_parse_uint(const char *text, uint64_t min, uint64_t max, uint64_t *out, char *err,
 		   size_t errlen)
 {
-	const char *p = text;
 	uint64_t v;
-	int n;
-	if (digits_value(&p, &v, &n) != 0 || n == 0 || *p != '\0' || v < min || v > max) {
+	if (!sq_parse_count(text, max, &v) || v < min) {
 		snprintf(err, errlen, "'%s' is not a whole number from %llu to %llu", text,
 			 (unsigned long long)min, (unsigned long long)max);
 		return -1;

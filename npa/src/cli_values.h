@@ -1,4 +1,5 @@
-/* Command-line value parsers shared by squall-npa and squall-naive-relay:
+/* Command-line values of squall-npa and squall-naive-relay (the syntax is
+ * common/value_parse.h and common/host_port.h; these add the NPA's messages):
  * durations with units, the run token, HOST:PORT endpoints, and numbers.
  * Each returns 0, or -1 with a sentence about the text in err. */
 #ifndef NPA_CLI_VALUES_H
