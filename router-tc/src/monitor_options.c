@@ -1,49 +1,34 @@
 #include "monitor_options.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct time_unit {
-	const char *suffix;
-	int64_t us;
-};
+#include "value_parse.h"
 
-static const struct time_unit time_units[] = {
-	{ "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { "min", 60000000 },
-};
-
+/* The monitor's documented form is stricter than the common one: a whole number
+ * (no decimals) with us, ms, s or min. */
 int parse_duration_us(const char *text, int64_t *out)
 {
-	char *end = NULL;
-	errno = 0;
-	if (text == NULL || text[0] < '0' || text[0] > '9')
+	static const struct sq_unit units[] = {
+		{ "min", 60000000 }, { "us", 1 }, { "ms", 1000 }, { "s", 1000000 }, { NULL, 0 },
+	};
+	uint64_t us;
+	if (text == NULL || strchr(text, '.') != NULL || !sq_parse_with_units(text, units, &us)
+	    || us > INT64_MAX)
 		return -1;
-	unsigned long long number = strtoull(text, &end, 10);
-	if (errno != 0 || end == text)
-		return -1;
-	for (size_t i = 0; i < sizeof time_units / sizeof time_units[0]; i++) {
-		if (strcmp(end, time_units[i].suffix) != 0)
-			continue;
-		if (number > (unsigned long long)(INT64_MAX / time_units[i].us))
-			return -1;
-		*out = (int64_t)number * time_units[i].us;
-		return 0;
-	}
-	return -1;
+	*out = (int64_t)us;
+	return 0;
 }
 
-static int parse_int64(const char *text, int64_t *out)
+static int parse_realtime_us(const char *text, int64_t *out)
 {
-	char *end = NULL;
-	errno = 0;
-	long long value = strtoll(text, &end, 10);
-	if (errno != 0 || end == text || *end != '\0')
+	uint64_t us;
+	if (!sq_parse_count(text, INT64_MAX, &us))
 		return -1;
-	*out = value;
+	*out = (int64_t)us;
 	return 0;
 }
 
@@ -75,7 +60,7 @@ static int apply_option(int code, const char *arg, struct monitor_options *opts,
 		}
 		return 0;
 	case OPT_T0:
-		if (parse_int64(arg, &opts->t0_realtime_us) != 0 || opts->t0_realtime_us < 0) {
+		if (parse_realtime_us(arg, &opts->t0_realtime_us) != 0) {
 			snprintf(err, err_len, "--t0-realtime-us \"%s\": expected CLOCK_REALTIME microseconds since the epoch", arg);
 			return -1;
 		}

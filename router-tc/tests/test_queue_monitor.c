@@ -32,6 +32,10 @@ static void test_durations_are_exact_microseconds(void **state)
 	assert_int_equal(parse_duration_us("1.5ms", &us), -1);
 	assert_int_equal(parse_duration_us("-1ms", &us), -1);
 	assert_int_equal(parse_duration_us("5hours", &us), -1);
+	assert_int_equal(parse_duration_us("2min", &us), 0);
+	assert_int_equal(us, 120000000);
+	assert_int_equal(parse_duration_us("153722867281min", &us), -1);   /* > INT64_MAX µs */
+	assert_int_equal(parse_duration_us("10ms ", &us), -1);
 }
 
 static void test_options_defaults_and_values(void **state)
