@@ -14,12 +14,14 @@ static uint64_t pow10u(unsigned k)
 	return v;
 }
 
-static unsigned decimal_exponent(uint64_t scale)
+/* scale = mantissa * 10^exponent with the mantissa not a multiple of ten
+ * (60 000 000 µs per minute = 6 * 10^7). */
+static void split_scale(uint64_t scale, uint64_t *mantissa, unsigned *exponent)
 {
-	unsigned m = 0;
-	for (; scale >= 10; scale /= 10)
-		m++;
-	return m;
+	*exponent = 0;
+	for (; scale >= 10 && scale % 10 == 0; scale /= 10)
+		(*exponent)++;
+	*mantissa = scale;
 }
 
 /* Adds 0.FRAC (k digits) times 10^m to *value if the result is whole and fits. */
@@ -43,6 +45,19 @@ static bool add_fraction(uint64_t frac, unsigned k, unsigned m, uint64_t *value)
 	return true;
 }
 
+/* Adds 0.FRAC (k digits) times scale to *value if the result is whole and fits. */
+static bool add_scaled_fraction(uint64_t frac, unsigned k, uint64_t scale, uint64_t *value)
+{
+	uint64_t mantissa;
+	unsigned exponent;
+	split_scale(scale, &mantissa, &exponent);
+	for (; k > 0 && frac % 10 == 0; k--)
+		frac /= 10;   /* "1.50s" is "1.5s" */
+	if (frac > UINT64_MAX / mantissa)
+		return false;
+	return add_fraction(frac * mantissa, k, exponent, value);
+}
+
 /* Reads DIGITS at *p into *value; false on none or overflow. */
 static bool read_digits(const char **p, uint64_t *value, unsigned *count)
 {
@@ -56,7 +71,7 @@ static bool read_digits(const char **p, uint64_t *value, unsigned *count)
 	return *count > 0;
 }
 
-/* "DIGITS[.DIGITS]" at s times scale (a power of ten), whole and fitting;
+/* "DIGITS[.DIGITS]" at s times scale, whole and fitting;
  * *end is set after the number. */
 static bool parse_scaled_decimal(const char *s, uint64_t scale, const char **end, uint64_t *out)
 {
@@ -71,7 +86,7 @@ static bool parse_scaled_decimal(const char *s, uint64_t scale, const char **end
 		/* 19 digits always fit in u64; more would only be trailing zeros. */
 		if (!read_digits(&p, &frac, &nfrac) || nfrac > 18)
 			return false;
-		if (!add_fraction(frac, nfrac, decimal_exponent(scale), &value))
+		if (!add_scaled_fraction(frac, nfrac, scale, &value))
 			return false;
 	}
 	*end = p;

@@ -14,8 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A written-out unit: its suffix and how many base units it is (a power of ten,
- * so fractions stay exact). A suffix "" accepts a bare number. */
+/* A written-out unit: its suffix and how many base units it is (> 0). A
+ * fraction is accepted when it comes to a whole number of base units. A suffix
+ * "" accepts a bare number. */
 struct sq_unit {
 	const char *suffix;
 	uint64_t scale;

@@ -1,5 +1,5 @@
 # Traffic generators (workloads/README.md): squall-bulk, squall-udp, squall-http.
-WL_COMMON_SRCS := workloads/src/common/wl_time.c workloads/src/common/wl_parse.c \
+WL_COMMON_SRCS = $(VALUE_PARSE_SRCS) workloads/src/common/wl_time.c workloads/src/common/wl_parse.c \
   workloads/src/common/wl_net.c workloads/src/common/wl_json.c workloads/src/common/wl_log.c \
   workloads/src/common/wl_signal.c workloads/src/common/wl_options.c
 # The generators include their shared headers (all prefixed wl_) without a path.
@@ -23,7 +23,7 @@ squall-http_LIBS := -lm
 
 # Unit tests (cmocka, sanitizer build).
 UNIT_TESTS += test_wl_parse test_udp_stats test_http_messages
-test_wl_parse_SRCS = workloads/tests/test_wl_parse.c workloads/src/common/wl_parse.c
+test_wl_parse_SRCS = workloads/tests/test_wl_parse.c workloads/src/common/wl_parse.c $(VALUE_PARSE_SRCS)
 test_wl_parse_LIBS := -lcmocka -lm
 test_udp_stats_SRCS = workloads/tests/test_udp_stats.c workloads/src/udp/udp_stats.c workloads/src/udp/udp_payload.c
 test_udp_stats_LIBS := -lcmocka -lm

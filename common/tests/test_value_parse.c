@@ -91,6 +91,9 @@ static void custom_units_including_a_bare_number(void **state)
 	assert_true(sq_parse_with_units("1min", units, &v) && v == 60000000);
 	assert_true(sq_parse_with_units("2.5", units, &v) && v == 2500000);
 	assert_true(sq_parse_with_units("5ms", units, &v) && v == 5000);
+	assert_true(sq_parse_with_units("1.5min", units, &v) && v == 90000000);
+	assert_true(sq_parse_with_units("0.00000005min", units, &v) && v == 3);
+	assert_false(sq_parse_with_units("0.000000001min", units, &v));   /* 0.06 µs */
 	assert_false(sq_parse_with_units("5hours", units, &v));
 	assert_false(sq_parse_with_units("", units, &v));
 }

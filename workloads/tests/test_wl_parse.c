@@ -25,6 +25,13 @@ static void durations(void **state)
     assert_int_equal(wl_parse_duration_us("--d", "0", false, &us), -1);
     assert_int_equal(wl_parse_duration_us("--d", "-1s", true, &us), -1);
     assert_int_equal(wl_parse_duration_us("--d", "5 parsecs", true, &us), -1);
+    assert_int_equal(wl_parse_duration_us("--d", "0.1", false, &us), 0);
+    assert_int_equal(us, 100000);   /* exact, no floating-point rounding */
+    assert_int_equal(wl_parse_duration_us("--d", "1.5min", false, &us), 0);
+    assert_int_equal(us, 90000000);
+    assert_int_equal(wl_parse_duration_us("--d", "1.0000001s", false, &us), -1);   /* not whole µs */
+    assert_int_equal(wl_parse_duration_us("--d", "1e3ms", false, &us), -1);
+    assert_int_equal(wl_parse_duration_us("--d", "99999999999999999999", false, &us), -1);
 }
 
 static void rates(void **state)
@@ -40,6 +47,13 @@ static void rates(void **state)
     assert_int_equal(wl_parse_rate("--rate", "0kbit", &r), -1);
     assert_int_equal(wl_parse_rate("--rate", "-5kbit", &r), -1);
     assert_int_equal(wl_parse_rate("--rate", "32kbps", &r), -1);
+    assert_int_equal(wl_parse_rate("--rate", "1.5Mbit", &r), 0);
+    assert_true(r.value == 1500000 && !r.per_packet);
+    assert_int_equal(wl_parse_rate("--rate", "0.5pps", &r), 0);
+    assert_true(r.value == 0.5 && r.per_packet);
+    assert_int_equal(wl_parse_rate("--rate", "0pps", &r), -1);
+    assert_int_equal(wl_parse_rate("--rate", "0.5bit", &r), -1);
+    assert_int_equal(wl_parse_rate("--rate", "unlimited", &r), -1);
 }
 
 static void endpoints(void **state)
