@@ -1,5 +1,7 @@
 #include "host_port.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "value_parse.h"
@@ -41,4 +43,31 @@ bool sq_parse_host_port(const char *text, bool allow_port0, char *host, size_t h
 	host[n] = '\0';
 	*port = (uint16_t)number;
 	return true;
+}
+
+bool sq_parse_numeric_endpoint(const char *text, bool allow_port0, struct sockaddr_storage *out,
+			       socklen_t *out_len)
+{
+	char host[INET6_ADDRSTRLEN];
+	uint16_t port;
+	memset(out, 0, sizeof(*out));
+	if (!sq_parse_host_port(text, allow_port0, host, sizeof(host), &port))
+		return false;
+	struct sockaddr_in *v4 = (struct sockaddr_in *)out;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
+	/* Brackets are how IPv6 is written, so a bracketed IPv4 address is a mistake. */
+	if (text[0] != '[' && inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons(port);
+		*out_len = sizeof(*v4);
+		return true;
+	}
+	if (text[0] == '[' && inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons(port);
+		*out_len = sizeof(*v6);
+		return true;
+	}
+	memset(out, 0, sizeof(*out));
+	return false;
 }

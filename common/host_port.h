@@ -8,11 +8,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* Splits text into host (without brackets, NUL-terminated, fits host_size) and a
  * decimal port from 1 (0 when allow_port0) to 65535. False if any part is
  * missing, an unbracketed host has a colon, or there is trailing text. */
 bool sq_parse_host_port(const char *text, bool allow_port0, char *host, size_t host_size,
 			uint16_t *port);
+
+/* ADDR:PORT with a numeric address: IPv4 "198.18.0.1:5300" or IPv6 in brackets
+ * "[2001:db8::1]:5300" -> a socket address (names are not resolved). */
+bool sq_parse_numeric_endpoint(const char *text, bool allow_port0, struct sockaddr_storage *out,
+			       socklen_t *out_len);
 
 #endif

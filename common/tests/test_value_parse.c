@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <cmocka.h>
 
 #include "host_port.h"
@@ -156,6 +159,31 @@ static void host_port_forms(void **state)
 	assert_false(sq_parse_host_port("a-rather-long-name.example:80", false, host, 8, &port));
 }
 
+static void numeric_endpoints(void **state)
+{
+	(void)state;
+	struct sockaddr_storage ss;
+	socklen_t len = 0;
+	assert_true(sq_parse_numeric_endpoint("198.18.40.1:5001", false, &ss, &len));
+	const struct sockaddr_in *v4 = (const struct sockaddr_in *)&ss;
+	assert_int_equal(v4->sin_family, AF_INET);
+	assert_int_equal(ntohs(v4->sin_port), 5001);
+	assert_int_equal(ntohl(v4->sin_addr.s_addr), 0xc6122801);
+	assert_int_equal(len, sizeof(struct sockaddr_in));
+	assert_true(sq_parse_numeric_endpoint("[2001:db8::1]:80", false, &ss, &len));
+	const struct sockaddr_in6 *v6 = (const struct sockaddr_in6 *)&ss;
+	assert_int_equal(v6->sin6_family, AF_INET6);
+	assert_int_equal(ntohs(v6->sin6_port), 80);
+	assert_int_equal(v6->sin6_addr.s6_addr[15], 1);
+	assert_int_equal(len, sizeof(struct sockaddr_in6));
+	assert_true(sq_parse_numeric_endpoint("0.0.0.0:0", true, &ss, &len));
+	assert_false(sq_parse_numeric_endpoint("0.0.0.0:0", false, &ss, &len));
+	assert_false(sq_parse_numeric_endpoint("host.example:80", false, &ss, &len));
+	assert_false(sq_parse_numeric_endpoint("[198.18.40.1]:80", false, &ss, &len));
+	assert_false(sq_parse_numeric_endpoint("[::1:80", false, &ss, &len));
+	assert_false(sq_parse_numeric_endpoint("198.18.40.300:80", false, &ss, &len));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -167,6 +195,7 @@ int main(void)
 		cmocka_unit_test(counts_are_digits_up_to_a_maximum),
 		cmocka_unit_test(probabilities_and_booleans),
 		cmocka_unit_test(host_port_forms),
+		cmocka_unit_test(numeric_endpoints),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

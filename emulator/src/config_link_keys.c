@@ -1,10 +1,9 @@
 /* The keys of the process, [channel], [down] and [up] sections (emulator/CONFIG.md). */
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <netinet/in.h>
 #include <string.h>
 
 #include "config_keys.h"
+#include "host_port.h"
 #include "value_parse.h"
 
 /* --- process keys ------------------------------------------------------------------ */
@@ -12,38 +11,12 @@
 static const char *set_listen(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
-	static const char *const expected = "expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300";
-	char host[INET6_ADDRSTRLEN + 2];
-	const char *colon = strrchr(v, ':');
-	if (!colon || (size_t)(colon - v) >= sizeof(host) || colon == v)
-		return expected;
-	memcpy(host, v, (size_t)(colon - v));
-	host[colon - v] = '\0';
-	uint64_t port;
-	if (!sq_parse_count(colon + 1, 65535, &port))
-		return expected;
 	struct sockaddr_storage ss;
-	memset(&ss, 0, sizeof(ss));
-	size_t hl = strlen(host);
-	if (host[0] == '[' && hl > 2 && host[hl - 1] == ']') {
-		host[hl - 1] = '\0';
-		struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
-		if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
-			return expected;
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons((uint16_t)port);
-		cfg->listen_len = sizeof(*a6);
-	} else {
-		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-		if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
-			return expected;
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t)port);
-		cfg->listen_len = sizeof(*a4);
-	}
-	if (strlen(v) >= sizeof(cfg->listen_text))
-		return expected;
+	socklen_t len;
+	if (strlen(v) >= sizeof(cfg->listen_text) || !sq_parse_numeric_endpoint(v, true, &ss, &len))
+		return "expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300";
 	cfg->listen = ss;
+	cfg->listen_len = len;
 	strcpy(cfg->listen_text, v);
 	return NULL;
 }

@@ -1,8 +1,6 @@
 #include "wl_parse.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,25 +101,8 @@ int wl_parse_rate(const char *flag, const char *text, struct wl_rate *out)
 int wl_parse_endpoint(const char *flag, const char *text, bool allow_port0,
                       struct sockaddr_storage *out, socklen_t *out_len)
 {
-    char host[INET6_ADDRSTRLEN + 1];
-    uint16_t port;
-    memset(out, 0, sizeof *out);
-    if (sq_parse_host_port(text, allow_port0, host, sizeof host, &port)) {
-        struct sockaddr_in *v4 = (struct sockaddr_in *)out;
-        struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)out;
-        if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-            v4->sin_family = AF_INET;
-            v4->sin_port = htons(port);
-            *out_len = sizeof *v4;
-            return 0;
-        }
-        if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-            v6->sin6_family = AF_INET6;
-            v6->sin6_port = htons(port);
-            *out_len = sizeof *v6;
-            return 0;
-        }
-    }
+    if (sq_parse_numeric_endpoint(text, allow_port0, out, out_len))
+        return 0;
     fprintf(stderr, "%s: expected ADDR:PORT with a numeric IPv4 address or [IPv6]:PORT and a port "
             "from %d to 65535, got '%s'\n", flag, allow_port0 ? 0 : 1, text);
     return -1;
