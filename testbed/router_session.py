@@ -23,6 +23,9 @@ import os
 from pathlib import Path
 from types import TracebackType
 
+from analysis.emulog import read_emulator_log
+from analysis.errors import LogFormatError
+
 from .emulator_router import emulator_router
 from .router import DEFAULT_DEVICE, apply_router, collect_stats, teardown_router
 from .router_config import RouterConfig
@@ -60,29 +63,38 @@ def emulator_note(config: RouterConfig) -> str:
 def read_router_stats(log_path: Path) -> dict:
     """The router stage's per-class counters from the trailer of an emulator log
     (`# router DIR CLASS arrivals N ...`), with the log's `drop_router`/`ecn_mark` totals."""
-    classes, counters, ended = [], {}, False
-    for line in Path(log_path).read_text().splitlines():
-        words = line[1:].split() if line.startswith("#") else []
-        if words[:1] == ["end"]:
-            ended = True
-        elif words[:1] == ["router"] and len(words) >= 3:
-            classes.append(_router_line(words, log_path))
-        elif words[:1] == ["counters"] and len(words) >= 2:
-            pairs = dict(zip(words[2::2], words[3::2]))
-            counters[words[1]] = {k: int(pairs[k]) for k in ("drop_router", "ecn_mark") if k in pairs}
-    if not ended:
+    # A log still being written (or cut by a kill) ends mid-line: say what that means
+    # before the full reader calls it malformed.
+    if not _has_trailer(Path(log_path)):
         raise RouterStatsError(f"{log_path} has no trailer (`# end ...`): the emulator has not stopped yet "
                                "(close the link before RouterRun.finish with engine = \"emulator\") or was killed")
-    return {"engine": "emulator", "source": Path(log_path).name, "class": classes,
-            "events": {d: counters[d] for d in sorted({c["direction"] for c in classes}) if d in counters}}
+    try:
+        log = read_emulator_log(log_path)
+    except (LogFormatError, OSError) as e:
+        raise RouterStatsError(f"reading the router stage's counters: {e}") from e
+    classes = [_router_line(key, log.counts(key), log_path) for key in log.trailer if key.startswith("router ")]
+    events = {}
+    for direction in sorted({c["direction"] for c in classes}):
+        counters = log.counts(f"counters {direction}")
+        events[direction] = {k: counters[k] for k in ("drop_router", "ecn_mark") if k in counters}
+    return {"engine": "emulator", "source": Path(log_path).name, "class": classes, "events": events}
 
 
-def _router_line(words: list[str], log_path: Path) -> dict:
-    pairs = dict(zip(words[3::2], words[4::2]))
-    missing = [k for k in _ROUTER_COUNTERS if k not in pairs]
+def _has_trailer(log_path: Path, tail_bytes: int = 1 << 16) -> bool:
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(max(0, f.seek(0, os.SEEK_END) - tail_bytes))
+            return b"\n# end time_us " in f.read()
+    except OSError as e:
+        raise RouterStatsError(f"reading the router stage's counters: {log_path}: {e}") from e
+
+
+def _router_line(key: str, counts: dict[str, int], log_path: Path) -> dict:
+    _, direction, name = key.split(" ", 2)
+    missing = [k for k in _ROUTER_COUNTERS if k not in counts]
     if missing:
-        raise RouterStatsError(f"{log_path}: trailer line `# {' '.join(words)}` lacks {', '.join(missing)}")
-    return {"direction": words[1], "class": words[2], **{k: int(pairs[k]) for k in _ROUTER_COUNTERS}}
+        raise RouterStatsError(f"{log_path}: trailer line `# {key} ...` lacks {', '.join(missing)}")
+    return {"direction": direction, "class": name, **{k: counts[k] for k in _ROUTER_COUNTERS}}
 
 
 class RouterRun:
