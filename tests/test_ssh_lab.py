@@ -22,6 +22,8 @@ from typing import Iterator
 
 import pytest
 
+from analysis.run import analyse_run
+
 from conftest import leftovers, namespace_inodes, require_programs
 from testbed import netns
 from testbed import lane as lanes
@@ -290,6 +292,12 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
         assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
     for role in ROLES:
         assert not list((tmp_path / f"host-{role}").glob("squall-*")), f"the {role} host keeps the run's files"
+
+    # The analysis reads a lab run like a lane run: the replication is analysed, its flows found.
+    (cell,) = analyse_run(run_dir, jobs=1, progress=None).cells
+    (result,) = cell.replications
+    assert result.analysed, result.error
+    assert {"web", "bulk1", "voice"} <= {f.name for f in result.flows}, result.flows
 
 
 def test_a_host_without_a_program_is_refused_before_the_run(lab: Lab, tmp_path: Path) -> None:
