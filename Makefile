@@ -91,7 +91,7 @@ fuzz: $(BUILD)/.deps-stamp $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 	  mkdir -p $(BUILD)/fuzz-corpus/$(f); echo "== $(f) ($(FUZZ_SECONDS) s)"; \
 	  $(BUILD)/fuzz/$(f) -max_total_time=$(FUZZ_SECONDS) $(BUILD)/fuzz-corpus/$(f) $(call FUZZ_SEEDS,$(f));)
 
-# The studies, reduced (about 15 min; `python -m validation.run --full` for all): runs in
+# The studies, reduced (about 11 min on 2 cores; `python -m validation.run --full` for all): runs in
 # validation/out/, the side-by-side report in validation/report.md.
 validate: build
 	$(PYTHON) -m validation.run

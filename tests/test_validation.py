@@ -301,3 +301,12 @@ def test_diffserv_jitter_within_ten_percent_counts_as_equal() -> None:
     assert diffserv_protects_udp(lambda key: None, values.get).ours == "holds (1 of 1)"
     values[k("ds", "Drops_c")] = 164
     assert diffserv_protects_udp(lambda key: None, values.get).ours == "does not hold (0 of 1)"
+
+
+def test_arq_case_without_error_drops_at_low_persistency_is_no_case() -> None:
+    cells = [http_cell(link, "baseline", [9.0], extra={"web.main.error_drops": [0],
+                                                       "conn.spurious_rtos": [s]})
+             for link, s in (("r0", 1), ("r4", 1))]
+    verdicts = {v.title: v for v in check_all([], measure([("iip", cells)]))}
+    assert verdicts["High ARQ persistency removes error drops but causes spurious RTOs"].ours == \
+        "not measured"
