@@ -177,6 +177,8 @@ def test_saarto_cell_runs_and_is_analysable(tmp_path: Path) -> None:
     assert values["web.response_time_s"] > 1.9
     assert values["web.main.throughput_Bps"] is not None
     assert values["web.bytes"] >= 6288 + 2 * 2096
+    # the in-line objects' connections end inside the captures (their FINs acknowledged)
+    assert values["web.inline_slowest.throughput_Bps"] is not None
 
 
 @pytest.mark.netns
