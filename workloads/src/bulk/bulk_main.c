@@ -1,13 +1,10 @@
 /* Command line of squall-bulk: `send` and `recv` modes (see workloads/README.md). */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bulk.h"
 #include "wl_parse.h"
-#include "wl_signal.h"
-
-enum { EXIT_USAGE = 2 };
+#include "wl_options.h"
 
 static const char usage[] =
     "usage: squall-bulk send --connect ADDR:PORT [--count 90] [--length 2096] [--nodelay]\n"
@@ -27,15 +24,14 @@ static const struct option recv_options[] = {
     {"log", required_argument, NULL, 0},    {NULL, 0, NULL, 0},
 };
 
-static int send_option(struct bulk_send_config *c, const char *name, const char *value, bool *have_remote)
+static int send_option(void *config, const char *name, const char *value)
 {
+    struct bulk_send_config *c = config;
     int common = wl_common_option(&c->common, name, value);
     if (common != 0)
         return common > 0 ? 0 : -1;
-    if (strcmp(name, "connect") == 0) {
-        *have_remote = true;
+    if (strcmp(name, "connect") == 0)
         return wl_parse_endpoint("--connect", value, false, &c->remote, &c->remote_len);
-    }
     if (strcmp(name, "count") == 0)
         return wl_parse_uint("--count", value, 1, 1000000000, &c->count);
     if (strcmp(name, "length") == 0)
@@ -47,15 +43,14 @@ static int send_option(struct bulk_send_config *c, const char *name, const char 
     return -1;
 }
 
-static int recv_option(struct bulk_recv_config *c, const char *name, const char *value, bool *have_local)
+static int recv_option(void *config, const char *name, const char *value)
 {
+    struct bulk_recv_config *c = config;
     int common = wl_common_option(&c->common, name, value);
     if (common != 0)
         return common > 0 ? 0 : -1;
-    if (strcmp(name, "listen") == 0) {
-        *have_local = true;
+    if (strcmp(name, "listen") == 0)
         return wl_parse_endpoint("--listen", value, true, &c->local, &c->local_len);
-    }
     if (strcmp(name, "connections") == 0)
         return wl_parse_uint("--connections", value, 1, 1024, &c->connections);
     return -1;
@@ -65,19 +60,12 @@ static int run_send(int argc, char **argv)
 {
     struct bulk_send_config c = {.count = 90, .length = 2096};
     wl_common_defaults(&c.common);
-    bool have_remote = false;
-    int idx, opt;
-    while ((opt = getopt_long(argc, argv, "", send_options, &idx)) != -1) {
-        if (opt != 0 || send_option(&c, send_options[idx].name, optarg, &have_remote) != 0) {
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind != argc || !have_remote) {
-        fprintf(stderr, "squall-bulk send: %s\n%s", have_remote ? "unexpected extra arguments"
-                : "--connect ADDR:PORT is required", usage);
-        return EXIT_USAGE;
-    }
+    if (wl_parse_long_options(argc, argv, send_options, send_option, &c, usage) != 0)
+        return WL_EXIT_USAGE;
+    const char *problem =
+        wl_options_problem(argc, c.remote_len == 0 ? "--connect ADDR:PORT is required" : NULL);
+    if (problem)
+        return wl_usage_error("squall-bulk send", problem, usage);
     return bulk_send(&c);
 }
 
@@ -85,33 +73,16 @@ static int run_recv(int argc, char **argv)
 {
     struct bulk_recv_config c = {.connections = 1};
     wl_common_defaults(&c.common);
-    bool have_local = false;
-    int idx, opt;
-    while ((opt = getopt_long(argc, argv, "", recv_options, &idx)) != -1) {
-        if (opt != 0 || recv_option(&c, recv_options[idx].name, optarg, &have_local) != 0) {
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind != argc || !have_local) {
-        fprintf(stderr, "squall-bulk recv: %s\n%s", have_local ? "unexpected extra arguments"
-                : "--listen ADDR:PORT is required", usage);
-        return EXIT_USAGE;
-    }
+    if (wl_parse_long_options(argc, argv, recv_options, recv_option, &c, usage) != 0)
+        return WL_EXIT_USAGE;
+    const char *problem =
+        wl_options_problem(argc, c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL);
+    if (problem)
+        return wl_usage_error("squall-bulk recv", problem, usage);
     return bulk_recv(&c);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return EXIT_USAGE;
-    }
-    wl_install_signal_handlers();
-    if (strcmp(argv[1], "send") == 0)
-        return run_send(argc - 1, argv + 1);
-    if (strcmp(argv[1], "recv") == 0)
-        return run_recv(argc - 1, argv + 1);
-    fprintf(stderr, "squall-bulk: expected mode 'send' or 'recv', got '%s'\n%s", argv[1], usage);
-    return EXIT_USAGE;
+    return wl_main(argc, argv, "squall-bulk", usage, run_send, run_recv);
 }

@@ -1,14 +1,11 @@
 /* Command line of squall-udp: `send` and `recv` modes (see workloads/README.md). */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "udp.h"
 #include "udp_payload.h"
-#include "wl_signal.h"
-
-enum { EXIT_USAGE = 2 };
+#include "wl_options.h"
 
 static const char usage[] =
     "usage: squall-udp send --connect ADDR:PORT --size BYTES --rate RATE (--duration DUR | --count N)\n"
@@ -32,8 +29,9 @@ static const struct option recv_options[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int send_option(struct udp_send_config *c, const char *name, const char *value)
+static int send_option(void *config, const char *name, const char *value)
 {
+    struct udp_send_config *c = config;
     int common = wl_common_option(&c->common, name, value);
     if (common != 0)
         return common > 0 ? 0 : -1;
@@ -52,15 +50,14 @@ static int send_option(struct udp_send_config *c, const char *name, const char *
     return -1;
 }
 
-static int recv_option(struct udp_recv_config *c, const char *name, const char *value, bool *have_local)
+static int recv_option(void *config, const char *name, const char *value)
 {
+    struct udp_recv_config *c = config;
     int common = wl_common_option(&c->common, name, value);
     if (common != 0)
         return common > 0 ? 0 : -1;
-    if (strcmp(name, "listen") == 0) {
-        *have_local = true;
+    if (strcmp(name, "listen") == 0)
         return wl_parse_endpoint("--listen", value, true, &c->local, &c->local_len);
-    }
     if (strcmp(name, "duration") == 0)
         return wl_parse_duration_us("--duration", value, false, &c->duration_us);
     if (strcmp(name, "idle-timeout") == 0)
@@ -85,18 +82,14 @@ static int run_send(int argc, char **argv)
 {
     struct udp_send_config c = {0};
     wl_common_defaults(&c.common);
-    int idx, opt;
-    while ((opt = getopt_long(argc, argv, "", send_options, &idx)) != -1) {
-        if (opt != 0 || send_option(&c, send_options[idx].name, optarg) != 0) {
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
-    const char *missing = optind != argc ? "unexpected extra arguments" : missing_send_flag(&c);
-    if (missing) {
-        fprintf(stderr, "squall-udp send: %s\n%s", missing, usage);
-        return EXIT_USAGE;
-    }
+    if (wl_parse_long_options(argc, argv, send_options, send_option, &c, usage) != 0)
+        return WL_EXIT_USAGE;
+    /* Extra arguments are named before a missing flag, as squall-udp always did. */
+    const char *problem = wl_options_problem(argc, NULL);
+    if (!problem)
+        problem = missing_send_flag(&c);
+    if (problem)
+        return wl_usage_error("squall-udp send", problem, usage);
     return udp_send(&c);
 }
 
@@ -104,33 +97,16 @@ static int run_recv(int argc, char **argv)
 {
     struct udp_recv_config c = {0};
     wl_common_defaults(&c.common);
-    bool have_local = false;
-    int idx, opt;
-    while ((opt = getopt_long(argc, argv, "", recv_options, &idx)) != -1) {
-        if (opt != 0 || recv_option(&c, recv_options[idx].name, optarg, &have_local) != 0) {
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind != argc || !have_local) {
-        fprintf(stderr, "squall-udp recv: %s\n%s", have_local ? "unexpected extra arguments"
-                : "--listen ADDR:PORT is required", usage);
-        return EXIT_USAGE;
-    }
+    if (wl_parse_long_options(argc, argv, recv_options, recv_option, &c, usage) != 0)
+        return WL_EXIT_USAGE;
+    const char *problem =
+        wl_options_problem(argc, c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL);
+    if (problem)
+        return wl_usage_error("squall-udp recv", problem, usage);
     return udp_recv(&c);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(usage, stderr);
-        return EXIT_USAGE;
-    }
-    wl_install_signal_handlers();
-    if (strcmp(argv[1], "send") == 0)
-        return run_send(argc - 1, argv + 1);
-    if (strcmp(argv[1], "recv") == 0)
-        return run_recv(argc - 1, argv + 1);
-    fprintf(stderr, "squall-udp: expected mode 'send' or 'recv', got '%s'\n%s", argv[1], usage);
-    return EXIT_USAGE;
+    return wl_main(argc, argv, "squall-udp", usage, run_send, run_recv);
 }
