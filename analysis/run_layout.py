@@ -8,6 +8,7 @@ A status.json that cannot be read makes its replication `failed` with the reason
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 import tomllib
@@ -93,10 +94,25 @@ def _status(rep_dir: Path) -> tuple[str, str]:
     return status, str(data.get("reason", ""))
 
 
+def _run_selection(root: Path) -> tuple[str | None, int | None]:
+    """The cells glob and replication count `squall run` was given (meta.json testbed.run):
+    cells a run did not select are not its missing replications."""
+    try:
+        run = json.loads((root / "meta.json").read_text()).get("testbed", {}).get("run", {})
+    except (OSError, json.JSONDecodeError, AttributeError):
+        return None, None
+    reps = run.get("replications") if isinstance(run, dict) else None
+    cells = run.get("cells") if isinstance(run, dict) else None
+    return (cells if isinstance(cells, str) else None,
+            reps if isinstance(reps, int) and reps > 0 else None)
+
+
 def read_layout(root: Path) -> RunLayout:
     root = Path(root)
     name, expected_reps = _scenario(root)
-    cells = _expanded_cells(root)
+    pattern, selected_reps = _run_selection(root)
+    expected_reps = selected_reps or expected_reps
+    cells = [c for c in _expanded_cells(root) if pattern is None or fnmatch.fnmatchcase(c.cell, pattern)]
     known = {c.cell for c in cells}
     cells_dir = root / "cells"
     for d in sorted(cells_dir.iterdir()) if cells_dir.is_dir() else []:

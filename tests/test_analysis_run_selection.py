@@ -1,0 +1,33 @@
+"""A run made with --cells/--replications is analysed as what it set out to do: the cells it
+did not select are not its missing replications (meta.json records the selection)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from analysis.run_layout import read_layout
+
+
+def make_run(root: Path, run_options: dict | None) -> Path:
+    root.mkdir()
+    (root / "scenario.toml").write_text('name = "sel"\nseed = 1\nreplications = 30\nlink = "e0"\n')
+    (root / "expanded.json").write_text(json.dumps({"cells": [{"cell": "link-e0"}, {"cell": "link-r2"}]}))
+    testbed = {"backend": "namespaces"} | ({"run": run_options} if run_options else {})
+    (root / "meta.json").write_text(json.dumps({"testbed": testbed}))
+    rep = root / "cells" / "link-e0" / "rep-01"
+    rep.mkdir(parents=True)
+    (rep / "status.json").write_text(json.dumps({"status": "ok", "reason": ""}))
+    return root
+
+
+def test_unselected_cells_and_replications_are_not_missing(tmp_path):
+    layout = read_layout(make_run(tmp_path / "run", {"cells": "link-e0", "replications": 2}))
+    assert [c.cell for c in layout.cells] == ["link-e0"]
+    assert [(r.cell, r.rep, r.status) for r in layout.replications] == \
+        [("link-e0", 1, "ok"), ("link-e0", 2, "missing")]
+
+
+def test_without_a_recorded_selection_every_cell_and_replication_counts(tmp_path):
+    layout = read_layout(make_run(tmp_path / "run", None))
+    assert [c.cell for c in layout.cells] == ["link-e0", "link-r2"]
+    assert sum(r.status == "missing" for r in layout.replications) == 29 + 30
