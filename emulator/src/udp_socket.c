@@ -9,6 +9,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "udp_gso.h"
+
 /* Bursts of a fast link must not overflow the socket: ask for 8 MB. The FORCE
  * variants (CAP_NET_ADMIN, as in the testbed) pass net.core.rmem_max/wmem_max;
  * without privileges the plain ones get what the limits allow. */
@@ -191,16 +193,6 @@ void udp_batch_datagram(const struct udp_batch *b, int i, struct sq_datagram *d)
 	*d = b->datagrams[i];
 }
 
-/* UDP GSO limits: segments per send (UDP_MAX_SEGMENTS is 64 on older
- * kernels) and the size of one UDP send. */
-#define GSO_MAX_SEGMENTS 64
-#define GSO_MAX_BYTES 65000
-
-union gso_control {
-	char buf[CMSG_SPACE(sizeof(uint16_t))];
-	struct cmsghdr align;
-};
-
 struct udp_send_batch {
 	unsigned count, used;            /* datagrams: capacity and queued */
 	bool gso;
@@ -209,7 +201,7 @@ struct udp_send_batch {
 	socklen_t *to_len;
 	struct mmsghdr *msgs;            /* one per send: a datagram or a GSO run */
 	unsigned *first;                 /* each send's first datagram */
-	union gso_control *control;
+	union sq_gso_control *control;
 	unsigned n_msgs;
 };
 
@@ -268,48 +260,14 @@ bool udp_send_batch_add(struct udp_send_batch *b, const void *data, size_t len,
 	return true;
 }
 
-/* How many datagrams from d on can share one GSO send with d: same
- * destination, same size (the kernel cuts a GSO send into equal segments). */
-static unsigned gso_run(const struct udp_send_batch *b, unsigned d)
-{
-	size_t size = b->iov[d].iov_len;
-	unsigned k = 1;
-	if (!b->gso)
-		return 1;
-	while (d + k < b->used && b->to[d + k] == b->to[d] && b->iov[d + k].iov_len == size
-	       && k < GSO_MAX_SEGMENTS && (k + 1) * size <= GSO_MAX_BYTES)
-		k++;
-	return k;
-}
-
-static void set_segment_size(struct udp_send_batch *b, unsigned m, uint16_t size)
-{
-	struct msghdr *h = &b->msgs[m].msg_hdr;
-	h->msg_control = b->control[m].buf;
-	h->msg_controllen = sizeof(b->control[m].buf);
-	struct cmsghdr *c = CMSG_FIRSTHDR(h);
-	c->cmsg_level = SOL_UDP;
-	c->cmsg_type = UDP_SEGMENT;
-	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-	memcpy(CMSG_DATA(c), &size, sizeof(size));
-}
-
 /* (Re)builds the sends from send index m on, starting at datagram d. */
 static void group_sends(struct udp_send_batch *b, unsigned m, unsigned d)
 {
-	while (d < b->used) {
-		unsigned k = gso_run(b, d);
-		b->msgs[m].msg_hdr = (struct msghdr){
-			.msg_name = (void *)b->to[d], .msg_namelen = b->to_len[d],
-			.msg_iov = &b->iov[d], .msg_iovlen = k,
-		};
-		if (k > 1)
-			set_segment_size(b, m, (uint16_t)b->iov[d].iov_len);
-		b->first[m] = d;
-		m++;
-		d += k;
-	}
-	b->n_msgs = m;
+	const struct sq_gso_batch view = {
+		.iov = b->iov, .n_datagrams = b->used, .to = b->to, .to_len = b->to_len,
+		.gso = b->gso, .msgs = b->msgs, .first = b->first, .control = b->control,
+	};
+	b->n_msgs = sq_gso_group_sends(&view, m, d);
 }
 
 /* The send m failed: without GSO from now on if it was a GSO send (the path

@@ -10,16 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define SLOT_LEN SQ_WIRE_MAX_DATAGRAM
-/* The kernel's limit on segments per GSO send (UDP_MAX_SEGMENTS is 64 on older
- * kernels) and on the size of one UDP send. */
-#define MAX_SEGMENTS 64
-#define MAX_GSO_BYTES 65000
+#include "udp_gso.h"
 
-union control {
-	char buf[CMSG_SPACE(sizeof(uint16_t))];
-	struct cmsghdr align;
-};
+#define SLOT_LEN SQ_WIRE_MAX_DATAGRAM
 
 struct npa_to_sp_batch {
 	struct npa_sp_link *link;
@@ -29,7 +22,7 @@ struct npa_to_sp_batch {
 	unsigned n_packets;
 	struct mmsghdr msgs[NPA_BATCH];       /* one per run of equal-size packets */
 	unsigned first[NPA_BATCH];            /* each message's first packet */
-	union control control[NPA_BATCH];
+	union sq_gso_control control[NPA_BATCH];
 	unsigned n_msgs, sent_msgs;
 };
 
@@ -58,48 +51,16 @@ void npa_to_sp_batch_free(struct npa_to_sp_batch *b)
 	free(b);
 }
 
-/* How many packets from p on can share one GSO send with packet p. */
-static unsigned run_length(const struct npa_to_sp_batch *b, unsigned p)
-{
-	size_t size = b->iov[p].iov_len;
-	unsigned k = 1;
-	if (!b->gso)
-		return 1;
-	while (p + k < b->n_packets && b->iov[p + k].iov_len == size && k < MAX_SEGMENTS
-	       && (k + 1) * size <= MAX_GSO_BYTES)
-		k++;
-	return k;
-}
-
-static void set_segment_size(struct npa_to_sp_batch *b, unsigned m, uint16_t size)
-{
-	struct msghdr *h = &b->msgs[m].msg_hdr;
-	h->msg_control = b->control[m].buf;
-	h->msg_controllen = sizeof(b->control[m].buf);
-	struct cmsghdr *c = CMSG_FIRSTHDR(h);
-	c->cmsg_level = SOL_UDP;
-	c->cmsg_type = UDP_SEGMENT;
-	c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-	memcpy(CMSG_DATA(c), &size, sizeof(size));
-}
-
 /* (Re)builds the messages from message index m on, starting at packet p. */
 static void group_messages(struct npa_to_sp_batch *b, unsigned m, unsigned p)
 {
 	const struct npa_endpoint *sp = b->link->sp;
-	while (p < b->n_packets) {
-		unsigned k = run_length(b, p);
-		b->msgs[m].msg_hdr = (struct msghdr){
-			.msg_name = (void *)&sp->addr, .msg_namelen = sp->addr_len,
-			.msg_iov = &b->iov[p], .msg_iovlen = k,
-		};
-		if (k > 1)
-			set_segment_size(b, m, (uint16_t)b->iov[p].iov_len);
-		b->first[m] = p;
-		m++;
-		p += k;
-	}
-	b->n_msgs = m;
+	const struct sq_gso_batch view = {
+		.iov = b->iov, .n_datagrams = b->n_packets,
+		.dest = (const struct sockaddr *)&sp->addr, .dest_len = sp->addr_len,
+		.gso = b->gso, .msgs = b->msgs, .first = b->first, .control = b->control,
+	};
+	b->n_msgs = sq_gso_group_sends(&view, m, p);
 }
 
 int npa_to_sp_batch_fill(struct npa_to_sp_batch *b, int tun_fd)
