@@ -5,7 +5,6 @@ HTTP client measured on its own clock, the bulk transfer and the UDP stream meas
 from __future__ import annotations
 
 import csv
-import io
 import json
 import os
 from pathlib import Path
@@ -13,41 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs
+from support_run import run_squall, three_flow_scenario
 from testbed.cli import main as squall
-from testbed.runner import RunOptions, run_command
 
 pytestmark = pytest.mark.netns
 LANE = int(os.environ.get("SQUALL_ANALYSIS_LANE", "90"))
-SCENARIO = """
-name = "analysis-e2e"
-seed = 5
-replications = 2
-timeout = "40s"
-router = "saarto"
-
-[link]
-bandwidth = "1Mbit"
-delay = "10ms"
-mtu = "576B"
-
-[flows.web]
-kind = "http"
-workload = "s+2s"
-http = "1.0"
-
-[flows.bulk1]
-kind = "bulk"
-count = 10
-length = "2096B"
-start = "100ms"
-
-[flows.voice]
-kind = "udp"
-size = "132B"
-rate = "64kbit"
-duration = "500ms"
-dscp = "EF"
-"""
+SCENARIO = three_flow_scenario("analysis-e2e", 5)
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +29,8 @@ def analysed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("e2e")
     scenario = tmp / "analysis-e2e.toml"
     scenario.write_text(SCENARIO)
-    out, err = io.StringIO(), io.StringIO()
-    code = run_command(scenario, RunOptions(parallel=1, results=tmp / "results",
-                                            lane_base=LANE), None, out, err)
-    assert code == 0, err.getvalue()
+    code, _, err = run_squall(scenario, tmp / "results", LANE)
+    assert code == 0, err
     (root,) = [d for d in (tmp / "results").iterdir() if d.is_dir()]
     assert squall(["report", str(root)]) == 0
     return root

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from analysis.emulog import EmulatorLog, LogEvent, read_emulator_log
 from conftest import leftovers, namespace_inodes, require_programs
+from support_udp import udp_in, udp_summary
 
 from testbed import lane as lanes
-from testbed import netns
 from testbed.addresses import LaneAddresses
 from testbed.link import LinkConfig
 from testbed.link_session import LinkSession, bin_dir
@@ -70,35 +69,23 @@ class Outcome:
     rep: Path
 
 
-def _udp(ns: str, argv: list[str]) -> subprocess.Popen:
-    return netns.popen_in(ns, [str(bin_dir() / "squall-udp"), *argv], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-
-
-def _summary(proc: subprocess.Popen) -> dict:
-    out, err = proc.communicate(timeout=90)
-    lines = [line for line in out.splitlines() if line.startswith("{")]
-    assert proc.returncode == 0 and lines, f"exit {proc.returncode}; stdout {out!r}; stderr {err!r}"
-    return json.loads(lines[-1])
-
-
 def _run_flows(lane: LaneAddresses, flows: list[Flow]) -> None:
     """UDP senders at the fixed host, receivers at the mobile host; every process ends here."""
     receivers, senders = [], []
     try:
         for flow in flows:
             dest = f"{lane.mobile_wireless.address}:{flow.port}"
-            receivers.append(_udp(lane.ns.mobile, ["recv", "--listen", dest, "--idle-timeout", "3s",
+            receivers.append(udp_in(lane.ns.mobile, ["recv", "--listen", dest, "--idle-timeout", "3s",
                                                    "--duration", "90s"]))
             line = receivers[-1].stdout.readline()
             assert line.startswith("listening "), f"receiver said {line!r}"
         for flow in flows:
             dest = f"{lane.mobile_wireless.address}:{flow.port}"
-            senders.append(_udp(lane.ns.fixed, ["send", "--connect", dest, *flow.sender]))
+            senders.append(udp_in(lane.ns.fixed, ["send", "--connect", dest, *flow.sender]))
         for flow, sender in zip(flows, senders):
-            flow.sent = _summary(sender)["packets"]
+            flow.sent = udp_summary(sender, 90)["packets"]
         for flow, receiver in zip(flows, receivers):
-            flow.received = _summary(receiver)["received"]
+            flow.received = udp_summary(receiver, 90)["received"]
     finally:
         for proc in receivers + senders:
             if proc.poll() is None:

@@ -6,17 +6,15 @@ router's. Lane $SQUALL_TEST_ROUTER_LANE + 9 (default 69).
 """
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import leftovers, namespace_inodes, require_programs
+from support_udp import udp_in, udp_summary
 
 from analysis.emulog import read_emulator_log
 from testbed import lane as lanes
-from testbed import netns
 from testbed.link_session import LinkSession, bin_dir
 from testbed.router_config import parse_router
 from testbed.router_monitor import read_queue_samples
@@ -40,18 +38,6 @@ def router_lane():
     assert not left, f"lane {number} left behind: {'; '.join(left)}"
 
 
-def _udp(ns: str, argv: list[str]) -> subprocess.Popen:
-    return netns.popen_in(ns, [str(bin_dir() / "squall-udp"), *argv], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-
-
-def _summary(proc: subprocess.Popen) -> dict:
-    out, err = proc.communicate(timeout=60)
-    lines = [l for l in out.splitlines() if l.startswith("{")]
-    assert proc.returncode == 0 and lines, f"exit {proc.returncode}; stdout {out!r}; stderr {err!r}"
-    return json.loads(lines[-1])
-
-
 def test_pfifo_20_in_front_of_the_emulated_link(router_lane, tmp_path: Path) -> None:
     require_programs("squall-emulator", "squall-npa", "squall-udp", "squall-queue-monitor")
     lane = router_lane
@@ -64,12 +50,12 @@ def test_pfifo_20_in_front_of_the_emulated_link(router_lane, tmp_path: Path) -> 
         with RouterRun(lane.ns.emu, config, rep, bin_dir=bin_dir(), dev=lane.emu_wireless.dev,
                        interval_us=1000) as router:
             router.start_monitor(t0_realtime_us=session.start_realtime_us)
-            receiver = _udp(lane.ns.mobile, ["recv", "--listen", dest, "--idle-timeout", "3s", "--duration", "60s"])
+            receiver = udp_in(lane.ns.mobile, ["recv", "--listen", dest, "--idle-timeout", "3s", "--duration", "60s"])
             try:
                 assert receiver.stdout.readline().startswith("listening ")
-                sent = _summary(_udp(lane.ns.fixed, ["send", "--connect", dest, "--size", "500",
-                                                     "--rate", "max", "--count", "100"]))
-                received = _summary(receiver)
+                sent = udp_summary(udp_in(lane.ns.fixed, ["send", "--connect", dest, "--size", "500",
+                                                       "--rate", "max", "--count", "100"]), 60)
+                received = udp_summary(receiver, 60)
             finally:
                 if receiver.poll() is None:
                     receiver.kill()

@@ -5,7 +5,6 @@ Lanes $SQUALL_RUNNER_LANE_BASE (default 70) … +6.
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 import signal
@@ -18,47 +17,18 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs
+from support_run import run_squall, three_flow_scenario
 from analysis.emulog import read_emulator_log
 from analysis.pcap import read_packets
 from testbed import netns
 from testbed.addresses import namespaces
-from testbed.runner import RunOptions, run_command
 
 pytestmark = pytest.mark.netns
 REPO = Path(__file__).resolve().parents[1]
 BASE = int(os.environ.get("SQUALL_RUNNER_LANE_BASE", "70"))
 PROGRAMS = ("squall-emulator", "squall-npa", "squall-http", "squall-bulk", "squall-udp", "squall-queue-monitor")
 
-SCENARIO = """
-name = "runner-test"
-seed = 11
-replications = 2
-timeout = "40s"
-router = "saarto"
-
-[link]
-bandwidth = "1Mbit"
-delay = "10ms"
-mtu = "576B"
-
-[flows.web]
-kind = "http"
-workload = "s+2s"
-http = "1.0"
-
-[flows.bulk1]
-kind = "bulk"
-count = 10
-length = "2096B"
-start = "100ms"
-
-[flows.voice]
-kind = "udp"
-size = "132B"
-rate = "64kbit"
-duration = "{udp}"
-dscp = "EF"
-
+MATRIX = """
 [matrix]
 tcp = ["baseline", "iw4"]
 """
@@ -67,16 +37,8 @@ CELLS = ("tcp-baseline", "tcp-iw4")
 
 def write_scenario(tmp_path: Path, udp: str = "500ms") -> Path:
     path = tmp_path / "runner-test.toml"
-    path.write_text(SCENARIO.replace("{udp}", udp))
+    path.write_text(three_flow_scenario("runner-test", 11, udp, MATRIX))
     return path
-
-
-def run(path: Path | None, results: Path, lane_base: int, parallel: int = 1,
-        resume: Path | None = None, analyse: bool = False) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    options = RunOptions(parallel=parallel, results=results, lane_base=lane_base, analyse=analyse)
-    code = run_command(path, options, resume, out, err)
-    return code, out.getvalue(), err.getvalue()
 
 
 def only_run_dir(results: Path) -> Path:
@@ -141,7 +103,7 @@ def assert_complete_replication(rep: Path, lane_numbers: range) -> None:
 def test_a_short_matrix_gives_the_full_results_layout(tmp_path: Path, parallel: int, lane_base: int) -> None:
     require_programs(*PROGRAMS)
     # The serial run also gets the analysis package's report at the end.
-    code, out, err = run(write_scenario(tmp_path), tmp_path / "results", lane_base, parallel,
+    code, out, err = run_squall(write_scenario(tmp_path), tmp_path / "results", lane_base, parallel,
                          analyse=parallel == 1)
     assert code == 0, err
     root = only_run_dir(tmp_path / "results")
@@ -208,7 +170,7 @@ def test_killed_emulator_and_npa_are_recorded_and_resume_completes(tmp_path: Pat
     for k in killers:
         k.start()
     try:
-        code, out, err = run(write_scenario(tmp_path, udp="3s"), results, BASE + 3)
+        code, out, err = run_squall(write_scenario(tmp_path, udp="3s"), results, BASE + 3)
     finally:
         stop.set()
         for k in killers:
@@ -225,7 +187,7 @@ def test_killed_emulator_and_npa_are_recorded_and_resume_completes(tmp_path: Pat
     assert "--resume" in err
     assert_nothing_left(range(BASE + 3, BASE + 4), str(tmp_path))
 
-    code, out, err = run(None, results, BASE + 3, resume=root)
+    code, out, err = run_squall(None, results, BASE + 3, resume=root)
     assert code == 0, err
     assert "2 to run" in err
     for cell in CELLS:
@@ -262,7 +224,7 @@ def test_sigterm_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
     assert_nothing_left(lanes, str(tmp_path))
     assert not list(root.glob("cells/*/rep-??/status.json")), "an interrupted replication was recorded"
 
-    code, out, err = run(None, results, lanes.start, parallel=2, resume=root)
+    code, out, err = run_squall(None, results, lanes.start, parallel=2, resume=root)
     assert code == 0, err
     assert sorted(str(p.relative_to(root)) for p in root.glob("cells/*/rep-*") if p.is_dir()) == \
         [f"cells/{c}/rep-0{r}" for c in CELLS for r in (1, 2)]
@@ -278,7 +240,7 @@ def test_an_emulator_engine_router_runs_in_the_emulator(tmp_path: Path) -> None:
                     '[link]\nbandwidth = "1Mbit"\ndelay = "10ms"\nmtu = "576B"\nsend_buffer = "576B"\n'
                     '[router]\nprofile = "iip-red"\nengine = "emulator"\n'
                     '[flows.bulk1]\nkind = "bulk"\ncount = 40\nlength = "2096B"\n')
-    code, out, err = run(path, tmp_path / "results", BASE + 6)
+    code, out, err = run_squall(path, tmp_path / "results", BASE + 6)
     assert code == 0, err
     rep = only_run_dir(tmp_path / "results") / "cells" / "default" / "rep-01"
     assert status(rep)["status"] == "ok"
@@ -299,7 +261,7 @@ def test_a_replication_past_its_timeout_is_stopped_and_recorded(tmp_path: Path) 
                     '[link]\nbandwidth = "1Mbit"\ndelay = "10ms"\nmtu = "576B"\n'
                     '[flows.voice]\nkind = "udp"\nworkload = "cbr-32k"\nduration = "20s"\n'
                     '[flows.quick]\nkind = "bulk"\ncount = 2\n')
-    code, out, err = run(path, tmp_path / "results", BASE + 6)
+    code, out, err = run_squall(path, tmp_path / "results", BASE + 6)
     assert code == 1
     st = status(only_run_dir(tmp_path / "results") / "cells" / "default" / "rep-01")
     assert st["status"] == "timeout"
@@ -317,7 +279,7 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
                     '[link]\nbandwidth = "1Mbit"\ndelay = "10ms"\nmtu = "576B"\n'
                     '[flows.bulk1]\nkind = "bulk"\ncount = 5\n'
                     '[matrix]\ntcp = ["cbi", "baseline"]\n')
-    code, out, err = run(path, tmp_path / "results", BASE + 6)
+    code, out, err = run_squall(path, tmp_path / "results", BASE + 6)
     assert code == 0, err
     cells = only_run_dir(tmp_path / "results") / "cells"
     fresh = {(c, r): status(cells / c / f"rep-0{r}")["details"]["fresh_lane"]
@@ -343,7 +305,7 @@ def test_the_link_drains_before_stop_so_connections_end_in_the_captures(tmp_path
     path.write_text('name = "drain"\nseed = 3\ntimeout = "30s"\n'
                     '[link]\nbandwidth = "1Mbit"\ndelay = "300ms"\nmtu = "576B"\n'
                     '[flows.web]\nkind = "http"\nobjects = [2000]\nhttp = "1.0"\n')
-    code, out, err = run(path, tmp_path / "results", BASE + 5)
+    code, out, err = run_squall(path, tmp_path / "results", BASE + 5)
     assert code == 0, err
     rep = only_run_dir(tmp_path / "results") / "cells" / "default" / "rep-01"
     assert read_emulator_log(rep / "emulator.log").trailer["pending"]["count"] == "0"
