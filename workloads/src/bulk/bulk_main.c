@@ -27,9 +27,6 @@ static const struct option recv_options[] = {
 static int send_option(void *config, const char *name, const char *value)
 {
     struct bulk_send_config *c = config;
-    int common = wl_common_option(&c->common, name, value);
-    if (common != 0)
-        return common > 0 ? 0 : -1;
     if (strcmp(name, "connect") == 0)
         return wl_parse_endpoint("--connect", value, false, &c->remote, &c->remote_len);
     if (strcmp(name, "count") == 0)
@@ -46,9 +43,6 @@ static int send_option(void *config, const char *name, const char *value)
 static int recv_option(void *config, const char *name, const char *value)
 {
     struct bulk_recv_config *c = config;
-    int common = wl_common_option(&c->common, name, value);
-    if (common != 0)
-        return common > 0 ? 0 : -1;
     if (strcmp(name, "listen") == 0)
         return wl_parse_endpoint("--listen", value, true, &c->local, &c->local_len);
     if (strcmp(name, "connections") == 0)
@@ -60,12 +54,11 @@ static int run_send(int argc, char **argv)
 {
     struct bulk_send_config c = {.count = 90, .length = 2096};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, send_options, send_option, &c, usage) != 0)
+    if (wl_parse_long_options(argc, argv, send_options, &c.common, send_option, &c, usage) != 0)
         return WL_EXIT_USAGE;
-    const char *problem =
-        wl_options_problem(argc, c.remote_len == 0 ? "--connect ADDR:PORT is required" : NULL);
-    if (problem)
-        return wl_usage_error("squall-bulk send", problem, usage);
+    const char *missing = c.remote_len == 0 ? "--connect ADDR:PORT is required" : NULL;
+    if (wl_check_arguments(argc, "squall-bulk send", missing, usage) != 0)
+        return WL_EXIT_USAGE;
     return bulk_send(&c);
 }
 
@@ -73,12 +66,11 @@ static int run_recv(int argc, char **argv)
 {
     struct bulk_recv_config c = {.connections = 1};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, recv_options, recv_option, &c, usage) != 0)
+    if (wl_parse_long_options(argc, argv, recv_options, &c.common, recv_option, &c, usage) != 0)
         return WL_EXIT_USAGE;
-    const char *problem =
-        wl_options_problem(argc, c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL);
-    if (problem)
-        return wl_usage_error("squall-bulk recv", problem, usage);
+    const char *missing = c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL;
+    if (wl_check_arguments(argc, "squall-bulk recv", missing, usage) != 0)
+        return WL_EXIT_USAGE;
     return bulk_recv(&c);
 }
 

@@ -26,12 +26,22 @@ int wl_common_option(struct wl_common_options *o, const char *name, const char *
     return 0;
 }
 
+static int apply_option(struct wl_common_options *common, wl_option_handler apply, void *config,
+                        const char *name, const char *value)
+{
+    int handled = wl_common_option(common, name, value);
+    if (handled != 0)
+        return handled > 0 ? 0 : -1;
+    return apply(config, name, value);
+}
+
 int wl_parse_long_options(int argc, char **argv, const struct option *options,
-                          wl_option_handler apply, void *config, const char *usage)
+                          struct wl_common_options *common, wl_option_handler apply,
+                          void *config, const char *usage)
 {
     int idx, opt;
     while ((opt = getopt_long(argc, argv, "", options, &idx)) != -1) {
-        if (opt != 0 || apply(config, options[idx].name, optarg) != 0) {
+        if (opt != 0 || apply_option(common, apply, config, options[idx].name, optarg) != 0) {
             fputs(usage, stderr);
             return -1;
         }
@@ -39,15 +49,11 @@ int wl_parse_long_options(int argc, char **argv, const struct option *options,
     return 0;
 }
 
-const char *wl_options_problem(int argc, const char *missing)
+int wl_check_arguments(int argc, const char *command, const char *missing, const char *usage)
 {
-    if (missing)
-        return missing;
-    return optind != argc ? "unexpected extra arguments" : NULL;
-}
-
-int wl_usage_error(const char *command, const char *problem, const char *usage)
-{
+    const char *problem = missing ? missing : optind != argc ? "unexpected extra arguments" : NULL;
+    if (!problem)
+        return 0;
     fprintf(stderr, "%s: %s\n%s", command, problem, usage);
     return WL_EXIT_USAGE;
 }

@@ -19,21 +19,22 @@ void wl_common_defaults(struct wl_common_options *o);
  * not a common option, -1 on a bad value (message printed). */
 int wl_common_option(struct wl_common_options *o, const char *name, const char *value);
 
-/* Applies one long option of a mode to that mode's config; 0 on success, -1 on a bad value or an
- * unknown name (message printed for a bad value). */
+/* Applies one long option of a mode that is not a common option to that mode's config;
+ * 0 on success, -1 on a bad value (message printed) or an unknown name. */
 typedef int (*wl_option_handler)(void *config, const char *name, const char *value);
 /* Runs one mode (argv[0] is the mode's name); returns the process exit status. */
 typedef int (*wl_mode_runner)(int argc, char **argv);
 
-/* Hands every long option of argv to apply; returns 0, or prints usage and returns -1 at the first
- * option that is unknown or has a bad value. */
+/* Hands every long option of argv to wl_common_option on common, the others to apply on config;
+ * returns 0, or prints usage and returns -1 at the first option that is unknown or has a bad
+ * value. */
 int wl_parse_long_options(int argc, char **argv, const struct option *options,
-                          wl_option_handler apply, void *config, const char *usage);
-/* The problem left after the options: missing (a required flag, may be NULL) first, then any
- * argument that is not an option; NULL when there is none. */
-const char *wl_options_problem(int argc, const char *missing);
-/* Prints "command: problem" and usage; returns WL_EXIT_USAGE. */
-int wl_usage_error(const char *command, const char *problem, const char *usage);
+                          struct wl_common_options *common, wl_option_handler apply,
+                          void *config, const char *usage);
+/* After wl_parse_long_options: names missing (a required flag left out; NULL if none) or else
+ * any argument that is not an option as "command: problem" with usage and returns
+ * WL_EXIT_USAGE; 0 when there is no problem. */
+int wl_check_arguments(int argc, const char *command, const char *missing, const char *usage);
 /* main() of a generator: installs the signal handlers and runs `send` or `recv` by argv[1]. */
 int wl_main(int argc, char **argv, const char *program, const char *usage,
             wl_mode_runner run_send, wl_mode_runner run_recv);

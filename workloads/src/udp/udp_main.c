@@ -32,9 +32,6 @@ static const struct option recv_options[] = {
 static int send_option(void *config, const char *name, const char *value)
 {
     struct udp_send_config *c = config;
-    int common = wl_common_option(&c->common, name, value);
-    if (common != 0)
-        return common > 0 ? 0 : -1;
     if (strcmp(name, "connect") == 0)
         return wl_parse_endpoint("--connect", value, false, &c->remote, &c->remote_len);
     if (strcmp(name, "size") == 0)
@@ -53,9 +50,6 @@ static int send_option(void *config, const char *name, const char *value)
 static int recv_option(void *config, const char *name, const char *value)
 {
     struct udp_recv_config *c = config;
-    int common = wl_common_option(&c->common, name, value);
-    if (common != 0)
-        return common > 0 ? 0 : -1;
     if (strcmp(name, "listen") == 0)
         return wl_parse_endpoint("--listen", value, true, &c->local, &c->local_len);
     if (strcmp(name, "duration") == 0)
@@ -82,14 +76,12 @@ static int run_send(int argc, char **argv)
 {
     struct udp_send_config c = {0};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, send_options, send_option, &c, usage) != 0)
+    if (wl_parse_long_options(argc, argv, send_options, &c.common, send_option, &c, usage) != 0)
         return WL_EXIT_USAGE;
     /* Extra arguments are named before a missing flag, as squall-udp always did. */
-    const char *problem = wl_options_problem(argc, NULL);
-    if (!problem)
-        problem = missing_send_flag(&c);
-    if (problem)
-        return wl_usage_error("squall-udp send", problem, usage);
+    const char *missing = optind != argc ? NULL : missing_send_flag(&c);
+    if (wl_check_arguments(argc, "squall-udp send", missing, usage) != 0)
+        return WL_EXIT_USAGE;
     return udp_send(&c);
 }
 
@@ -97,12 +89,11 @@ static int run_recv(int argc, char **argv)
 {
     struct udp_recv_config c = {0};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, recv_options, recv_option, &c, usage) != 0)
+    if (wl_parse_long_options(argc, argv, recv_options, &c.common, recv_option, &c, usage) != 0)
         return WL_EXIT_USAGE;
-    const char *problem =
-        wl_options_problem(argc, c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL);
-    if (problem)
-        return wl_usage_error("squall-udp recv", problem, usage);
+    const char *missing = c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL;
+    if (wl_check_arguments(argc, "squall-udp recv", missing, usage) != 0)
+        return WL_EXIT_USAGE;
     return udp_recv(&c);
 }
 
