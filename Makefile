@@ -29,7 +29,7 @@ FUZZERS :=
 # Fragments may refer to each other's variables: use recursive `=` for NAME_SRCS.
 include $(wildcard */module.mk */src/*/module.mk)
 
-.PHONY: all build deps venv test unit pytest demo bench fuzz validate clean distclean
+.PHONY: all build deps test unit pytest demo bench fuzz validate clean distclean
 
 all: build
 
