@@ -217,8 +217,6 @@ static void start_transmission(struct sq_model *m, struct sq_direction *d)
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
 	sq_time_us end = sq_serialisation_end(d->rate, d->cfg.rate_len, m->now,
 					      (uint64_t)p->ip_len + d->cfg.overhead);
-	p->started = true;
-	p->t0 = m->now;
 	p->ser = end == SQ_TIME_NEVER ? SQ_TIME_NEVER : end - m->now;
 	d->busy = true;
 	d->outstanding += p->ip_len;

@@ -19,10 +19,8 @@ struct sq_pkt {
 	uint64_t id;            /* the model's packet id */
 	void *user;
 	uint32_t ip_len;
-	sq_time_us t0;          /* start of the first transmission */
 	sq_time_us ser;         /* first serialisation duration; SQ_TIME_NEVER if endless */
 	uint32_t held_attempt;  /* the attempt that arrived, while held */
-	bool started;           /* first transmission has started */
 	bool ser_done;          /* first serialisation has ended */
 	bool held;              /* arrived, waiting in the receive buffer */
 	bool resolved;          /* out or dropped */
