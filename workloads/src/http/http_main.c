@@ -9,11 +9,10 @@
 #include "http_request.h"
 #include "http_workloads.h"
 #include "wl_log.h"
+#include "wl_options.h"
 #include "wl_parse.h"
 #include "wl_signal.h"
 #include "wl_time.h"
-
-enum { EXIT_USAGE = 2 };
 
 static const char usage[] =
     "usage: squall-http --connect ADDR:PORT (--workload LABEL | --objects MAIN,INLINE,...)\n"
@@ -87,13 +86,11 @@ static int parse_http_version(struct http_config *cfg, const char *value)
     return -1;
 }
 
-static int apply_option(struct cli *cli, const char *name, const char *value)
+static int apply_option(void *config, const char *name, const char *value)
 {
+    struct cli *cli = config;
     struct http_config *cfg = &cli->cfg;
     uint64_t n;
-    int common = wl_common_option(&cfg->common, name, value);
-    if (common != 0)
-        return common > 0 ? 0 : -1;
     if (strcmp(name, "connect") == 0) {
         cli->have_remote = true;
         return wl_parse_endpoint("--connect", value, false, &cfg->remote, &cfg->remote_len);
@@ -217,24 +214,18 @@ int main(int argc, char **argv)
 {
     struct cli cli = {.cfg = {.parallel = 4, .persistent = 1, .request_size = 350, .timeout_us = 600000000}};
     wl_common_defaults(&cli.cfg.common);
-    int idx, opt;
-    while ((opt = getopt_long(argc, argv, "", options, &idx)) != -1) {
-        if (opt != 0 || apply_option(&cli, options[idx].name, optarg) != 0) {
-            fputs(usage, stderr);
-            return EXIT_USAGE;
-        }
-    }
+    if (wl_parse_long_options(argc, argv, options, &cli.cfg.common, apply_option, &cli, usage) != 0)
+        return WL_EXIT_USAGE;
     if (cli.list) {
         http_workloads_print_json(stdout);
         return 0;
     }
-    const char *problem = optind != argc ? "unexpected extra arguments" : check_combination(&cli);
-    if (problem) {
-        fprintf(stderr, "squall-http: %s\n%s", problem, usage);
-        return EXIT_USAGE;
-    }
+    /* Extra arguments are named before a missing or conflicting flag, as squall-http always did. */
+    const char *problem = optind != argc ? NULL : check_combination(&cli);
+    if (wl_check_arguments(argc, "squall-http", problem, usage) != 0)
+        return WL_EXIT_USAGE;
     if (check_request_size(&cli.cfg) != 0)
-        return EXIT_USAGE;
+        return WL_EXIT_USAGE;
     wl_install_signal_handlers();
     return run(&cli.cfg);
 }
