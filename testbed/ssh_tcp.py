@@ -9,16 +9,15 @@ The values written and read back are the same as tcp_profile.apply's (tcp.json a
 from __future__ import annotations
 
 import platform
-import re
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Sequence
 
 from .ssh import quote
-from .tcp_profile import CONGESTION_KEY, RECORDED_SYSCTLS, TcpProfile, TcpProfileError
+# The route parsing is the namespace backend's, so both write alike tcp.json routes.
+from .tcp_profile import _ROUTE_OPTION, _ROUTE_STATUS_FLAGS, CONGESTION_KEY, RECORDED_SYSCTLS, TcpProfile, \
+    TcpProfileError
 
 AVAILABLE_CC = "net.ipv4.tcp_available_congestion_control"
-_ROUTE_OPTION = re.compile(r"\s+(initcwnd|initrwnd)\s+(\d+)")
-_ROUTE_STATUS_FLAGS = {"linkdown", "dead", "offload", "trap", "rt_offload", "rt_trap", "rt_offload_failed"}
 
 
 class Runs(Protocol):
