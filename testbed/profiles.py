@@ -68,3 +68,11 @@ class ProfileSet:
         merged.pop("base", None)
         merged.pop("description", None)
         return merged
+
+    def with_overrides(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:
+        """`table` on top of the profile its `profile` key names (resolved), or `table` alone
+        without one: `[link] profile = "r2"` plus keys that override the profile's."""
+        if "profile" not in table:
+            return dict(table)
+        overrides = {k: v for k, v in table.items() if k != "profile"}
+        return deep_merge(self.resolve(table["profile"], where), overrides)

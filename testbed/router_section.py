@@ -12,7 +12,7 @@ from typing import Any
 
 from .emulator_router import emulator_router
 from .errors import ConfigError
-from .profiles import PROFILE_DIR, ProfileSet, deep_merge
+from .profiles import PROFILE_DIR, ProfileSet
 from .router_config import RouterConfig, parse_router, positive_rate
 from .scenario import SECTION_PARSERS, ResolvedCell
 
@@ -33,11 +33,7 @@ def parse_router_section(table: Mapping[str, Any], where: str, cell: ResolvedCel
 def _with_profile(table: Mapping[str, Any], where: str, profile_dir: Path) -> dict[str, Any]:
     if not isinstance(table, Mapping):
         raise ConfigError(where, f"expected a router profile name or a table, found {table!r}")
-    if "profile" not in table:
-        return dict(table)
-    profiles = ProfileSet.load(PROFILE_KIND, profile_dir)
-    overrides = {k: v for k, v in table.items() if k != "profile"}
-    return deep_merge(profiles.resolve(table["profile"], f"{where}.profile"), overrides)
+    return ProfileSet.load(PROFILE_KIND, profile_dir).with_overrides(table, f"{where}.profile")
 
 
 def _link_rate(table: Mapping[str, Any], where: str, cell: ResolvedCell) -> int:

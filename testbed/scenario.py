@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 from .errors import ConfigError
 from .link import LinkConfig, parse_channel, parse_link
 from .matrix import CellSpec, expand, parse_axes
-from .profiles import ProfileSet, deep_merge, load_toml
+from .profiles import ProfileSet, load_toml
 from .units import parse_time_us
 
 TOP_LEVEL_KEYS = {"name", "description", "seed", "replications", "timeout", "link", "router",
@@ -111,7 +111,7 @@ def _resolve(spec: CellSpec, where: str, profiles: Profiles) -> ResolvedCell:
     link_table = spec.table["link"]
     if not isinstance(link_table, Mapping):
         raise ConfigError(f"{cell_where}: link", "expected a link profile name or a table")
-    link_table = _with_profile(link_table, profiles.links, f"{cell_where}: link.profile")
+    link_table = profiles.links.with_overrides(link_table, f"{cell_where}: link.profile")
     channel = _channel(link_table, profiles, cell_where)
     link_table = {k: v for k, v in link_table.items() if k != "channel"}
     name = str(spec.table["link"].get("profile", "custom"))
@@ -120,13 +120,6 @@ def _resolve(spec: CellSpec, where: str, profiles: Profiles) -> ResolvedCell:
     sections = {name: parser(spec.table[name], f"{cell_where}: {name}", cell)
                 for name, parser in SECTION_PARSERS.items() if name in spec.table}
     return ResolvedCell(spec.cell_id, spec.labels, link, sections, spec.table)
-
-
-def _with_profile(table: Mapping[str, Any], profile_set: ProfileSet, where: str) -> dict[str, Any]:
-    if "profile" not in table:
-        return dict(table)
-    overrides = {k: v for k, v in table.items() if k != "profile"}
-    return deep_merge(profile_set.resolve(table["profile"], where), overrides)
 
 
 def _channel(link_table: Mapping[str, Any], profiles: Profiles, where: str):
@@ -141,7 +134,7 @@ def _channel(link_table: Mapping[str, Any], profiles: Profiles, where: str):
         value = {"profile": value}
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where}: link.channel", "expected a channel profile name or a table")
-    table = _with_profile(value, profiles.channels, f"{where}: link.channel.profile")
+    table = profiles.channels.with_overrides(value, f"{where}: link.channel.profile")
     return parse_channel(table, f"{where}: link.channel")
 
 

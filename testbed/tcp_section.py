@@ -16,7 +16,7 @@ from typing import Any
 
 from . import tcp_profile
 from .errors import ConfigError
-from .profiles import PROFILE_DIR, ProfileSet, deep_merge
+from .profiles import PROFILE_DIR, ProfileSet
 from .scenario import SECTION_PARSERS, ResolvedCell
 
 
@@ -24,15 +24,14 @@ def parse_tcp_section(table: Mapping[str, Any], where: str, cell: ResolvedCell |
                       profile_dir: Path = PROFILE_DIR) -> tcp_profile.TcpProfile:
     if not isinstance(table, Mapping):
         raise ConfigError(where, f"expected a TCP profile name or a table, found {table!r}")
-    profiles = ProfileSet.load("tcp", profile_dir)
     if "profile" not in table:
         return tcp_profile.from_table("custom", table, where)
+    profiles = ProfileSet.load("tcp", profile_dir)
     name = table["profile"]
-    resolved = profiles.resolve(name, f"{where}.profile")
-    overrides = {k: v for k, v in table.items() if k != "profile"}
+    merged = profiles.with_overrides(table, f"{where}.profile")
+    merged.pop("description", None)
     description = str(profiles.tables[name].get("description", ""))
-    merged = {k: v for k, v in deep_merge(resolved, overrides).items() if k != "description"}
-    label = name if not overrides else f"{name}+overrides"
+    label = name if len(table) == 1 else f"{name}+overrides"
     return tcp_profile.from_table(label, merged, where, description)
 
 
