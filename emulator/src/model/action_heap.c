@@ -47,20 +47,9 @@ bool sq_heap_reserve(struct sq_action_heap *h, size_t n)
 	return true;
 }
 
-static bool grow(struct sq_action_heap *h)
-{
-	size_t cap = h->cap ? h->cap * 2 : 64;
-	struct sq_action *a = realloc(h->a, cap * sizeof *a);
-	if (!a)
-		return false;
-	h->a = a;
-	h->cap = cap;
-	return true;
-}
-
 bool sq_heap_push(struct sq_action_heap *h, struct sq_action act)
 {
-	if (h->len == h->cap && !grow(h))
+	if (!sq_heap_reserve(h, h->len + 1))
 		return false;
 	size_t i = h->len++;
 	h->a[i] = act;
