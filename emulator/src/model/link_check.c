@@ -3,11 +3,9 @@
 #include <stdio.h>
 
 #include "channel.h"
+#include "link_model.h"
 #include "rate_schedule.h"
 #include "router_check.h"
-
-static const char *const dir_names[SQ_DIRS] = { "down", "up" };
-static const char *const state_names[SQ_STATES] = { "good", "bad" };
 
 static bool check_error_probabilities(const struct sq_direction_config *d, const char *dn,
 				      char *err, size_t errlen)
@@ -16,7 +14,8 @@ static bool check_error_probabilities(const struct sq_direction_config *d, const
 		double p = d->error[s];
 		/* Written so that NaN fails too. */
 		if (!(p >= 0.0 && p <= 1.0)) {
-			snprintf(err, errlen, "%s.error[%s]: %g is outside [0, 1]", dn, state_names[s], p);
+			snprintf(err, errlen, "%s.error[%s]: %g is outside [0, 1]", dn,
+				 sq_state_name((enum sq_state)s), p);
 			return false;
 		}
 	}
@@ -56,7 +55,7 @@ bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t er
 	if (!sq_channel_check(&cfg->channel, err, errlen))
 		return false;
 	for (int d = 0; d < SQ_DIRS; d++)
-		if (!check_direction(&cfg->dir[d], dir_names[d], err, errlen))
+		if (!check_direction(&cfg->dir[d], sq_dir_name((enum sq_dir)d), err, errlen))
 			return false;
 	return true;
 }
