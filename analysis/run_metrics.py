@@ -12,17 +12,15 @@ failed when aggregated). Names (README "Run analysis"):
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from analysis.aggregate import jain_index
 from analysis.classes import http10_classes, rank_by_elapsed
 from analysis.connections import TcpConnection
 from analysis.errors import AnalysisInputError
 from analysis.flows import FlowMatch, FlowSpec, match_flow, read_workloads
-from analysis.gc_pause import gc_paused as pause_gc
+from analysis.gc_pause import gc_paused
 from analysis.http import page_response_time
 from analysis.queue import QUEUE_NAME, queue_stats, read_queue_samples
 from analysis.replication import CAPTURES, LOG_NAME, ReplicationMetrics, analyse_replication
@@ -167,14 +165,6 @@ def _flow_infos(specs: list[FlowSpec] | None, seen: dict[str, FlowMatch]) -> lis
     return list(infos.values())
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """The analysis builds millions of small objects and frees none of them until it is
-    done: the cyclic collector only costs time (about a fifth of it) meanwhile."""
-    with pause_gc():
-        yield
-
-
 def analyse_run_replication(ref: ReplicationRef,
                             rto_floor_us: int = RTO_FLOOR_US) -> ReplicationResult:
     """Never raises on bad input: an unreadable replication comes back with `error`."""
@@ -185,6 +175,8 @@ def analyse_run_replication(ref: ReplicationRef,
         for name in REQUIRED:
             if not (ref.directory / name).exists():
                 raise AnalysisInputError(f"{ref.directory / name}: missing")
+        # millions of small objects, none freed until the end: the cyclic collector
+        # would only cost time (about a fifth of it)
         with gc_paused():
             _analyse(ref, result, rto_floor_us)
         result.analysed = True

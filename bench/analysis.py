@@ -35,11 +35,12 @@ import numpy as np
 
 from analysis.connections import tcp_connections_of
 from analysis.emulog import COLUMNS, read_emulator_log
+from analysis.gc_pause import gc_paused
 from analysis.join import join_records
 from analysis.pcap import ip_packets, ip_records, read_capture
 from analysis.tcp_metrics import default_sender, tcp_metrics
 from analysis.run_layout import ReplicationRef
-from analysis.run_metrics import analyse_run_replication, gc_paused
+from analysis.run_metrics import analyse_run_replication
 from bench.analysis_transfer import write_transfer
 
 DEFAULT_PACKETS = 2_000_000
