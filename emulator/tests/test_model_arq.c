@@ -54,11 +54,7 @@ static void set_fixed_channel(struct test_link *tl, enum sq_state first, sq_time
 static const struct sq_event *event(const struct fixture *f, enum sq_event_type type,
 				    uint64_t id, long attempt)
 {
-	long i = rec_find(&f->rec, type, SQ_DOWN, id, attempt);
-	if (i < 0)
-		fail_msg("no %s event for packet %llu attempt %ld", sq_event_name(type),
-			 (unsigned long long)id, attempt);
-	return &f->rec.ev[i];
+	return rec_event(&f->rec, type, SQ_DOWN, id, attempt);
 }
 
 static void retries_come_after_exact_multiples_of_the_arq_delay(void **state)

@@ -152,7 +152,7 @@ static void back_to_back_train_is_serialised_one_after_another(void **state)
 	uint64_t b = tl_send(m, SQ_DOWN, 0, 576);
 	uint64_t c = tl_send(m, SQ_DOWN, 10000, 100);
 	/* The send buffer holds all three until their serialisations end. */
-	assert_int_equal(f->rec.ev[rec_find(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, c, 0)].sbuf, 1252);
+	assert_int_equal(rec_event(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, c, 0)->sbuf, 1252);
 	sq_model_advance(m, 10000000);
 	assert_int_equal(rec_time(&f->rec, SQ_EV_TX, SQ_DOWN, a, 0), 0);
 	assert_int_equal(rec_time(&f->rec, SQ_EV_TX, SQ_DOWN, b, 0), 72000);
@@ -161,7 +161,7 @@ static void back_to_back_train_is_serialised_one_after_another(void **state)
 	assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, b, 0), 244000);
 	assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, c, 0), 256500);
 	/* b's tx event shows a's bytes gone and b's still there. */
-	assert_int_equal(f->rec.ev[rec_find(&f->rec, SQ_EV_TX, SQ_DOWN, b, 0)].sbuf, 676);
+	assert_int_equal(rec_event(&f->rec, SQ_EV_TX, SQ_DOWN, b, 0)->sbuf, 676);
 	rec_assert_ordered(&f->rec);
 	sq_model_free(m);
 }

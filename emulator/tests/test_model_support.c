@@ -82,14 +82,20 @@ long rec_find(const struct recorder *r, enum sq_event_type type, enum sq_dir dir
 	return -1;
 }
 
-sq_time_us rec_time(const struct recorder *r, enum sq_event_type type, enum sq_dir dir,
-		    uint64_t pkt_id, long attempt)
+const struct sq_event *rec_event(const struct recorder *r, enum sq_event_type type,
+				 enum sq_dir dir, uint64_t pkt_id, long attempt)
 {
 	long i = rec_find(r, type, dir, pkt_id, attempt);
 	if (i < 0)
 		fail_msg("no %s event for %s packet %llu attempt %ld", sq_event_name(type),
 			 sq_dir_name(dir), (unsigned long long)pkt_id, attempt);
-	return r->ev[i].t;
+	return &r->ev[i];
+}
+
+sq_time_us rec_time(const struct recorder *r, enum sq_event_type type, enum sq_dir dir,
+		    uint64_t pkt_id, long attempt)
+{
+	return rec_event(r, type, dir, pkt_id, attempt)->t;
 }
 
 size_t rec_count(const struct recorder *r, enum sq_event_type type)

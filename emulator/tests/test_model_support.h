@@ -41,7 +41,9 @@ struct sq_model *tl_model(const struct test_link *tl, struct recorder *r);
  * attempt (-1: any); -1 if there is none. */
 long rec_find(const struct recorder *r, enum sq_event_type type, enum sq_dir dir, uint64_t pkt_id,
 	      long attempt);
-/* Time of that event; fails the test if there is none. */
+/* That event, or its time; fails the test if there is none. */
+const struct sq_event *rec_event(const struct recorder *r, enum sq_event_type type,
+				 enum sq_dir dir, uint64_t pkt_id, long attempt);
 sq_time_us rec_time(const struct recorder *r, enum sq_event_type type, enum sq_dir dir,
 		    uint64_t pkt_id, long attempt);
 size_t rec_count(const struct recorder *r, enum sq_event_type type);
