@@ -311,16 +311,21 @@ def overview(analysis: RunAnalysis) -> list[str]:
     return lines
 
 
+def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """The lines of a Markdown table; a `|` inside a cell is escaped."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return out
+
+
 def render_markdown(analysis: RunAnalysis, tables: list[Table] | None = None) -> str:
     tables = build_tables(analysis) if tables is None else tables
     out = [f"# squall report: {analysis.layout.name}", ""]
     for line in overview(analysis):
         out += [line, ""]
     for t in tables:
-        out += [f"## {t.title}", "", "| " + " | ".join(t.header) + " |",
-                "|" + "|".join("---" for _ in t.header) + "|"]
-        out += ["| " + " | ".join(fmt(v).replace("|", "\\|") for v in row) + " |"
-                for row in t.rows]
+        out += [f"## {t.title}", ""]
+        out += markdown_table(t.header, [[fmt(v) for v in row] for row in t.rows])
         if t.note:
             out += ["", t.note]
         out.append("")

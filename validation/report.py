@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.report import markdown_table
+
 from .compare import Comparison, Coverage
 from .conclusions import Verdict
 
@@ -37,12 +39,6 @@ def _num(x: float | None) -> str:
     return f"{x:.3g}" if x != int(x) else f"{x:.0f}"
 
 
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-    return out
-
-
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min ({seconds:.0f} s)"
 
@@ -53,24 +49,25 @@ def runs_section(ctx: ReportContext) -> list[str]:
              f"{r.seconds:.0f} s", f"`{r.run_dir}`"] for r in ctx.runs]
     paragraphs = [line for text in ctx.reduction for line in (text, "")]
     return ["## What was run", "", *paragraphs,
-            *_table(["study", "scenario", "cells", "replications", "replications' status",
-                     "wall time", "run directory"], rows), "",
+            *markdown_table(["study", "scenario", "cells", "replications",
+                             "replications' status", "wall time", "run directory"], rows), "",
             f"Whole validation (runs, analysis, this report): {_minutes(ctx.total_seconds)}.",
             ""]
 
 
 def conclusions_section(verdicts: list[Verdict]) -> list[str]:
     out = ["## The studies' conclusions", "",
-           *_table(["conclusion", "in the studies' tables", "in squall's runs"],
-                   [[v.title, v.reference, v.ours] for v in verdicts]), ""]
+           *markdown_table(["conclusion", "in the studies' tables", "in squall's runs"],
+                           [[v.title, v.reference, v.ours] for v in verdicts]), ""]
     for v in verdicts:
         measured = [c for c in v.cases if c.ours_holds is not None]
         out += [f"### {v.title}", "", v.claim, "",
                 f"Studies' tables: **{v.reference}**. squall: **{v.ours}**.", ""]
         if measured:
-            out += _table(["case", "studies", "squall", "holds (studies / squall)"],
-                          [[c.what, c.reference, c.ours,
-                            f"{_yes(c.reference_holds)} / {_yes(c.ours_holds)}"] for c in measured])
+            out += markdown_table(["case", "studies", "squall", "holds (studies / squall)"],
+                                  [[c.what, c.reference, c.ours,
+                                    f"{_yes(c.reference_holds)} / {_yes(c.ours_holds)}"]
+                                   for c in measured])
             out.append("")
         else:
             out += ["No case of this conclusion was measured in these runs.", ""]
@@ -94,12 +91,13 @@ def tables_section(rows: list[Comparison], coverage: Coverage) -> list[str]:
         if not mine:
             continue
         out += [f"### {STUDY_NAMES[study]}", ""]
-        out += _table(["table", "link", "variant", "workload", "HTTP", "metric", "unit",
-                       "reference", "squall", "ratio / Δ"],
-                      [[c.table, c.key.link, c.key.variant, c.key.workload, c.key.http or "–",
-                        c.key.metric, c.unit, _num(c.reference), _num(c.ours),
-                        _num(c.ratio) if c.difference is None else f"Δ {c.difference:+.1f}"]
-                       for c in mine])
+        out += markdown_table(
+            ["table", "link", "variant", "workload", "HTTP", "metric", "unit", "reference",
+             "squall", "ratio / Δ"],
+            [[c.table, c.key.link, c.key.variant, c.key.workload, c.key.http or "–",
+              c.key.metric, c.unit, _num(c.reference), _num(c.ours),
+              _num(c.ratio) if c.difference is None else f"Δ {c.difference:+.1f}"]
+             for c in mine])
         out.append("")
     return out
 
