@@ -362,13 +362,6 @@ static void timeline_does_not_depend_on_traffic(void **state)
 	rec_release(&rep4);
 }
 
-static bool same_event(const struct sq_event *x, const struct sq_event *y)
-{
-	return x->t == y->t && x->type == y->type && x->dir == y->dir && x->pkt_id == y->pkt_id &&
-	       x->ip_len == y->ip_len && x->state == y->state && x->attempt == y->attempt &&
-	       x->sbuf == y->sbuf && x->rbuf == y->rbuf;
-}
-
 static void identical_runs_give_identical_events(void **state)
 {
 	(void)state;
@@ -378,10 +371,7 @@ static void identical_runs_give_identical_events(void **state)
 	struct sq_model *m1 = tl_model(&tl, &r1), *m2 = tl_model(&tl, &r2);
 	drive(m1, 2, 2000, HORIZON);
 	drive(m2, 2, 2000, HORIZON);
-	assert_int_equal(r1.n, r2.n);
-	for (size_t i = 0; i < r1.n; i++)
-		if (!same_event(&r1.ev[i], &r2.ev[i]))
-			fail_msg("runs differ at event %zu", i);
+	assert_int_equal(rec_first_difference(&r1, &r2), -1);
 	sq_model_free(m1);
 	sq_model_free(m2);
 	rec_release(&r1);
@@ -449,9 +439,7 @@ static void error_draws_happen_even_when_the_probability_is_zero(void **state)
 	drive(mz, 4, 1500, HORIZON);
 	drive(mt, 4, 1500, HORIZON);
 	assert_true(sq_model_count(mz, SQ_DOWN, SQ_EV_HIT) > 0);
-	assert_int_equal(rz.n, rt.n);
-	for (size_t i = 0; i < rz.n; i++)
-		assert_true(same_event(&rz.ev[i], &rt.ev[i]));
+	assert_int_equal(rec_first_difference(&rz, &rt), -1);
 	sq_model_free(mz);
 	sq_model_free(mt);
 	rec_release(&rz);

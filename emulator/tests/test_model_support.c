@@ -106,6 +106,20 @@ size_t rec_count(const struct recorder *r, enum sq_event_type type)
 	return n;
 }
 
+long rec_first_difference(const struct recorder *a, const struct recorder *b)
+{
+	size_t n = a->n < b->n ? a->n : b->n;
+	for (size_t i = 0; i < n; i++) {
+		const struct sq_event *x = &a->ev[i], *y = &b->ev[i];
+		if (x->t != y->t || x->type != y->type || x->dir != y->dir ||
+		    x->pkt_id != y->pkt_id || x->ip_len != y->ip_len || x->state != y->state ||
+		    x->attempt != y->attempt || x->sbuf != y->sbuf || x->rbuf != y->rbuf ||
+		    x->router_class != y->router_class)
+			return (long)i;
+	}
+	return a->n == b->n ? -1 : (long)n;
+}
+
 void rec_assert_ordered(const struct recorder *r)
 {
 	for (size_t i = 1; i < r->n; i++)

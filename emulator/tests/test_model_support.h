@@ -47,6 +47,9 @@ const struct sq_event *rec_event(const struct recorder *r, enum sq_event_type ty
 sq_time_us rec_time(const struct recorder *r, enum sq_event_type type, enum sq_dir dir,
 		    uint64_t pkt_id, long attempt);
 size_t rec_count(const struct recorder *r, enum sq_event_type type);
+/* Index of the first event where a and b differ in any field but user (the
+ * shorter length if one is a prefix of the other); -1 if they are identical. */
+long rec_first_difference(const struct recorder *a, const struct recorder *b);
 /* Fails the test unless times never decrease. */
 void rec_assert_ordered(const struct recorder *r);
 
