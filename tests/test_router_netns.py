@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pytest
 from conftest import require_programs
+from support_udp import udp_in, udp_summary
 
 from testbed import netns
 from testbed.link_session import bin_dir
@@ -76,24 +77,16 @@ def veth_link(request: pytest.FixtureRequest) -> Iterator[VethLink]:
     assert not any(netns.exists(ns) for ns in (f"sq{lane}-emu", f"sq{lane}-mobile"))
 
 
-def _udp(ns: str, argv: list[str], **kw) -> subprocess.Popen:
-    return netns.popen_in(ns, [str(bin_dir() / "squall-udp"), *argv], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, **kw)
-
-
 def _start_receiver(link: VethLink, port: int, idle: str = "3s") -> subprocess.Popen:
-    proc = _udp(link.receiver_ns, ["recv", "--listen", f"{link.receiver_ip}:{port}", "--idle-timeout", idle,
-                                   "--duration", "60s"])
+    proc = udp_in(link.receiver_ns, ["recv", "--listen", f"{link.receiver_ip}:{port}", "--idle-timeout", idle,
+                                     "--duration", "60s"])
     line = proc.stdout.readline()
     assert line.startswith("listening "), f"receiver said {line!r}; stderr: {proc.stderr.read()}"
     return proc
 
 
-def _summary(proc: subprocess.Popen, timeout: float = 60) -> dict:
-    out, err = proc.communicate(timeout=timeout)
-    lines = [l for l in out.splitlines() if l.startswith("{")]
-    assert proc.returncode == 0 and lines, f"exit {proc.returncode}; stdout {out!r}; stderr {err!r}"
-    return json.loads(lines[-1])
+def _summary(proc: subprocess.Popen) -> dict:
+    return udp_summary(proc, 60)
 
 
 def _stop_all(*procs: subprocess.Popen) -> None:
@@ -121,8 +114,8 @@ def test_pfifo_20_never_holds_more_than_20_packets_and_counts_every_drop(veth_li
     monitor = QueueMonitor.start(link.sender_ns, tmp_path / "router-queue.tsv", bin_dir=bin_dir(),
                                  interval_us=1000)
     try:
-        sender = _udp(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
-                                       "--rate", "max", "--count", "200"])
+        sender = udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
+                                         "--rate", "max", "--count", "200"])
         sent = _summary(sender)
         received = _summary(receiver)
     finally:
@@ -171,10 +164,10 @@ def _ef_share_under_flood(link: VethLink, config: RouterConfig) -> float:
     ef_rx = _start_receiver(link, 6001)
     be_rx = _start_receiver(link, 6002)
     try:
-        flood = _udp(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6002", "--size", "500",
-                                      "--rate", "256kbit", "--duration", "4s"])
-        ef = _udp(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "104",
-                                   "--rate", "32kbit", "--duration", "4s", "--tos", "0xb8"])
+        flood = udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6002", "--size", "500",
+                                        "--rate", "256kbit", "--duration", "4s"])
+        ef = udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "104",
+                                     "--rate", "32kbit", "--duration", "4s", "--tos", "0xb8"])
         ef_sent, flood_sent = _summary(ef), _summary(flood)
         ef_got, be_got = _summary(ef_rx), _summary(be_rx)
     finally:
@@ -225,8 +218,8 @@ def test_red_is_applied_or_refused_with_the_reason(veth_link, tmp_path):
     monitor = QueueMonitor.start(link.sender_ns, tmp_path / "router-queue.tsv", bin_dir=bin_dir(),
                                  interval_us=1000)
     try:
-        sent = _summary(_udp(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
-                                              "--rate", "256kbit", "--duration", "3s"]))
+        sent = _summary(udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
+                                                "--rate", "256kbit", "--duration", "3s"]))
         received = _summary(receiver)
     finally:
         monitor.stop()
