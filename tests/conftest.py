@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -82,11 +83,10 @@ def no_test_lane_left(request: pytest.FixtureRequest) -> Iterator[None]:
     assert not left, f"left behind after the test: {'; '.join(left)}"
 
 
-@pytest.fixture
-def lane() -> Iterator[LaneAddresses]:
-    """A freshly built lane (number $SQUALL_TEST_LANE_BASE); torn down afterwards, and
-    the test fails if a namespace, TUN or process of it is left."""
-    number = lane_base()
+@contextmanager
+def built_lane(number: int) -> Iterator[LaneAddresses]:
+    """Lane `number` freshly built; torn down afterwards, and fails if a namespace, TUN or
+    process of it is left."""
     addr = lanes.create(number)
     inodes = namespace_inodes(addr)
     try:
@@ -95,6 +95,13 @@ def lane() -> Iterator[LaneAddresses]:
         lanes.teardown(number)
     left = leftovers(number, inodes)
     assert not left, f"lane {number} left behind: {'; '.join(left)}"
+
+
+@pytest.fixture
+def lane() -> Iterator[LaneAddresses]:
+    """A freshly built lane (number $SQUALL_TEST_LANE_BASE)."""
+    with built_lane(lane_base()) as addr:
+        yield addr
 
 
 def run_to_completion(group, name: str, ns: str, argv: list[str], timeout_s: float) -> dict:

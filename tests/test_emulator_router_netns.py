@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 from analysis.emulog import EmulatorLog, LogEvent, read_emulator_log
-from conftest import leftovers, namespace_inodes, require_programs
+from conftest import built_lane, require_programs
 from support_udp import udp_in, udp_summary
 
-from testbed import lane as lanes
 from testbed.addresses import LaneAddresses
 from testbed.link import LinkConfig
 from testbed.link_session import LinkSession, bin_dir
@@ -42,15 +41,8 @@ EF_BE = {
 
 @pytest.fixture
 def lane(request: pytest.FixtureRequest):
-    number = int(os.environ.get("SQUALL_TEST_EMU_ROUTER_LANE", "100")) + request.param
-    addr = lanes.create(number)
-    inodes = namespace_inodes(addr)
-    try:
+    with built_lane(int(os.environ.get("SQUALL_TEST_EMU_ROUTER_LANE", "100")) + request.param) as addr:
         yield addr
-    finally:
-        lanes.teardown(number)
-    left = leftovers(number, inodes)
-    assert not left, f"lane {number} left behind: {'; '.join(left)}"
 
 
 @dataclass

@@ -10,11 +10,10 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import leftovers, namespace_inodes, require_programs
+from conftest import built_lane, require_programs
 from support_udp import udp_in, udp_summary
 
 from analysis.emulog import read_emulator_log
-from testbed import lane as lanes
 from testbed.link_session import LinkSession, bin_dir
 from testbed.router_config import parse_router
 from testbed.router_monitor import read_queue_samples
@@ -27,15 +26,8 @@ RATE_BPS, MTU = 64_000, 576
 
 @pytest.fixture
 def router_lane():
-    number = int(os.environ.get("SQUALL_TEST_ROUTER_LANE", "60")) + 9
-    addr = lanes.create(number)
-    inodes = namespace_inodes(addr)
-    try:
+    with built_lane(int(os.environ.get("SQUALL_TEST_ROUTER_LANE", "60")) + 9) as addr:
         yield addr
-    finally:
-        lanes.teardown(number)
-    left = leftovers(number, inodes)
-    assert not left, f"lane {number} left behind: {'; '.join(left)}"
 
 
 def test_pfifo_20_in_front_of_the_emulated_link(router_lane, tmp_path: Path) -> None:
