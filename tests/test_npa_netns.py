@@ -345,3 +345,24 @@ def test_a_burst_arrives_as_one_data_message_per_packet_in_order(ns, start_npa, 
     c = npa.counters()
     assert (c["tun_rx"], c["sp_tx"], c["sp_tx_errors"]) == (count, count, 0)
     assert "refuses UDP GSO" not in npa.stderr()
+
+
+def test_a_gso_send_of_the_sp_is_cut_into_its_datagrams(ns, start_npa):
+    # The emulator sends deliveries due together as one UDP GSO send; with UDP_GRO the NPA
+    # receives it as one message and must deliver each datagram in it.
+    sol_udp, udp_segment = 17, 103   # linux/udp.h; not in Python 3.11's socket module
+    with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN) as sp, udp_receiver(7002) as rx:
+        npa = start_npa("--route", FIXED_NET)
+        npa.ready_line()
+        payloads = [b"gso %d " % i + b"x" * 200 for i in range(3)]
+        datagrams = [wire.encode(wire.MsgType.DATA, wire.Role.SP, TOKEN, 100 + i,
+                                 ipv4_udp_packet("198.18.10.5", OWN, 9000, 7002, p))
+                     for i, p in enumerate(payloads)]
+        assert len({len(d) for d in datagrams}) == 1
+        sp.sock.sendmsg([b"".join(datagrams)],
+                        [(sol_udp, udp_segment, struct.pack("=H", len(datagrams[0])))],
+                        0, sp.npa_address)
+        assert [rx.recvfrom(2048)[0] for _ in payloads] == payloads
+        assert npa.stop() == 0
+    c = npa.counters()
+    assert (c["sp_rx"], c["tun_tx"], c["rejected"]) == (3, 3, 0)
