@@ -62,15 +62,17 @@ def object_url(index: int, size: int) -> str:
 
 
 def load(name: str, directory: Path = PROFILE_DIR) -> Workload:
-    profiles = ProfileSet.load("workloads", directory)
-    where = f"{profiles.path}: {name}"
-    return from_table(name, profiles.resolve(name, where), where)
+    return _from_profile(ProfileSet.load("workloads", directory), name)
 
 
 def all_workloads(directory: Path = PROFILE_DIR) -> dict[str, Workload]:
     profiles = ProfileSet.load("workloads", directory)
-    return {name: from_table(name, profiles.resolve(name, f"{profiles.path}: {name}"), f"{profiles.path}: {name}")
-            for name in profiles.names()}
+    return {name: _from_profile(profiles, name) for name in profiles.names()}
+
+
+def _from_profile(profiles: ProfileSet, name: str) -> Workload:
+    where = f"{profiles.path}: {name}"
+    return from_table(name, profiles.resolve(name, where), where)
 
 
 def from_table(name: str, table: Mapping[str, Any], where: str) -> Workload:
