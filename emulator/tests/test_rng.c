@@ -27,6 +27,25 @@ static void xoshiro_matches_reference(void **state)
 	assert_int_equal(sq_rng_next(&r), 1215971899390074240ULL);
 }
 
+/* The derivation LINK_MODEL.md "Random numbers" documents, step by step. */
+static void stream_state_follows_the_documented_derivation(void **state)
+{
+	(void)state;
+	uint64_t seed = 7, x;
+	uint32_t replication = 3, stream = SQ_STREAM_ERROR_UP;
+	x = seed;
+	uint64_t k1 = sq_splitmix64(&x);
+	x = k1 ^ replication;
+	uint64_t k2 = sq_splitmix64(&x);
+	x = k2 ^ stream;
+	uint64_t key = sq_splitmix64(&x);
+	struct sq_rng r;
+	sq_rng_init(&r, seed, replication, stream);
+	x = key;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(r.s[i], sq_splitmix64(&x));
+}
+
 static void same_key_gives_same_stream(void **state)
 {
 	(void)state;
@@ -100,6 +119,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(splitmix64_matches_reference),
 		cmocka_unit_test(xoshiro_matches_reference),
+		cmocka_unit_test(stream_state_follows_the_documented_derivation),
 		cmocka_unit_test(same_key_gives_same_stream),
 		cmocka_unit_test(seed_replication_and_stream_each_change_the_stream),
 		cmocka_unit_test(uniform01_is_in_unit_interval_with_mean_one_half),
