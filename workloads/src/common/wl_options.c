@@ -13,7 +13,9 @@ void wl_common_defaults(struct wl_common_options *o)
     o->log_path = NULL;
 }
 
-int wl_common_option(struct wl_common_options *o, const char *name, const char *value)
+/* Returns 1 if name is a common option and was applied, 0 if it is not one, -1 on a bad value
+ * (message printed). */
+static int common_option(struct wl_common_options *o, const char *name, const char *value)
 {
     if (strcmp(name, "start-offset") == 0)
         return wl_parse_duration_us("--start-offset", value, true, &o->start_offset_us) == 0 ? 1 : -1;
@@ -29,7 +31,7 @@ int wl_common_option(struct wl_common_options *o, const char *name, const char *
 static int apply_option(struct wl_common_options *common, wl_option_handler apply, void *config,
                         const char *name, const char *value)
 {
-    int handled = wl_common_option(common, name, value);
+    int handled = common_option(common, name, value);
     if (handled != 0)
         return handled > 0 ? 0 : -1;
     return apply(config, name, value);

@@ -15,9 +15,6 @@ struct wl_common_options {
 };
 
 void wl_common_defaults(struct wl_common_options *o);
-/* Handles one of the common long options by name; returns 1 if handled, 0 if the name is
- * not a common option, -1 on a bad value (message printed). */
-int wl_common_option(struct wl_common_options *o, const char *name, const char *value);
 
 /* Applies one long option of a mode that is not a common option to that mode's config;
  * 0 on success, -1 on a bad value (message printed) or an unknown name. */
@@ -25,7 +22,7 @@ typedef int (*wl_option_handler)(void *config, const char *name, const char *val
 /* Runs one mode (argv[0] is the mode's name); returns the process exit status. */
 typedef int (*wl_mode_runner)(int argc, char **argv);
 
-/* Hands every long option of argv to wl_common_option on common, the others to apply on config;
+/* Applies every common long option of argv to common, the others to apply on config;
  * returns 0, or prints usage and returns -1 at the first option that is unknown or has a bad
  * value. */
 int wl_parse_long_options(int argc, char **argv, const struct option *options,
