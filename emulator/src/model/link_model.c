@@ -363,19 +363,6 @@ static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d, size
 	return sq_heap_reserve(&m->heap, live + 1 + 2 * SQ_DIRS);
 }
 
-static bool admit(struct sq_model *m, struct sq_direction *d, struct sq_pkt *p)
-{
-	if (p->ip_len > d->cfg.mtu) {
-		emit(m, d, SQ_EV_DROP_MTU, p, 0);
-		return false;
-	}
-	if ((uint64_t)d->sbuf + p->ip_len > d->cfg.send_buffer) {
-		emit(m, d, SQ_EV_DROP_SBUF, p, 0);
-		return false;
-	}
-	return true;
-}
-
 uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 			 const struct sq_pkt_meta *meta, void *user)
 {
@@ -387,22 +374,21 @@ uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 		return 0;
 	struct sq_pkt p = { .id = m->next_id++, .user = user, .ip_len = meta->ip_len };
 	emit(m, d, SQ_EV_IN, &p, 0);
-	if (routed) {
-		if (p.ip_len > d->cfg.mtu)
-			emit(m, d, SQ_EV_DROP_MTU, &p, 0);
-		else
-			route_arrival(m, d, &p, meta, cls);
-		sq_model_advance(m, now);
-		return p.id;
-	}
-	if (admit(m, d, &p)) {
+	/* LINK_MODEL.md steps 2-4; the MTU check comes before the router stage too. */
+	if (p.ip_len > d->cfg.mtu) {
+		emit(m, d, SQ_EV_DROP_MTU, &p, 0);
+	} else if (routed) {
+		route_arrival(m, d, &p, meta, cls);
+	} else if ((uint64_t)d->sbuf + p.ip_len > d->cfg.send_buffer) {
+		emit(m, d, SQ_EV_DROP_SBUF, &p, 0);
+	} else {
 		sq_ring_push(&d->ring, &p);
 		d->sbuf += p.ip_len;
 		m->pending++;
 		emit(m, d, SQ_EV_ENQUEUE, &p, 0);
 		schedule_start(m, d);
-		sq_model_advance(m, now);
 	}
+	sq_model_advance(m, now);
 	return p.id;
 }
 
