@@ -139,13 +139,6 @@ class NamespaceTestbed:
     def create(cls, number: int) -> "NamespaceTestbed":
         return cls(lanes.create(number))
 
-    def teardown(self) -> None:
-        lanes.teardown(self.addr.lane)
-
-    def rebuild(self) -> None:
-        """A clean lane after a failed replication (a killed program may leave a TUN, a qdisc)."""
-        self.addr = lanes.create(self.addr.lane)
-
     @property
     def label(self) -> str:
         return f"lane {self.addr.lane}"
