@@ -142,8 +142,11 @@ def test_mixture_roles_third_flow_and_udp_jitter_range() -> None:
     bulk = [FlowInfo(n, "bulk") for n in ("tcp1", "tcp2", "tcp3")]
     late = make_cell("link-e0_workload-3tcp-0s-0s-5s_tcp-baseline",
                      {"link": "e0", "workload": "3tcp-0s-0s-5s", "tcp": "baseline"}, bulk,
-                     [{"tcp1.elapsed_s": 10, "tcp2.elapsed_s": 12, "tcp3.elapsed_s": 8},
-                      {"tcp1.elapsed_s": 14, "tcp2.elapsed_s": 11, "tcp3.elapsed_s": 9}])
+                     # the analysis' roles: the two early transfers ranked, tcp3 by name
+                     [{"tcp.fastest.elapsed_s": 10, "tcp.slowest.elapsed_s": 12,
+                       "tcp.tcp3.elapsed_s": 8},
+                      {"tcp.fastest.elapsed_s": 11, "tcp.slowest.elapsed_s": 14,
+                       "tcp.tcp3.elapsed_s": 9}])
     udp = make_cell("link-e0_workload-2tcp+1udp-0s-0s-0s-ds_tcp-baseline",
                     {"link": "e0", "workload": "2tcp+1udp-0s-0s-0s-ds", "tcp": "baseline"},
                     [FlowInfo("tcp1", "bulk"), FlowInfo("tcp2", "bulk"), FlowInfo("udp", "udp")],

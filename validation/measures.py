@@ -12,8 +12,8 @@ analysis package (analysis/report.py), so a value here is the one `squall report
   to the baseline's of the same link and workload, in %.
 - Mixtures: per flow role the elapsed-time statistics, Med_thro, Drops_c, Drops_e,
   Rext_pkts; roles fastest/medium/slowest are the analysis' ranking; with a flow started
-  later (3tcp-0s-0s-5s) the report ranks only the two early flows (faster/slower) and
-  reports the late one as `third`. UDP: Drops_c, Drops_e, Med_thro, Jitter_min/Jitter_max =
+  later (3tcp-0s-0s-5s) the analysis ranks only the two early flows (the tables' faster/slower)
+  and keeps the late one's flow name (the tables' `third`). UDP: Drops_c, Drops_e, Med_thro, Jitter_min/Jitter_max =
   range over the replications of the mean jitter.
 
 Besides the joined metrics every cell gets `spurious_rtos` and `rto_events` (mean over the
@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from analysis.aggregate import Summary, summarize
+from analysis.aggregate import Summary
 from analysis.report import http_drops, sigma_max_drops
 from analysis.run import CellResult
 
@@ -33,7 +33,6 @@ from .reference import Key
 
 # scenarios/iip-mixture.toml: the flow that starts 5 s after the others in 3tcp-0s-0s-5s
 LATE_FLOW = "tcp3"
-EARLY_FLOWS = ("tcp1", "tcp2")
 ELAPSED_STATS = (("Elapsed_min", "min"), ("Elapsed_perc25", "p25"),
                  ("Elapsed_median", "median"), ("Elapsed_perc75", "p75"),
                  ("Elapsed_max", "max"), ("Elapsed_avg", "mean"))
@@ -103,33 +102,16 @@ def _tcp_role_metrics(role: str, summary: Callable[[str], Summary | None]) -> di
     return out
 
 
-def _ranked_early_flows(cell: CellResult) -> dict[str, Summary]:
-    """faster/slower of the two early flows and the late one, per replication -> summaries
-    of '<role>.<metric>'."""
-    metrics = ("elapsed_s", "throughput_Bps", "congestion_drops", "error_drops", "retransmissions")
-    per_role: dict[str, list[float | None]] = {}
-    for r in sorted(cell.replications, key=lambda r: r.ref.rep):
-        roles: dict[str, str | None] = {"faster": None, "slower": None, "third": LATE_FLOW}
-        early = [(r.values.get(f"{f}.elapsed_s"), f) for f in EARLY_FLOWS]
-        if r.counts and all(e is not None for e, _ in early):
-            ordered = sorted(early, key=lambda x: (x[0], x[1]))
-            roles["faster"], roles["slower"] = ordered[0][1], ordered[1][1]
-        for role, flow in roles.items():
-            for m in metrics:
-                value = r.values.get(f"{flow}.{m}") if r.counts and flow else None
-                per_role.setdefault(f"{role}.{m}", []).append(value)
-    return {name: summarize(values) for name, values in per_role.items()}
-
-
 def _mixture_metrics(cell: CellResult, workload: str) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     if workload.startswith("3tcp") and not workload.endswith("-0s-0s-0s"):
-        summaries = _ranked_early_flows(cell)
-        for role in ("faster", "slower", "third"):
-            out.update(_tcp_role_metrics(role, lambda m, role=role: summaries.get(f"{role}.{m}")))
+        # the tables' role -> the analysis' (two transfers start together, tcp3 later)
+        roles = {"faster": "fastest", "slower": "slowest", "third": LATE_FLOW}
     else:
-        for role in ("fastest", "medium", "slowest"):
-            out.update(_tcp_role_metrics(role, lambda m, role=role: cell.summaries.get(f"tcp.{role}.{m}")))
+        roles = {role: role for role in ("fastest", "medium", "slowest")}
+    for table_role, role in roles.items():
+        out.update(_tcp_role_metrics(table_role,
+                                     lambda m, role=role: cell.summaries.get(f"tcp.{role}.{m}")))
     for flow in cell.flows_of("udp"):
         n = flow.name
         out["udp.Drops_c"] = _stat(cell, f"{n}.congestion_drops", "median")
