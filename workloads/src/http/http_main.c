@@ -34,7 +34,7 @@ static const struct option options[] = {
 
 struct cli {
     struct http_config cfg;
-    bool have_remote, have_objects, list, parallel_given, persistent_given;
+    bool have_objects, list, parallel_given, persistent_given;
 };
 
 static int parse_objects(struct http_config *cfg, const char *text)
@@ -91,10 +91,8 @@ static int apply_option(void *config, const char *name, const char *value)
     struct cli *cli = config;
     struct http_config *cfg = &cli->cfg;
     uint64_t n;
-    if (strcmp(name, "connect") == 0) {
-        cli->have_remote = true;
+    if (strcmp(name, "connect") == 0)
         return wl_parse_endpoint("--connect", value, false, &cfg->remote, &cfg->remote_len);
-    }
     if (strcmp(name, "workload") == 0 || strcmp(name, "objects") == 0) {
         if (cli->have_objects) {
             fprintf(stderr, "--%s: give either --workload or --objects, once\n", name);
@@ -140,7 +138,7 @@ static int apply_option(void *config, const char *name, const char *value)
 
 static const char *check_combination(const struct cli *cli)
 {
-    if (!cli->have_remote)
+    if (cli->cfg.remote_len == 0)
         return "--connect ADDR:PORT is required";
     if (!cli->have_objects)
         return "--workload LABEL or --objects SIZES is required";
