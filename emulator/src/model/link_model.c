@@ -485,6 +485,7 @@ bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls
 		return false;
 	const struct sq_router_class_state *st = &r->cls[cls];
 	*out = st->stats;
+	out->drops = st->stats.tail_drops + st->stats.red_drops;
 	out->backlog_pkts = st->queue.count;
 	out->backlog_bytes = st->queue.bytes;
 	out->red_avg = r->cfg.classes[cls].discipline == SQ_QDISC_RED ? st->red.avg : 0.0;

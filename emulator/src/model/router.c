@@ -124,7 +124,6 @@ enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
 		st->stats.tail_drops++;
 	}
 	if (v == SQ_ROUTER_DROP) {
-		st->stats.drops++;
 		if (st->queue.count == 0)
 			sq_red_start_idle(&st->red, now);   /* still empty: idle from now on */
 	} else if (v == SQ_ROUTER_MARK) {

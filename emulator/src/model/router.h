@@ -31,7 +31,7 @@ struct sq_router_class_state {
 	uint64_t deficit;
 	bool active;             /* in the DRR list */
 	bool turn_started;       /* the quantum of the current turn has been added */
-	struct sq_router_class_stats stats;
+	struct sq_router_class_stats stats;   /* counters; sq_model_router_stats derives the rest */
 };
 
 struct sq_router {
