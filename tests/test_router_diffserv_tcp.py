@@ -8,15 +8,13 @@ Runs through `squall run`, lanes $SQUALL_TEST_ROUTER_LANE + 7 (default 67).
 """
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
 
 import pytest
 from conftest import require_programs
-
-from testbed.runner import RunOptions, run_command
+from support_run import run_squall
 
 pytestmark = pytest.mark.netns
 LANE = int(os.environ.get("SQUALL_TEST_ROUTER_LANE", "60")) + 7
@@ -78,9 +76,8 @@ queue = { discipline = "pfifo", limit = 20 }
 def voice_summary(tmp_path: Path, label: str, router: str) -> dict:
     path = tmp_path / f"{label}.toml"
     path.write_text(BASE.format(label=label) + router)
-    out, err = io.StringIO(), io.StringIO()
-    options = RunOptions(results=tmp_path / "results", lane_base=LANE, analyse=False)
-    assert run_command(path, options, None, out, err) == 0, err.getvalue()
+    code, _, err = run_squall(path, tmp_path / "results", LANE)
+    assert code == 0, err
     (rep,) = (tmp_path / "results").glob(f"diffserv-{label}-*/cells/default/rep-01")
     workloads = json.loads((rep / "workloads.json").read_text())
     for bulk in ("bulk1", "bulk2"):    # the TCP flows really ran alongside
