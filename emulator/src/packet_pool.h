@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "log_line.h"
-#include "pktinfo.h"
 #include "wire.h"
 
 struct sq_packet {
@@ -15,9 +14,8 @@ struct sq_packet {
 	struct sq_packet *next_all;
 	uint32_t len;          /* IP packet bytes */
 	uint32_t cap;          /* IP packet capacity */
-	struct sq_pkt_identity id;
 	uint16_t id_text_len;
-	char id_text[SQ_LOG_ID_TEXT_MAX];   /* the identity's log columns, formatted once */
+	char id_text[SQ_LOG_ID_TEXT_MAX];   /* the identity's log columns, formatted once at arrival */
 	uint8_t frame[];       /* SQ_WIRE_HEADER_LEN bytes of header room, then the packet */
 };
 

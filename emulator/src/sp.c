@@ -179,8 +179,8 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 	struct sp *sp = ctx;
 	struct sq_packet *pkt = ev->user;
 	bool queued = ev->type == SQ_EV_OUT && deliver(sp, ev, pkt);
-	struct sq_log_record r = sq_log_record_of_event(ev, pkt ? &pkt->id : NULL);
-	if (r.id) {
+	struct sq_log_record r = sq_log_record_of_event(ev, NULL);
+	if (pkt && r.pkt_id) {
 		r.id_text = pkt->id_text;
 		r.id_text_len = pkt->id_text_len;
 	}
@@ -276,8 +276,7 @@ static void on_data(struct sp *sp, struct sq_classified *c)
 		return;
 	}
 	memcpy(sq_packet_data(pkt), c->payload, c->h.length);
-	pkt->id = c->id;
-	pkt->id_text_len = (uint16_t)sq_log_identity_text(&pkt->id, pkt->id_text, sizeof(pkt->id_text));
+	pkt->id_text_len = (uint16_t)sq_log_identity_text(&c->id, pkt->id_text, sizeof(pkt->id_text));
 	enum sq_dir dir = c->h.role == SQ_ROLE_ROUTER ? SQ_DOWN : SQ_UP;
 	/* Every datagram of a receive batch had arrived when the batch was read. */
 	if (sq_model_arrive(sp->model, dir, model_time_at(sp, sp->rx_ns), &c->meta, pkt) == 0)
