@@ -120,11 +120,6 @@ def _add(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
 
-def _s(cell: CellResult, metric: str, stat: str) -> float | None:
-    s = cell.summaries.get(metric)
-    return None if s is None else getattr(s, stat)
-
-
 def _group(cells: list[CellResult], key) -> dict[tuple, list[CellResult]]:
     groups: dict[tuple, list[CellResult]] = {}
     for c in cells:
@@ -156,7 +151,7 @@ def http_tables(cells: list[CellResult]) -> list[Table]:
         spec = [("Time", "response_time_s", "median"), ("Med_thro", "main.throughput_Bps", "median"),
                 ("Min_thro", "main.throughput_Bps", "min"), ("Max_thro", "main.throughput_Bps", "max")]
         for name, metric, stat in spec:
-            rows.append([name] + [_s(c, f"{_http_flow(c)[0]}.{metric}", stat) for c in group])
+            rows.append([name] + [c.stat(f"{_http_flow(c)[0]}.{metric}", stat) for c in group])
         for name, kind in (("Drops_c", "congestion_drops"), ("Drops_e", "error_drops")):
             rows.append([name] + [http_drops(c, *_http_flow(c), kind) for c in group])
         rows.append(["n (failed)"] + [_n_failed(c, f"{_http_flow(c)[0]}.response_time_s")
@@ -221,12 +216,12 @@ def mixture_table(cells: list[CellResult]) -> Table:
         for i, role in enumerate(_roles(c) or [""]):
             p = f"tcp.{role}"
             row: list[Cell] = [c.labels.get(a, "") if i == 0 else "" for a in axes]
-            row += [role or "–"] + [_s(c, f"{p}.elapsed_s", st) for st in
+            row += [role or "–"] + [c.stat(f"{p}.elapsed_s", st) for st in
                                     ("min", "p25", "median", "p75", "max", "mean")]
             row += [c.median(f"{p}.throughput_Bps"), c.median(f"{p}.retransmissions"),
                     c.median(f"{p}.congestion_drops"), c.median(f"{p}.error_drops")]
             if with_udp:
-                lo, hi = (_s(c, f"{udp}.jitter_mean_ms", st) for st in ("min", "max")) if udp \
+                lo, hi = (c.stat(f"{udp}.jitter_mean_ms", st) for st in ("min", "max")) if udp \
                     else (None, None)
                 row += [c.median(f"{udp}.congestion_drops") if udp else None,
                         c.median(f"{udp}.error_drops") if udp else None,

@@ -31,9 +31,14 @@ class CellResult:
     def failed(self) -> list[ReplicationResult]:
         return [r for r in self.replications if not r.counts]
 
-    def median(self, metric: str) -> float | None:
+    def stat(self, metric: str, stat: str) -> float | None:
+        """One Summary field (min, p25, median, p75, max, mean) of a metric; None when the
+        cell has no value of it."""
         s = self.summaries.get(metric)
-        return None if s is None else s.median
+        return None if s is None else getattr(s, stat)
+
+    def median(self, metric: str) -> float | None:
+        return self.stat(metric, "median")
 
     def flows_of(self, kind: str) -> list[FlowInfo]:
         return [f for f in self.flows if f.kind == kind]

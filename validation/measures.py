@@ -23,9 +23,8 @@ per-replication congestion drops (`Measurements.series`), which the conclusions 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Iterable
 
-from analysis.aggregate import Summary
 from analysis.report import http_drops, sigma_max_drops
 from analysis.run import CellResult
 
@@ -43,11 +42,6 @@ class Measurements:
     values: dict[Key, float | None] = field(default_factory=dict)
     series: dict[Key, list[float | None]] = field(default_factory=dict)   # per replication
     replications: dict[Key, int] = field(default_factory=dict)            # counted, per cell key
-
-
-def _stat(cell: CellResult, metric: str, stat: str) -> float | None:
-    s = cell.summaries.get(metric)
-    return None if s is None or s.n == 0 else getattr(s, stat)
 
 
 def _counted_values(cell: CellResult, metric: str) -> list[float | None]:
@@ -72,33 +66,32 @@ def _http_metrics(study: str, cell: CellResult) -> dict[str, float | None]:
     version = cell_key(study, cell, "").http or "1.0"
     if study == "saarto":
         return {
-            "response_time": _stat(cell, f"{name}.response_time_s", "median"),
-            "Med_th_m": _stat(cell, f"{name}.main.throughput_Bps", "median"),
-            "Slowest_th_i": _stat(cell, f"{name}.inline_slowest.throughput_Bps", "median"),
-            "Fastest_th_i": _stat(cell, f"{name}.inline_fastest.throughput_Bps", "median"),
-            "Drops_c": _stat(cell, f"{name}.congestion_drops", "median"),
-            "Drops_e": _stat(cell, f"{name}.error_drops", "median"),
+            "response_time": cell.stat(f"{name}.response_time_s", "median"),
+            "Med_th_m": cell.stat(f"{name}.main.throughput_Bps", "median"),
+            "Slowest_th_i": cell.stat(f"{name}.inline_slowest.throughput_Bps", "median"),
+            "Fastest_th_i": cell.stat(f"{name}.inline_fastest.throughput_Bps", "median"),
+            "Drops_c": cell.stat(f"{name}.congestion_drops", "median"),
+            "Drops_e": cell.stat(f"{name}.error_drops", "median"),
             "Sum_max_drops": sigma_max_drops(cell, name),
         }
     return {
-        "Time": _stat(cell, f"{name}.response_time_s", "median"),
-        "Med_thro": _stat(cell, f"{name}.main.throughput_Bps", "median"),
-        "Min_thro": _stat(cell, f"{name}.main.throughput_Bps", "min"),
-        "Max_thro": _stat(cell, f"{name}.main.throughput_Bps", "max"),
+        "Time": cell.stat(f"{name}.response_time_s", "median"),
+        "Med_thro": cell.stat(f"{name}.main.throughput_Bps", "median"),
+        "Min_thro": cell.stat(f"{name}.main.throughput_Bps", "min"),
+        "Max_thro": cell.stat(f"{name}.main.throughput_Bps", "max"),
         "Drops_c": http_drops(cell, name, version, "congestion_drops"),
         "Drops_e": http_drops(cell, name, version, "error_drops"),
     }
 
 
-def _tcp_role_metrics(role: str, summary: Callable[[str], Summary | None]) -> dict[str, float | None]:
-    out: dict[str, float | None] = {}
-    elapsed = summary("elapsed_s")
-    for name, stat in ELAPSED_STATS:
-        out[f"{role}.{name}"] = None if elapsed is None or elapsed.n == 0 else getattr(elapsed, stat)
+def _tcp_role_metrics(cell: CellResult, table_role: str, role: str) -> dict[str, float | None]:
+    """The tables' `<table_role>.*` from the analysis' `tcp.<role>.*` summaries."""
+    p = f"tcp.{role}"
+    out = {f"{table_role}.{name}": cell.stat(f"{p}.elapsed_s", stat)
+           for name, stat in ELAPSED_STATS}
     for name, metric in (("Med_thro", "throughput_Bps"), ("Drops_c", "congestion_drops"),
                          ("Drops_e", "error_drops"), ("Rext_pkts", "retransmissions")):
-        s = summary(metric)
-        out[f"{role}.{name}"] = None if s is None or s.n == 0 else s.median
+        out[f"{table_role}.{name}"] = cell.median(f"{p}.{metric}")
     return out
 
 
@@ -110,21 +103,20 @@ def _mixture_metrics(cell: CellResult, workload: str) -> dict[str, float | None]
     else:
         roles = {role: role for role in ("fastest", "medium", "slowest")}
     for table_role, role in roles.items():
-        out.update(_tcp_role_metrics(table_role,
-                                     lambda m, role=role: cell.summaries.get(f"tcp.{role}.{m}")))
+        out.update(_tcp_role_metrics(cell, table_role, role))
     for flow in cell.flows_of("udp"):
         n = flow.name
-        out["udp.Drops_c"] = _stat(cell, f"{n}.congestion_drops", "median")
-        out["udp.Drops_e"] = _stat(cell, f"{n}.error_drops", "median")
-        out["udp.Med_thro"] = _stat(cell, f"{n}.throughput_Bps", "median")
-        out["udp.Jitter_min"] = _stat(cell, f"{n}.jitter_mean_ms", "min")
-        out["udp.Jitter_max"] = _stat(cell, f"{n}.jitter_mean_ms", "max")
+        out["udp.Drops_c"] = cell.stat(f"{n}.congestion_drops", "median")
+        out["udp.Drops_e"] = cell.stat(f"{n}.error_drops", "median")
+        out["udp.Med_thro"] = cell.stat(f"{n}.throughput_Bps", "median")
+        out["udp.Jitter_min"] = cell.stat(f"{n}.jitter_mean_ms", "min")
+        out["udp.Jitter_max"] = cell.stat(f"{n}.jitter_mean_ms", "max")
     return out
 
 
 def _common_metrics(cell: CellResult) -> dict[str, float | None]:
-    return {"spurious_rtos": _stat(cell, "conn.spurious_rtos", "mean"),
-            "rto_events": _stat(cell, "conn.rto_events", "mean")}
+    return {"spurious_rtos": cell.stat("conn.spurious_rtos", "mean"),
+            "rto_events": cell.stat("conn.rto_events", "mean")}
 
 
 def measure_cell(study: str, cell: CellResult, into: Measurements) -> None:
