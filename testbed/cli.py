@@ -5,22 +5,17 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import asdict
 from pathlib import Path
 
-from . import flows as _flows  # noqa: F401  registers the [flows] parser
-from . import router_section as _router_section  # noqa: F401  registers the [router] parser
-from . import runner
+from . import runner      # also registers the [flows], [router] and [tcp] parsers
 from . import scenario as scenario_mod
-from . import tcp_section as _tcp_section  # noqa: F401  registers the [tcp] parser
 from .errors import ConfigError
 
 
 def _show(args: argparse.Namespace) -> int:
     sc = scenario_mod.load(Path(args.scenario))
     if args.json:
-        print(json.dumps([{"cell": c.cell_id, "axes": dict(c.labels), "link": asdict(c.link),
-                           **{k: runner.plain(v) for k, v in c.sections.items()}} for c in sc.cells], indent=2))
+        print(json.dumps(runner.expanded(sc)["cells"], indent=2))
         return 0
     print(f"scenario {sc.name}: {len(sc.cells)} cells x {sc.replications} replications, "
           f"seed {sc.seed}, timeout {sc.timeout_us / 1e6:g} s")
