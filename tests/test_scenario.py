@@ -73,6 +73,9 @@ def test_every_link_profile_validates():
     links = ProfileSet.load("links")
     channels = ProfileSet.load("channels")
     from testbed.link import parse_channel, parse_link
+    # the studies' links and channels at least: an empty profile set would pass vacuously
+    assert {"e0", "r0", "r2", "r4", "arq-low", "arq-medium", "arq-high"} <= set(links.names())
+    assert {"iip-short", "iip-long", "saarto"} <= set(channels.names())
     for channel in channels.names():
         parse_channel(channels.resolve(channel, "t"), f"channels.{channel}")
     for name in links.names():
