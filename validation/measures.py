@@ -12,9 +12,9 @@ analysis package (analysis/report.py), so a value here is the one `squall report
   to the baseline's of the same link and workload, in %.
 - Mixtures: per flow role the elapsed-time statistics, Med_thro, Drops_c, Drops_e,
   Rext_pkts; roles fastest/medium/slowest are the analysis' ranking; with a flow started
-  later (3tcp-0s-0s-5s) the analysis ranks only the two early flows (the tables' faster/slower)
-  and keeps the late one's flow name (the tables' `third`). UDP: Drops_c, Drops_e, Med_thro, Jitter_min/Jitter_max =
-  range over the replications of the mean jitter.
+  later (3tcp-0s-0s-5s) the analysis ranks only the two early flows (the tables'
+  faster/slower) and keeps the late one's flow name (the tables' `third`). UDP: Drops_c,
+  Drops_e, Med_thro, Jitter_min/Jitter_max = range over the replications of the mean jitter.
 
 Besides the joined metrics every cell gets `spurious_rtos` and `rto_events` (mean over the
 replications of the whole run's count, from `conn.*` values, see `connection_totals`) and the
@@ -157,9 +157,10 @@ def measure(runs: Iterable[tuple[str, Iterable[CellResult]]]) -> Measurements:
     return m
 
 
-def connection_totals(rows: Iterable[dict[str, str]]) -> dict[tuple[str, int], dict[str, float]]:
-    """connections.csv rows -> per (cell, replication) the sum of every TCP connection's
-    `spurious_rtos` and `rto_events` (run-level values have them for single flows only)."""
+def connection_totals(rows: Iterable[dict]) -> dict[tuple[str, int], dict[str, float]]:
+    """Connection rows (as in connections.csv) -> per (cell, replication) the sum of every
+    TCP connection's `spurious_rtos` and `rto_events` (run-level values have them for single
+    flows only)."""
     totals: dict[tuple[str, int], dict[str, float]] = {}
     for row in rows:
         if row.get("kind") != "tcp":

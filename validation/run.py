@@ -12,7 +12,6 @@ reported, not hidden.
 from __future__ import annotations
 
 import argparse
-import csv
 import datetime as dt
 import json
 import os
@@ -173,9 +172,9 @@ def load_cells(run_dir: Path) -> list[CellResult]:
     """The run analysed (summary/ rewritten), with the per-replication sums of every TCP
     connection's spurious RTOs and RTO events added as `conn.*` values."""
     analysis = analyse_run(run_dir, progress=None)
-    summary = write_summary(analysis)
-    with open(summary / "connections.csv", newline="") as f:
-        totals = connection_totals(csv.DictReader(f))
+    write_summary(analysis)
+    # the rows summary/connections.csv was just written from
+    totals = connection_totals(row for r in analysis.replications for row in r.rows)
     for cell in analysis.cells:
         for r in cell.replications:
             if r.counts:
