@@ -98,39 +98,31 @@ static void encode_header(const struct sp *sp, uint8_t *frame, uint8_t type, uin
 	sq_wire_encode(frame, &h);
 }
 
-/* Sends header + payload (payload already follows the header room in frame). */
-static bool send_frame(struct sp *sp, uint8_t *frame, uint8_t type, uint16_t length, uint32_t seq,
-		       const struct sockaddr *to, socklen_t to_len)
+/* Sends a control message: its payload (at most 8 bytes) after the header. */
+static void send_control(struct sp *sp, uint8_t type, const void *payload, uint16_t len, uint32_t seq,
+			 const struct sockaddr *to, socklen_t to_len)
 {
-	encode_header(sp, frame, type, length, seq);
-	ssize_t n = sendto(sp->sock, frame, SQ_WIRE_HEADER_LEN + (size_t)length, 0, to, to_len);
-	if (n < 0) {
+	uint8_t frame[SQ_WIRE_HEADER_LEN + 8];
+	if (len > sizeof(frame) - SQ_WIRE_HEADER_LEN)
+		return;
+	if (len)
+		memcpy(frame + SQ_WIRE_HEADER_LEN, payload, len);
+	encode_header(sp, frame, type, len, seq);
+	if (sendto(sp->sock, frame, SQ_WIRE_HEADER_LEN + (size_t)len, 0, to, to_len) < 0)
 		sp->send_errors++;
-		return false;
-	}
-	return true;
 }
 
 static void send_to_peer(struct sp *sp, struct sq_peer *peer, uint8_t type, const void *payload, uint16_t len)
 {
-	uint8_t frame[SQ_WIRE_HEADER_LEN + 8];
-	if (len > 8)
-		return;
-	if (len)
-		memcpy(frame + SQ_WIRE_HEADER_LEN, payload, len);
-	send_frame(sp, frame, type, len, peer->tx_seq++, (const struct sockaddr *)&peer->addr, peer->addr_len);
+	send_control(sp, type, payload, len, peer->tx_seq++, (const struct sockaddr *)&peer->addr, peer->addr_len);
 	peer->last_tx_ns = mono_ns();
 }
 
+/* To the runner, which is no registered peer: its own sequence. */
 static void send_to_address(struct sp *sp, uint8_t type, const void *payload, uint16_t len,
 			    const struct sockaddr *to, socklen_t to_len)
 {
-	uint8_t frame[SQ_WIRE_HEADER_LEN + 8];
-	if (len > 8)
-		return;
-	if (len)
-		memcpy(frame + SQ_WIRE_HEADER_LEN, payload, len);
-	send_frame(sp, frame, type, len, sp->control_seq++, to, to_len);
+	send_control(sp, type, payload, len, sp->control_seq++, to, to_len);
 }
 
 /* --- model events -------------------------------------------------------------------- */
