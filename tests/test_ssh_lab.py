@@ -24,9 +24,9 @@ import pytest
 
 from analysis.run import analyse_run
 
-from conftest import leftovers, namespace_inodes, require_programs
+from conftest import built_lane, require_programs
 from testbed import netns
-from testbed import lane as lanes
+from testbed.addresses import LaneAddresses
 from testbed.capture import read_packets
 from testbed.link_session import bin_dir
 from testbed.tcp_profile import RECORDED_SYSCTLS
@@ -121,8 +121,12 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
     if not os.access(SSHD, os.X_OK) or shutil.which("ssh") is None:
         pytest.skip(f"needs the OpenSSH server ({SSHD}) and client: scripts/install-deps installs them")
     require_programs("squall-emulator", "squall-npa", "squall-http", "squall-bulk", "squall-udp")
-    addr = lanes.create(LANE)
-    inodes = namespace_inodes(addr)
+    with built_lane(LANE) as addr:
+        yield from _lab_on(addr, tmp_path)
+
+
+def _lab_on(addr: LaneAddresses, tmp_path: Path) -> Iterator[Lab]:
+    """The control namespace and an sshd per host on a built lane; all gone afterwards."""
     ctl = f"sq{LANE}-ctl"
     roles = {"fixed": addr.ns.fixed, "emu": addr.ns.emu, "mobile": addr.ns.mobile}
     daemons: list[subprocess.Popen] = []
@@ -166,9 +170,6 @@ def lab(tmp_path: Path) -> Iterator[Lab]:
                 proc.kill()
                 proc.wait()
         netns.delete(ctl)
-        lanes.teardown(LANE)
-    left = leftovers(LANE, inodes)
-    assert not left, f"lane {LANE} left behind: {'; '.join(left)}"
 
 
 def _testbed_toml(tmp: Path, mgmt: dict[str, str], addr) -> str:
@@ -226,6 +227,12 @@ def _settled_state(ns: str, before: dict[str, object]) -> dict[str, object]:
         time.sleep(0.1)
 
 
+def assert_hosts_as_before(lab: Lab, before: dict[str, dict[str, object]]) -> None:
+    after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
+    for role in ROLES:
+        assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
+
+
 def run_squall(lab: Lab, tmp: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """`squall run ... --testbed FILE` in the control namespace, with `ip` calls logged."""
     wrappers = tmp / "bin"
@@ -241,6 +248,27 @@ def run_squall(lab: Lab, tmp: Path, *args: str) -> tuple[subprocess.CompletedPro
                         check=False, timeout=300)
     logged = calls.read_text().splitlines() if calls.exists() else []
     return proc, logged
+
+
+def start_squall_until_bulk(lab: Lab, scenario: Path, results: Path) -> subprocess.Popen[str]:
+    """`squall run` in the background, returned once the bulk sender on the fixed host runs:
+    the replication is under way."""
+    argv = [sys.executable, "-m", "testbed.cli", "run", str(scenario), "--results", str(results),
+            "--no-analysis", "--testbed", str(lab.testbed_file)]
+    proc = netns.popen_in(lab.ctl, ["env", f"PYTHONPATH={REPO}", *argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while "squall-bulk" not in host_state(lab.namespaces["fixed"])["processes"]:
+            assert proc.poll() is None, f"squall run ended early: {proc.communicate()}"
+            assert time.monotonic() < deadline, "the bulk flow never started"
+            time.sleep(0.1)
+    except BaseException:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        raise
+    return proc
 
 
 def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
@@ -287,9 +315,7 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     receiver = workloads["voice"]["receiver"]
     assert receiver["exit_code"] == 0 and receiver["summary"]["ok"] and receiver["summary"]["received"] == 10, receiver
 
-    after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
-    for role in ROLES:
-        assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
+    assert_hosts_as_before(lab, before)
     for role in ROLES:
         assert not list((tmp_path / f"host-{role}").glob("squall-*")), f"the {role} host keeps the run's files"
 
@@ -328,17 +354,8 @@ def test_sigterm_mid_replication_leaves_the_hosts_as_before_and_resume_completes
     scenario.write_text(SCENARIO.replace("count = 8\n", "count = 400\n"))   # ~7 s at 1 Mbit/s
     before = {role: host_state(ns) for role, ns in lab.namespaces.items()}
     results = tmp_path / "results"
-    argv = [sys.executable, "-m", "testbed.cli", "run", str(scenario), "--results", str(results),
-            "--no-analysis", "--testbed", str(lab.testbed_file)]
-    proc = netns.popen_in(lab.ctl, ["env", f"PYTHONPATH={REPO}", *argv], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    proc = start_squall_until_bulk(lab, scenario, results)
     try:
-        deadline = time.monotonic() + 120
-        # The bulk sender on the fixed host is running: the replication is under way.
-        while "squall-bulk" not in host_state(lab.namespaces["fixed"])["processes"]:
-            assert proc.poll() is None, f"squall run ended early: {proc.communicate()}"
-            assert time.monotonic() < deadline, "the bulk flow never started"
-            time.sleep(0.1)
         # `ip netns exec` execs: the pid is the runner's.
         os.kill(proc.pid, signal.SIGTERM)
         out, err = proc.communicate(timeout=120)
@@ -349,9 +366,7 @@ def test_sigterm_mid_replication_leaves_the_hosts_as_before_and_resume_completes
     assert proc.returncode == 128 + signal.SIGTERM, f"{out}\n{err}"
     assert "squall run --resume" in err
     assert not list(results.glob("*/cells/*/rep-01/status.json")), "an interrupted replication was recorded"
-    after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
-    for role in ROLES:
-        assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
+    assert_hosts_as_before(lab, before)
 
     (run_dir,) = results.iterdir()
     done, _ = run_squall(lab, tmp_path, "--resume", str(run_dir), "--no-analysis")
@@ -365,16 +380,8 @@ def test_a_replication_whose_emulator_dies_fails_and_the_next_one_starts_fresh(l
     scenario.write_text(SCENARIO.replace("replications = 1", "replications = 2").replace("count = 8\n", "count = 400\n"))
     before = {role: host_state(ns) for role, ns in lab.namespaces.items()}
     results = tmp_path / "results"
-    argv = [sys.executable, "-m", "testbed.cli", "run", str(scenario), "--results", str(results),
-            "--no-analysis", "--testbed", str(lab.testbed_file)]
-    proc = netns.popen_in(lab.ctl, ["env", f"PYTHONPATH={REPO}", *argv], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
+    proc = start_squall_until_bulk(lab, scenario, results)
     try:
-        deadline = time.monotonic() + 120
-        while "squall-bulk" not in host_state(lab.namespaces["fixed"])["processes"]:
-            assert proc.poll() is None, f"squall run ended early: {proc.communicate()}"
-            assert time.monotonic() < deadline, "the bulk flow never started"
-            time.sleep(0.1)
         (emulator,) = [pid for pid in netns.pids(lab.namespaces["emu"]) if _comm(pid).startswith("squall-emulat")]
         os.kill(emulator, signal.SIGKILL)
         out, err = proc.communicate(timeout=180)
@@ -388,6 +395,4 @@ def test_a_replication_whose_emulator_dies_fails_and_the_next_one_starts_fresh(l
     second = json.loads(next(run_dir.glob("cells/*/rep-02/status.json")).read_text())
     assert first["status"] == "failed" and "the emulator exited with code -9" in first["reason"], first["reason"]
     assert second["status"] == "ok", second["reason"]
-    after = {role: _settled_state(ns, before[role]) for role, ns in lab.namespaces.items()}
-    for role in ROLES:
-        assert after[role] == before[role], f"the {role} host changed: before {before[role]}, after {after[role]}"
+    assert_hosts_as_before(lab, before)
