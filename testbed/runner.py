@@ -20,7 +20,7 @@ import signal
 import statistics
 import sys
 import threading
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
@@ -255,11 +255,24 @@ def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, 
     stored = json.loads((root / "meta.json").read_text()).get("testbed", {}).get(RUN_OPTIONS_KEY, {})
     sc = scenario_mod.load(root / "scenario.toml")
     name = json.loads((root / "expanded.json").read_text()).get("name", sc.name)
-    sc = scenario_mod.Scenario(sc.path, name, sc.description, sc.seed, sc.replications, sc.timeout_us,
-                               sc.cells, sc.source)
+    sc = replace(sc, name=name)
     replications = options.replications or stored.get("replications") or sc.replications
     cells = options.cells if options.cells is not None else stored.get("cells")
     return sc, run_dir, replications, cells
+
+
+def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path | None,
+                  lab_hosts: dict[str, Any] | None = None
+                  ) -> tuple[scenario_mod.Scenario, RunDir, int, list[scenario_mod.ResolvedCell], list[Unit]]:
+    """The run directory, new or reopened (--resume), its selected cells and what is left to run."""
+    if resume is not None:
+        sc, run_dir, replications, cells_glob = reopen_run(resume, options)
+    else:
+        assert scenario_path is not None
+        sc, run_dir, replications = start_run(scenario_path, options, lab_hosts)
+        cells_glob = options.cells
+    cells = select_cells(sc, cells_glob)
+    return sc, run_dir, replications, cells, plan(cells, replications, run_dir)
 
 
 def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | None,
@@ -271,14 +284,7 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
     removed = lanes.cleanup_leftovers()
     if removed:
         print(f"squall run: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
-    if resume is not None:
-        sc, run_dir, replications, cells_glob = reopen_run(resume, options)
-    else:
-        assert scenario_path is not None
-        sc, run_dir, replications = start_run(scenario_path, options)
-        cells_glob = options.cells
-    cells = select_cells(sc, cells_glob)
-    units = plan(cells, replications, run_dir)
+    sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume)
     print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
           f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
           f"lane(s); results in {run_dir.root}", file=err)
@@ -307,14 +313,8 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
         print(f"squall run: {e}", file=err)
         return 2
     try:
-        if resume is not None:
-            sc, run_dir, replications, cells_glob = reopen_run(resume, options)
-        else:
-            assert scenario_path is not None
-            sc, run_dir, replications = start_run(scenario_path, options, testbed.host_info())
-            cells_glob = options.cells
-        cells = select_cells(sc, cells_glob)
-        units = plan(cells, replications, run_dir)
+        hosts = testbed.host_info() if resume is None else None     # a resumed run keeps its meta.json
+        sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume, hosts)
         print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
               f"{sum(len(u.replications) for u in units)} to run on the lab hosts of {lab.path}; "
               f"results in {run_dir.root}", file=err)
