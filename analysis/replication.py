@@ -48,11 +48,9 @@ def side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
     """The hosts' addresses: sources of `down` packets are on the fixed side."""
     table = log.table
     ins = table.is_("event", "in") & (table.texts["src"] != 0)
-    down = table.is_("event", "in") & table.is_("dir", "down")
-    sides: dict[str, set[str]] = {"fixed": set(), "mobile": set()}
-    for side, rows in (("fixed", ins & down), ("mobile", ins & ~down)):
-        sides[side] = {table.strings[i] for i in np.unique(table.texts["src"][rows]).tolist()}
-    return sides
+    down = table.is_("dir", "down")
+    return {side: {table.strings[i] for i in np.unique(table.texts["src"][rows]).tolist()}
+            for side, rows in (("fixed", ins & down), ("mobile", ins & ~down))}
 
 
 def _load(directory: Path, side: str, log: EmulatorLog) -> HostCapture | None:
