@@ -41,52 +41,27 @@ from analysis.pcap import ip_packets, ip_records, read_capture
 from analysis.tcp_metrics import default_sender, tcp_metrics
 from analysis.run_layout import ReplicationRef
 from analysis.run_metrics import analyse_run_replication
-from bench.analysis_transfer import write_transfer
+from bench.analysis_transfer import (DPORT, ETHERNET, FIXED, MOBILE, PAYLOAD, SNAPLEN, SPORT,
+                                     START_US, ip_tcp, pcap_rows, write_transfer)
 
 DEFAULT_PACKETS = 2_000_000
 DEFAULT_FULL_FRAMES = 1_000_000
 FULL_REPEATS = 3
 LOG_EVENTS = 300_000
-PAYLOAD = 512
-SNAPLEN = 96
-
-
-def _template() -> bytes:
-    eth = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
-    ip_len = 20 + 32 + PAYLOAD
-    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, ip_len, 1, 0x4000, 64, 6, 0,
-                     bytes([198, 18, 60, 1]), bytes([198, 18, 61, 2]))
-    options = b"\x01\x01\x08\x0a" + struct.pack(">II", 1, 2)
-    tcp = struct.pack(">HHIIBBHHH", 40000, 5001, 1, 1, (32 // 4) << 4, 0x18, 65535, 0, 0)
-    return eth + ip + tcp + options + b"d" * PAYLOAD
 
 
 def write_synthetic_pcap(path: Path, packets: int) -> int:
     """A little-endian µs pcap of `packets` frames with increasing times, IP ids and
-    sequence numbers. Returns the file size."""
-    whole = _template()
-    frame = np.frombuffer(whole[:SNAPLEN], np.uint8)
-    rec_len = 16 + len(frame)
-    buf = np.empty((packets, rec_len), np.uint8)
-    buf[:, 16:] = frame
-    i = np.arange(packets, dtype=np.uint64)
-    ts = np.uint64(1_795_312_345_000_000) + i * np.uint64(100)
-    header = np.empty(packets, np.dtype([("s", "<u4"), ("us", "<u4"), ("cap", "<u4"),
-                                         ("len", "<u4")]))
-    header["s"] = ts // np.uint64(1_000_000)
-    header["us"] = ts % np.uint64(1_000_000)
-    header["cap"] = len(frame)
-    header["len"] = len(whole)
-    buf[:, :16] = header.view(np.uint8).reshape(packets, 16)
-    ip_id = (i % np.uint64(65536)).astype(">u2")
-    buf[:, 16 + 18:16 + 20] = ip_id.view(np.uint8).reshape(packets, 2)
-    seq = (np.uint64(1) + i * np.uint64(PAYLOAD)).astype(np.uint32).astype(">u4")
-    buf[:, 16 + 38:16 + 42] = seq.view(np.uint8).reshape(packets, 4)
+    sequence numbers (the transfer's data segments, every 100 µs). Returns the file size."""
+    i = np.arange(packets, dtype=np.int64)
+    rows = pcap_rows(ETHERNET + ip_tcp(FIXED, MOBILE, SPORT, DPORT, 0x18, PAYLOAD), packets,
+                     SNAPLEN, START_US + i * 100, i % 65536, (1 + i * PAYLOAD) % 2**32,
+                     np.ones(packets, np.int64), len(ETHERNET))
     file_header = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1)
     with open(path, "wb") as f:
         f.write(file_header)
-        f.write(buf.tobytes())
-    return len(file_header) + buf.size
+        f.write(rows.tobytes())
+    return len(file_header) + rows.size
 
 
 def write_synthetic_log(path: Path, events: int) -> None:

@@ -29,13 +29,13 @@ ETHERNET = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00"
 TS_OPTION = b"\x01\x01\x08\x0a" + struct.pack(">II", 1, 2)
 
 
-def _ip_tcp(src: bytes, dst: bytes, sport: int, dport: int, flags: int, payload: int) -> bytes:
+def ip_tcp(src: bytes, dst: bytes, sport: int, dport: int, flags: int, payload: int) -> bytes:
     ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, 20 + 32 + payload, 0, 0x4000, 64, 6, 0, src, dst)
     tcp = struct.pack(">HHIIBBHHH", sport, dport, 0, 0, (32 // 4) << 4, flags, 65535, 0, 0)
     return ip + tcp + TS_OPTION + b"d" * payload
 
 
-def _rows(template: bytes, n: int, snap: int, ts: np.ndarray, ip_id: np.ndarray,
+def pcap_rows(template: bytes, n: int, snap: int, ts: np.ndarray, ip_id: np.ndarray,
           seq: np.ndarray, ack: np.ndarray, l2: int) -> np.ndarray:
     """n pcap records (16-byte header + frame cut at snap) with per-row fields filled."""
     frame = np.frombuffer(template[:snap], np.uint8)
@@ -80,19 +80,19 @@ def write_transfer(directory: Path, frames_per_capture: int) -> int:
     ack_of_data = np.full(len(seq), ISN_ACK + 1)
     ack_seq = np.full(n_acks, ISN_ACK + 1)
     acked = (ISN_DATA + 1 + PAYLOAD * (2 * t["j"] + 2)) % 2**32
-    data_ip = _ip_tcp(FIXED, MOBILE, SPORT, DPORT, 0x18, PAYLOAD)
-    ack_ip = _ip_tcp(MOBILE, FIXED, DPORT, SPORT, 0x10, 0)
+    data_ip = ip_tcp(FIXED, MOBILE, SPORT, DPORT, 0x18, PAYLOAD)
+    ack_ip = ip_tcp(MOBILE, FIXED, DPORT, SPORT, 0x10, 0)
     fixed_hdr = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, SNAPLEN, 1)
     mobile_hdr = struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 101)
     fixed = _interleave(
-        _rows(ETHERNET + data_ip, len(seq), SNAPLEN, START_US + t["data_sent"], data_ip_id, seq,
+        pcap_rows(ETHERNET + data_ip, len(seq), SNAPLEN, START_US + t["data_sent"], data_ip_id, seq,
               ack_of_data, 14),
-        _rows(ETHERNET + ack_ip, n_acks, SNAPLEN, START_US + t["ack_recv"], ack_ip_id, ack_seq,
+        pcap_rows(ETHERNET + ack_ip, n_acks, SNAPLEN, START_US + t["ack_recv"], ack_ip_id, ack_seq,
               acked, 14))
     mobile = _interleave(
-        _rows(data_ip, len(seq), len(data_ip), START_US + t["data_recv"], data_ip_id, seq,
+        pcap_rows(data_ip, len(seq), len(data_ip), START_US + t["data_recv"], data_ip_id, seq,
               ack_of_data, 0),
-        _rows(ack_ip, n_acks, len(ack_ip), START_US + t["ack_sent"], ack_ip_id, ack_seq, acked, 0))
+        pcap_rows(ack_ip, n_acks, len(ack_ip), START_US + t["ack_sent"], ack_ip_id, ack_seq, acked, 0))
     (directory / "fixed.pcap").write_bytes(fixed_hdr + fixed)
     (directory / "mobile.pcap").write_bytes(mobile_hdr + mobile)
     _write_log(directory / "emulator.log", t, seq, acked)
