@@ -457,9 +457,8 @@ static bool loop(struct sp *sp, char *err, size_t errlen)
 			if (evs[i].data.fd == sp->signals)
 				on_signal(sp);
 			else
-				on_socket(sp);
+				on_socket(sp);   /* flushes its deliveries after each receive batch */
 		}
-		flush_deliveries(sp);
 		if (sp->state == RUN_ENDED)
 			return true;
 	}
