@@ -18,6 +18,7 @@ from testbed import lane as lanes
 from testbed import netns
 from testbed.addresses import LaneAddresses, namespaces
 from testbed.link_session import bin_dir
+from testbed.measure import summary as program_summary
 
 
 LANES_PER_SESSION = 5     # the lane tests use lane_base() ... lane_base() + 4
@@ -106,18 +107,5 @@ def lane() -> Iterator[LaneAddresses]:
 
 def run_to_completion(group, name: str, ns: str, argv: list[str], timeout_s: float) -> dict:
     """Runs a workload program of a ProgramGroup to its end; returns its JSON summary (last stdout line)."""
-    import json
-
     program = group.start(name, ns, argv)
-    code = group.wait_exit(name, timeout_s)
-    assert code is not None, f"{program.describe()} did not finish within {timeout_s:g} s"
-    return last_json_line(program, code)
-
-
-def last_json_line(program, code: int) -> dict:
-    import json
-
-    lines = [line for line in program.stdout().splitlines() if line.startswith("{")]
-    assert code == 0 and lines, (f"{program.describe()} exited {code}; stdout: {program.stdout()!r}; "
-                                 f"stderr: {program.stderr()!r}")
-    return json.loads(lines[-1])
+    return program_summary(program, group.wait_exit(name, timeout_s))
