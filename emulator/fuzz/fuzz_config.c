@@ -1,5 +1,6 @@
 /* libFuzzer target: the configuration file parser, the trace parser and the
- * canonical writer. A config that parses must write canonical text. */
+ * canonical writer. A config that parses must write whole "# config KEY = VALUE"
+ * lines: the log header carries them and readers split it line by line. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +24,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FILE *f = open_memstream(&text, &len);
 		sq_config_write(cfg, f, "# config ");
 		fclose(f);
-		if (len == 0)
+		if (len == 0 || text[len - 1] != '\n')
 			abort();
+		for (char *line = text; line < text + len; line = strchr(line, '\n') + 1) {
+			char *eq = strstr(line, " = ");
+			if (strncmp(line, "# config ", 9) != 0 || !eq || eq > strchr(line, '\n'))
+				abort();
+		}
 		free(text);
 	} else if (strncmp(err, "fuzz.conf", 9) != 0) {
 		abort();   /* every message names the file */
