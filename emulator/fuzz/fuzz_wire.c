@@ -30,6 +30,12 @@ static void format_packet(const struct sq_classified *c)
 	size_t n = sq_log_format(&r, line, sizeof(line));
 	if (n == 0 || line[n - 1] != '\n')
 		abort();
+	/* The SP formats the identity once per packet and reuses the text: same line. */
+	char id_text[SQ_LOG_ID_TEXT_MAX], again[SQ_LOG_LINE_MAX];
+	r.id_text = id_text;
+	r.id_text_len = sq_log_identity_text(&c->id, id_text, sizeof(id_text));
+	if (sq_log_format(&r, again, sizeof(again)) != n || memcmp(line, again, n) != 0)
+		abort();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
