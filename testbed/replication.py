@@ -25,7 +25,7 @@ from typing import Any, Callable
 from . import tcp_profile
 from .flows import BulkFlow, Flow, HttpFlow, UdpFlow
 from .hosts import Host, Link, Testbed
-from .link import LinkConfig
+from .link import DirectionConfig, LinkConfig
 from .processes import Program
 from .results import Status, utc_stamp, write_json_atomic
 from .router_session import RouterRun
@@ -273,19 +273,23 @@ def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
     item.active = host.start(f"{flow.name}.{item.roles[0]}", argv + common, work)
 
 
+def _delay_and_retries_s(d: DirectionConfig) -> float:
+    """A packet's time in one direction of the link once sent: the delay and every ARQ retry."""
+    return (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6
+
+
 def _drain_s(link: LinkConfig, flow: Flow) -> float:
     """How long the last packet of a flow can still be in the link after it was sent."""
-    d = link.direction(flow.direction)
-    return (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6 + 1.0
+    return _delay_and_retries_s(link.direction(flow.direction)) + 1.0
 
 
 def _link_drain_s(link: LinkConfig) -> float:
     """Longest time a packet sent now can stay in the link: a full send buffer ahead of it at
     the slowest rate, the propagation delay and every ARQ retry (either direction)."""
-    def one(d) -> float:
+    def one(d: DirectionConfig) -> float:
         rates = [s.rate_bps for s in d.bandwidth if s.rate_bps]
         serialisation = d.send_buffer * 8 / min(rates) if rates else 0.0
-        return serialisation + (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6
+        return serialisation + _delay_and_retries_s(d)
     return max(one(link.down), one(link.up)) + DRAIN_MARGIN_S
 
 
