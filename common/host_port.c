@@ -71,3 +71,19 @@ bool sq_parse_numeric_endpoint(const char *text, bool allow_port0, struct sockad
 	memset(out, 0, sizeof(*out));
 	return false;
 }
+
+bool sq_sockaddr_equal(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b, socklen_t blen)
+{
+	if (alen < sizeof(sa_family_t) || blen < sizeof(sa_family_t) || a->sa_family != b->sa_family)
+		return false;
+	if (a->sa_family == AF_INET && alen >= sizeof(struct sockaddr_in) && blen >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+	}
+	if (a->sa_family == AF_INET6 && alen >= sizeof(struct sockaddr_in6) && blen >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+		return x->sin6_port == y->sin6_port &&
+		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+	}
+	return false;
+}

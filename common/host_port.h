@@ -21,4 +21,9 @@ bool sq_parse_host_port(const char *text, bool allow_port0, char *host, size_t h
 bool sq_parse_numeric_endpoint(const char *text, bool allow_port0, struct sockaddr_storage *out,
 			       socklen_t *out_len);
 
+/* True when a and b are the same IPv4/IPv6 address and port (how the SP and the NPA
+ * tell a registered peer from any other sender). */
+bool sq_sockaddr_equal(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b,
+		       socklen_t blen);
+
 #endif

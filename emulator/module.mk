@@ -28,12 +28,13 @@ test_emu_log_SRCS = emulator/tests/test_log.c emulator/src/log_line.c emulator/s
 test_emu_log_LIBS = -lcmocka -lm
 
 UNIT_TESTS += test_emu_peers
-test_emu_peers_SRCS = emulator/tests/test_peers.c emulator/src/peers.c emulator/src/pktinfo.c $(COMMON_SRCS)
+test_emu_peers_SRCS = emulator/tests/test_peers.c emulator/src/peers.c emulator/src/pktinfo.c $(COMMON_SRCS) \
+	$(VALUE_PARSE_SRCS)
 test_emu_peers_LIBS = -lcmocka
 
 FUZZERS += fuzz_wire fuzz_config
 fuzz_wire_SRCS = emulator/fuzz/fuzz_wire.c emulator/src/peers.c emulator/src/pktinfo.c \
-	emulator/src/log_line.c emulator/src/ecn_mark.c $(MODEL_SRCS) $(COMMON_SRCS)
+	emulator/src/log_line.c emulator/src/ecn_mark.c $(MODEL_SRCS) $(COMMON_SRCS) $(VALUE_PARSE_SRCS)
 fuzz_wire_LIBS = -lm
 fuzz_config_SRCS = emulator/fuzz/fuzz_config.c $(EMU_CONFIG_SRCS)
 fuzz_config_LIBS = -lm

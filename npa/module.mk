@@ -13,8 +13,8 @@ UNIT_TESTS += test_npa_options test_npa_inbound
 test_npa_options_SRCS = npa/tests/test_options.c npa/src/options.c npa/src/netspec.c \
 	npa/src/cli_values.c $(VALUE_PARSE_SRCS) $(COMMON_SRCS)
 test_npa_options_LIBS = -lcmocka
-test_npa_inbound_SRCS = npa/tests/test_inbound.c npa/src/inbound.c $(COMMON_SRCS)
+test_npa_inbound_SRCS = npa/tests/test_inbound.c npa/src/inbound.c $(COMMON_SRCS) $(VALUE_PARSE_SRCS)
 test_npa_inbound_LIBS = -lcmocka
 
 FUZZERS += fuzz_npa_inbound
-fuzz_npa_inbound_SRCS = npa/fuzz/fuzz_inbound.c npa/src/inbound.c $(COMMON_SRCS)
+fuzz_npa_inbound_SRCS = npa/fuzz/fuzz_inbound.c npa/src/inbound.c $(COMMON_SRCS) $(VALUE_PARSE_SRCS)

@@ -15,22 +15,6 @@ const char *sq_reject_name(enum sq_reject r)
 	return (unsigned)r < SQ_REJECT_REASONS ? names[r] : "unknown";
 }
 
-bool sq_sockaddr_equal(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b, socklen_t blen)
-{
-	if (alen < sizeof(sa_family_t) || blen < sizeof(sa_family_t) || a->sa_family != b->sa_family)
-		return false;
-	if (a->sa_family == AF_INET && alen >= sizeof(struct sockaddr_in) && blen >= sizeof(struct sockaddr_in)) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (a->sa_family == AF_INET6 && alen >= sizeof(struct sockaddr_in6) && blen >= sizeof(struct sockaddr_in6)) {
-		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-		return x->sin6_port == y->sin6_port &&
-		       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
-	}
-	return false;
-}
-
 void sq_sockaddr_text(const struct sockaddr *a, char *out, size_t outlen)
 {
 	char host[INET6_ADDRSTRLEN];

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "pktinfo.h"
+#include "host_port.h"
 #include "wire.h"
 
 /* Why a datagram was dropped; names in sq_reject_name() are the log's. */
@@ -61,7 +62,6 @@ struct sq_classified {
 void sq_classify(const struct sq_peers *peers, uint64_t token, bool started,
 		 const struct sq_datagram *d, struct sq_classified *out);
 
-bool sq_sockaddr_equal(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b, socklen_t blen);
 /* "198.18.0.1:40000" or "[2001:db8::1]:40000" */
 void sq_sockaddr_text(const struct sockaddr *a, char *out, size_t outlen);
 

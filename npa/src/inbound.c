@@ -1,26 +1,9 @@
 #include "inbound.h"
 
+#include "host_port.h"
+
 #include <netinet/in.h>
 #include <string.h>
-
-int npa_same_endpoint(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b,
-		      socklen_t blen)
-{
-	if (alen < sizeof(sa_family_t) || blen < sizeof(sa_family_t) || a->sa_family != b->sa_family)
-		return 0;
-	if (a->sa_family == AF_INET && alen >= sizeof(struct sockaddr_in)
-	    && blen >= sizeof(struct sockaddr_in)) {
-		const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
-		return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-	}
-	if (a->sa_family == AF_INET6 && alen >= sizeof(struct sockaddr_in6)
-	    && blen >= sizeof(struct sockaddr_in6)) {
-		const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
-		return x->sin6_port == y->sin6_port
-			&& memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
-	}
-	return 0;
-}
 
 static int sp_sends(uint8_t type)
 {
@@ -38,7 +21,7 @@ enum npa_reject npa_inbound_check(const struct npa_inbound_policy *policy,
 				  const struct sockaddr *src, socklen_t src_len,
 				  struct sq_wire_header *h)
 {
-	if (!npa_same_endpoint(policy->sp_addr, policy->sp_addr_len, src, src_len))
+	if (!sq_sockaddr_equal(policy->sp_addr, policy->sp_addr_len, src, src_len))
 		return NPA_REJECT_WRONG_SOURCE;
 	enum sq_wire_error e = sq_wire_decode(buf, len, h);
 	if (e != SQ_WIRE_OK)

@@ -35,8 +35,4 @@ enum npa_reject npa_inbound_check(const struct npa_inbound_policy *policy,
 
 const char *npa_reject_name(enum npa_reject r);
 
-/* True when a and b are the same IPv4/IPv6 address and port. */
-int npa_same_endpoint(const struct sockaddr *a, socklen_t alen, const struct sockaddr *b,
-		      socklen_t blen);
-
 #endif
