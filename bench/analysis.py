@@ -41,6 +41,7 @@ from analysis.pcap import ip_packets, ip_records, read_capture
 from analysis.tcp_metrics import default_sender, tcp_metrics
 from analysis.run_layout import ReplicationRef
 from analysis.run_metrics import analyse_run_replication
+from bench.emulator import machine
 from bench.analysis_transfer import (DPORT, ETHERNET, FIXED, MOBILE, PAYLOAD, SNAPLEN, SPORT,
                                      START_US, ip_tcp, pcap_rows, write_transfer)
 
@@ -224,9 +225,15 @@ def summary(numbers: dict[str, float]) -> list[str]:
 
 def run(results_dir: str | Path) -> dict[str, float]:
     """The bench registry's entry point: measures and writes analysis.json."""
-    results = Path(results_dir)
+    return measure_and_write(Path(results_dir), DEFAULT_PACKETS, DEFAULT_FULL_FRAMES, FULL_REPEATS)
+
+
+def measure_and_write(results: Path, packets: int, full_frames: int, repeats: int) -> dict:
+    # The machine and its load first: on a shared machine they explain the spread between runs.
+    numbers: dict = {"machine": machine(), **measure(packets)}
+    if full_frames > 0:
+        numbers.update(measure_full(full_frames, repeats=repeats))
     results.mkdir(parents=True, exist_ok=True)
-    numbers: dict = {**measure(), **measure_full()}
     (results / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
     return numbers
 
@@ -240,11 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=FULL_REPEATS,
                         help="full analyses and tshark runs, alternating (medians reported)")
     args = parser.parse_args(argv)
-    numbers: dict = measure(args.packets)
-    if args.full_frames > 0:
-        numbers.update(measure_full(args.full_frames, repeats=args.repeats))
-    Path(args.results_dir).mkdir(parents=True, exist_ok=True)
-    (Path(args.results_dir) / "analysis.json").write_text(json.dumps(numbers, indent=2) + "\n")
+    numbers = measure_and_write(Path(args.results_dir), args.packets, args.full_frames, args.repeats)
     json.dump(numbers, sys.stdout, indent=2)
     print()
     return 0
