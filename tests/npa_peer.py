@@ -1,5 +1,5 @@
-"""Test helpers for squall-npa: sockets inside a namespace, a small SP peer that
-speaks the wire protocol, and hand-built IPv4/UDP packets.
+"""Test helpers for squall-npa: a small SP peer that speaks the wire protocol, and
+hand-built IPv4/UDP packets.
 
 The SP peer is a test peer, not an emulator: it registers the NPA (HELLO →
 WELCOME), optionally answers keepalives, and records everything it receives so
@@ -7,49 +7,16 @@ tests can assert on the exact datagrams.
 """
 from __future__ import annotations
 
-import ctypes
-import os
 import queue
 import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from testbed import wire
+from testbed import netns, wire
 
-CLONE_NEWNET = 0x40000000
 SO_RCVBUFFORCE = 33   # asm-generic/socket.h; not in Python 3.11's socket module
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _setns(fd: int) -> None:
-    if _libc.setns(fd, CLONE_NEWNET) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"setns to a network namespace failed: {os.strerror(err)}")
-
-
-@contextmanager
-def in_netns(ns: str) -> Iterator[None]:
-    """Runs the body with this thread in namespace ns; sockets made there stay there."""
-    home = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
-    target = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
-    try:
-        _setns(target)
-        try:
-            yield
-        finally:
-            _setns(home)
-    finally:
-        os.close(target)
-        os.close(home)
-
-
-def netns_socket(ns: str, family: int, type_: int, proto: int = 0) -> socket.socket:
-    with in_netns(ns):
-        return socket.socket(family, type_, proto)
 
 
 def checksum(data: bytes) -> int:
@@ -94,7 +61,7 @@ class SPPeer:
     _seq: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
-        self.sock = netns_socket(self.ns, socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock = netns.socket_in(self.ns, socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)   # bursts in tests
         self.sock.bind((self.address, self.port))
         self.sock.settimeout(0.05)

@@ -14,8 +14,6 @@ import pytest
 from testbed import netns
 from testbed.link_session import bin_dir
 
-from npa_peer import netns_socket
-
 pytestmark = pytest.mark.netns
 
 A, B = "sq11-emu", "sq11-mobile"
@@ -57,8 +55,8 @@ def test_packets_cross_the_naive_relay_both_ways(namespaces, tmp_path):
         assert wait_ready(proc, out, err) == "ready wl0 mtu 1400"
         routes_b = netns.run_in(B, ["ip", "route", "show", "198.18.11.0/24"]).stdout
         assert "via 198.19.11.1 dev wl0" in routes_b
-        with netns_socket(A, socket.AF_INET, socket.SOCK_DGRAM) as sa, \
-                netns_socket(B, socket.AF_INET, socket.SOCK_DGRAM) as sb:
+        with netns.socket_in(A, socket.AF_INET, socket.SOCK_DGRAM) as sa, \
+                netns.socket_in(B, socket.AF_INET, socket.SOCK_DGRAM) as sb:
             sa.bind((ADDR_A, 4000))
             sb.bind((ADDR_B, 4001))
             sa.settimeout(2)

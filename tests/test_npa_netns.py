@@ -22,7 +22,7 @@ import pytest
 from testbed import netns, wire
 from testbed.link_session import bin_dir
 
-from npa_peer import SPPeer, ipv4_udp_packet, netns_socket
+from npa_peer import SPPeer, ipv4_udp_packet
 
 pytestmark = pytest.mark.netns
 
@@ -139,7 +139,7 @@ def test_mtu_option_overrides_the_link_mtu(ns, start_npa):
 
 
 def capture_socket() -> socket.socket:
-    s = netns_socket(NS, socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    s = netns.socket_in(NS, socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind(("wl0", ETH_P_ALL))
     s.settimeout(2.0)
     return s
@@ -149,7 +149,7 @@ def test_packet_into_the_tun_reaches_the_sp_as_data_with_the_exact_bytes(ns, sta
     with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN) as sp:
         npa = start_npa("--route", FIXED_NET, role="router")
         npa.ready_line()
-        with capture_socket() as cap, netns_socket(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
+        with capture_socket() as cap, netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
             payload = bytes(range(256)) * 4
             app.sendto(payload, ("198.18.10.5", 9000))
             captured = cap.recv(65535)
@@ -167,7 +167,7 @@ def test_packet_into_the_tun_reaches_the_sp_as_data_with_the_exact_bytes(ns, sta
 
 
 def udp_receiver(port: int) -> socket.socket:
-    s = netns_socket(NS, socket.AF_INET, socket.SOCK_DGRAM)
+    s = netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)   # wl0 and its address come later
     s.bind((OWN, port))
     s.settimeout(2.0)
@@ -202,7 +202,7 @@ def test_malformed_wrong_token_and_wrong_source_datagrams_are_not_written(ns, st
         sp.send_raw(b"\x00" * 7)
         sp.send(wire.MsgType.DATA, b"\x11" * 40)                                   # not IP
         sp.send(wire.MsgType.HELLO)                                                # SP never sends it
-        with netns_socket(NS, socket.AF_INET, socket.SOCK_DGRAM) as impostor:      # wrong source
+        with netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM) as impostor:      # wrong source
             impostor.bind((SP_ADDR, SP_PORT + 1))
             impostor.sendto(wire.encode(wire.MsgType.DATA, wire.Role.SP, TOKEN, 1, bad), sp.npa_address)
         good = ipv4_udp_packet("198.18.10.5", OWN, 9000, 7001, b"the only one")
@@ -296,7 +296,7 @@ def test_ipv6_address_and_route_and_packet(ns, tmp_path):
             assert global_addrs == [("2001:db8:10::2", 64)]
             routes = [r["dst"] for r in ip_json("-6", "route", "show", "dev", "wl0")]
             assert "2001:db8:11::/48" in routes and "2001:db8:10::/64" in routes
-            with netns_socket(NS, socket.AF_INET6, socket.SOCK_DGRAM) as app:
+            with netns.socket_in(NS, socket.AF_INET6, socket.SOCK_DGRAM) as app:
                 app.bind(("2001:db8:10::2", 0))
                 app.sendto(b"over ipv6", ("2001:db8:11::5", 9000))
                 while True:   # skip router/neighbour solicitations the kernel may send
@@ -332,7 +332,7 @@ def test_a_burst_arrives_as_one_data_message_per_packet_in_order(ns, start_npa, 
     with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN) as sp:
         npa = start_npa("--route", FIXED_NET, *([] if gso else ["--no-gso"]), role="router")
         npa.ready_line()
-        with netns_socket(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
+        with netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
             app.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4 << 20)
             for i in range(count):
                 app.sendto(struct.pack("!I", i) * (size // 4), ("198.18.10.5", 9000))
