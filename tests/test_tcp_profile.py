@@ -49,11 +49,6 @@ def first_flight(packets: list[IP], sender: str) -> int:
     return count
 
 
-def syn_options(packets: list[IP], sender: str) -> set[str]:
-    syn = next(p for p in packets if p.src == sender and p[TCP].flags.S and not p[TCP].flags.A)
-    return {name for name, _ in syn[TCP].options}
-
-
 @pytest.mark.netns
 @pytest.mark.parametrize("profile, segments", [("baseline", 2), ("iw4", 4)])
 def test_first_flight_has_initial_window_segments(tmp_path: Path, profile: str, segments: int) -> None:
@@ -86,7 +81,6 @@ def test_syn_options_follow_the_profile(tmp_path: Path, profile: str, expected: 
     for host in (net.fixed_addr, net.mobile_addr):  # SYN and SYN-ACK
         opts = {name for name, _ in next(p for p in packets if p.src == host and p[TCP].flags.S)[TCP].options}
         assert opts & {"SAckOK", "Timestamp"} == expected, host
-    assert syn_options(packets, net.fixed_addr) >= expected
 
 
 def cached_metrics(ns: str) -> str:
@@ -101,7 +95,7 @@ def test_cbi_keeps_metrics_across_replications_baseline_flushes(tmp_path: Path) 
         transfer(net, tmp_path, "rep1")
         assert net.mobile_addr in cached_metrics(net.fixed_ns)
         tcp_profile.apply(tcp_profile.load("cbi"), hosts)  # the next replication
-        assert "ssthresh" in cached_metrics(net.fixed_ns) or net.mobile_addr in cached_metrics(net.fixed_ns)
+        assert net.mobile_addr in cached_metrics(net.fixed_ns), "CBI must not flush the cached metrics"
         settings = tcp_profile.apply(tcp_profile.load("baseline"), hosts)
         assert cached_metrics(net.fixed_ns).strip() == ""
         transfer(net, tmp_path, "rep2")
