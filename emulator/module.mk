@@ -1,18 +1,15 @@
 # The Simulation Process (emulator/README.md). The link model's sources come
-# from emulator/src/model/module.mk ($(MODEL_SRCS)).
-EMU_CONFIG_SRCS = $(VALUE_PARSE_SRCS) $(addprefix emulator/src/,config_file.c config_link_keys.c config_router.c \
-	config_trace.c config_write.c)
+# from emulator/src/model/module.mk ($(MODEL_SRCS)), the configuration parser's
+# from emulator/src/config/module.mk ($(EMU_CONFIG_SRCS)). The model and the configuration
+# declare their own (narrower) include paths there.
+emulator_CFLAGS := -Icommon -Iemulator/src -Iemulator/src/config -Iemulator/src/model
 EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c \
-	lateness.c peers.c packet_pool.c event_log.c log_writer.c ecn_mark.c)
+	lateness.c peers.c packet_pool.c event_log.c log_writer.c quiet_thread.c ecn_mark.c)
 
 PROGRAMS += squall-emulator
-squall-emulator_SRCS = emulator/src/main.c emulator/src/sp.c emulator/src/udp_socket.c \
-	emulator/src/timeline.c $(EMU_CORE_SRCS) $(MODEL_SRCS) $(COMMON_SRCS)
+squall-emulator_SRCS = emulator/src/main.c emulator/src/sp.c emulator/src/standby.c emulator/src/udp_socket.c emulator/src/control_socket.c \
+	emulator/src/timeline.c $(EMU_CORE_SRCS) $(MODEL_SRCS) $(COMMON_SRCS) $(VERSION_SRCS)
 squall-emulator_LIBS = -lm
-
-UNIT_TESTS += test_emu_config
-test_emu_config_SRCS = emulator/tests/test_config.c $(EMU_CONFIG_SRCS)
-test_emu_config_LIBS = -lcmocka -lm
 
 UNIT_TESTS += test_emu_wire test_emu_pktinfo
 test_emu_wire_SRCS = emulator/tests/test_wire.c $(COMMON_SRCS)
@@ -23,7 +20,7 @@ test_emu_pktinfo_LIBS = -lcmocka
 # Log tests use the model only for its event/state names.
 UNIT_TESTS += test_emu_log
 test_emu_log_SRCS = emulator/tests/test_log.c emulator/src/log_line.c emulator/src/lateness.c \
-	emulator/src/event_log.c emulator/src/log_writer.c emulator/src/pktinfo.c emulator/src/peers.c $(EMU_CONFIG_SRCS) \
+	emulator/src/event_log.c emulator/src/log_writer.c emulator/src/quiet_thread.c emulator/src/pktinfo.c emulator/src/peers.c $(EMU_CONFIG_SRCS) \
 	$(MODEL_SRCS) $(COMMON_SRCS)
 test_emu_log_LIBS = -lcmocka -lm
 
@@ -32,15 +29,22 @@ test_emu_peers_SRCS = emulator/tests/test_peers.c emulator/src/peers.c emulator/
 	$(VALUE_PARSE_SRCS)
 test_emu_peers_LIBS = -lcmocka
 
-FUZZERS += fuzz_wire fuzz_config
+FUZZERS += fuzz_wire
 fuzz_wire_SRCS = emulator/fuzz/fuzz_wire.c emulator/src/peers.c emulator/src/pktinfo.c \
 	emulator/src/log_line.c emulator/src/ecn_mark.c $(MODEL_SRCS) $(COMMON_SRCS) $(VALUE_PARSE_SRCS)
 fuzz_wire_LIBS = -lm
-fuzz_config_SRCS = emulator/fuzz/fuzz_config.c $(EMU_CONFIG_SRCS)
-fuzz_config_LIBS = -lm
+
+UNIT_TESTS += test_emu_standby
+test_emu_standby_SRCS = emulator/tests/test_standby.c emulator/src/standby.c emulator/src/quiet_thread.c
+test_emu_standby_LIBS = -lcmocka
 
 # The whole process over loopback UDP (forks sq_sp_run; no root needed).
 UNIT_TESTS += test_emu_loopback
-test_emu_loopback_SRCS = emulator/tests/test_peers_loopback.c emulator/src/sp.c emulator/src/udp_socket.c \
+test_emu_loopback_SRCS = emulator/tests/test_peers_loopback.c emulator/src/sp.c emulator/src/standby.c emulator/src/udp_socket.c \
+	emulator/src/control_socket.c \
 	$(EMU_CORE_SRCS) $(MODEL_SRCS) $(COMMON_SRCS)
 test_emu_loopback_LIBS = -lcmocka -lm
+
+# squall-control: one START or STOP on the emulator's control socket (over SSH on lab hosts).
+PROGRAMS += squall-control
+squall-control_SRCS = emulator/src/control_client.c $(VALUE_PARSE_SRCS) $(VERSION_SRCS)

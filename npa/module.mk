@@ -1,12 +1,13 @@
 # squall-npa: the Network Protocol Adapter (npa/README.md).
 # NPA_NET_SRCS is what squall-naive-relay (bench/) reuses to configure its TUNs.
+npa_CFLAGS = -Icommon $(NL_CFLAGS)
 NPA_NET_SRCS = npa/src/netspec.c npa/src/cli_values.c npa/src/tun.c npa/src/netconf.c \
-	$(VALUE_PARSE_SRCS)
+	common/token_file.c $(VALUE_PARSE_SRCS)
 NPA_CORE_SRCS = $(NPA_NET_SRCS) npa/src/options.c npa/src/inbound.c npa/src/counters.c \
 	npa/src/sp_link.c npa/src/registration.c npa/src/relay.c npa/src/to_sp_batch.c $(COMMON_SRCS)
 
 PROGRAMS += squall-npa
-squall-npa_SRCS = npa/src/main.c $(NPA_CORE_SRCS)
+squall-npa_SRCS = npa/src/main.c $(NPA_CORE_SRCS) $(VERSION_SRCS)
 squall-npa_LIBS = $(NL_LIBS)
 
 UNIT_TESTS += test_npa_options test_npa_inbound

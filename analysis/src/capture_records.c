@@ -10,21 +10,49 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gz_input.h"
 #include "packet_parse.h"
+#include "squall_version.h"
 #include "packet_record.h"
+
+static const char usage_text[] =
+	"usage: squall-capture-records CAPTURE [OUTPUT]\n"
+	"Writes one fixed-size header record per frame of a pcap or pcapng capture\n"
+	"to OUTPUT or stdout: what the analysis reads (analysis/README.md).\n";
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: squall-capture-records CAPTURE [OUTPUT]\n");
+	fputs(usage_text, stderr);
 	return 2;
 }
+
+/* Byte offsets in messages count the decompressed bytes of a .pcap.gz. */
+static const char *offset_kind = "byte offset";
 
 static pcap_t *open_capture(const char *path)
 {
 	char err[PCAP_ERRBUF_SIZE] = "";
-	pcap_t *p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO, err);
+	int compressed = sq_is_gzip(path);
+	if (compressed < 0) {
+		fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	pcap_t *p;
+	if (compressed) {
+		offset_kind = "decompressed byte offset";
+		FILE *f = sq_gz_fopen(path);
+		if (!f) {
+			fprintf(stderr, "%s: cannot open: %s\n", path, strerror(errno));
+			return NULL;
+		}
+		p = pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_MICRO, err);
+		if (!p)
+			fclose(f);
+	} else {
+		p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_MICRO, err);
+	}
 	if (!p)
-		fprintf(stderr, "%s: cannot read as pcap or pcapng (at byte offset 0): %s\n", path, err);
+		fprintf(stderr, "%s: cannot read as pcap or pcapng (at %s 0): %s\n", path, offset_kind, err);
 	return p;
 }
 
@@ -74,7 +102,7 @@ static int convert(pcap_t *p, const char *path, FILE *out, const char *out_name)
 		if (rc == PCAP_ERROR_BREAK)
 			return 0;
 		if (rc != 1) {
-			fprintf(stderr, "%s: frame %u at byte offset %ld: %s\n", path, frame, offset,
+			fprintf(stderr, "%s: frame %u at %s %ld: %s\n", path, frame, offset_kind, offset,
 				pcap_geterr(p));
 			return -1;
 		}
@@ -90,6 +118,12 @@ static int convert(pcap_t *p, const char *path, FILE *out, const char *out_name)
 
 int main(int argc, char **argv)
 {
+	if (sq_version_asked(argc, argv, "squall-capture-records"))
+		return 0;
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	if (argc < 2 || argc > 3)
 		return usage();
 	const char *path = argv[1];

@@ -12,16 +12,41 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gz_input.h"
 #include "log_parse.h"
+#include "squall_version.h"
 
-/* Maps the file read-only; *data is NULL for an empty file. Returns 0 or -1 (reported). */
-static int map_file(const char *path, const char **data, size_t *size)
+/* The log's bytes: a plain file mapped read-only, a gzip-compressed one (emulator.log.gz)
+ * decompressed into memory; *data is NULL for an empty file. Returns 0 or -1 (reported). */
+struct log_bytes {
+	const char *data;
+	size_t size;
+	int mapped;
+};
+
+static int map_file(const char *path, struct log_bytes *b)
 {
+	b->data = NULL;
+	b->size = 0;
+	b->mapped = 0;
+	int compressed = sq_is_gzip(path);
+	if (compressed < 0) {
+		fprintf(stderr, "%s: cannot open the emulator log: %s\n", path, strerror(errno));
+		return -1;
+	}
+	if (compressed) {
+		char *data;
+		if (sq_gz_read_all(path, &data, &b->size) < 0)
+			return -1;
+		b->data = data;
+		return 0;
+	}
 	int fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "%s: cannot open the emulator log: %s\n", path, strerror(errno));
@@ -33,31 +58,49 @@ static int map_file(const char *path, const char **data, size_t *size)
 		close(fd);
 		return -1;
 	}
-	*size = (size_t)st.st_size;
-	*data = NULL;
-	if (*size > 0) {
-		void *m = mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+	b->size = (size_t)st.st_size;
+	if (b->size > 0) {
+		void *m = mmap(NULL, b->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m == MAP_FAILED) {
 			fprintf(stderr, "%s: cannot map the emulator log: %s\n", path, strerror(errno));
 			close(fd);
 			return -1;
 		}
-		madvise(m, *size, MADV_SEQUENTIAL);
-		*data = m;
+		madvise(m, b->size, MADV_SEQUENTIAL);
+		b->data = m;
+		b->mapped = 1;
 	}
 	close(fd);
 	return 0;
 }
 
+static void release(struct log_bytes *b)
+{
+	if (b->mapped)
+		munmap((void *)b->data, b->size);
+	else
+		free((void *)b->data);
+}
+
+static const char usage_text[] =
+	"usage: squall-log-records LOG [OUTPUT]\n"
+	"Writes one fixed-size record per event line of an emulator log (LOG_FORMAT.md) to OUTPUT\n"
+	"or stdout: what the analysis reads (analysis/README.md).\n";
+
 int main(int argc, char **argv)
 {
+	if (sq_version_asked(argc, argv, "squall-log-records"))
+		return 0;
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	if (argc < 2 || argc > 3) {
-		fprintf(stderr, "usage: squall-log-records LOG [OUTPUT]\n");
+		fputs(usage_text, stderr);
 		return 2;
 	}
-	const char *data;
-	size_t size;
-	if (map_file(argv[1], &data, &size) < 0)
+	struct log_bytes bytes;
+	if (map_file(argv[1], &bytes) < 0)
 		return 1;
 	FILE *out = stdout;
 	const char *out_name = "stdout";
@@ -66,19 +109,17 @@ int main(int argc, char **argv)
 		out_name = argv[2];
 		if (!out) {
 			fprintf(stderr, "%s: cannot open for writing: %s\n", argv[2], strerror(errno));
-			if (data)
-				munmap((void *)data, size);
+			release(&bytes);
 			return 1;
 		}
 	}
 	static char buffer[1 << 20];
 	setvbuf(out, buffer, _IOFBF, sizeof buffer);
-	int status = sq_log_convert(argv[1], data, size, out, out_name);
+	int status = sq_log_convert(argv[1], bytes.data, bytes.size, out, out_name);
 	if (out != stdout && fclose(out) != 0 && status == 0) {
 		fprintf(stderr, "%s: write failed: %s\n", out_name, strerror(errno));
 		status = 1;
 	}
-	if (data)
-		munmap((void *)data, size);
+	release(&bytes);
 	return status;
 }

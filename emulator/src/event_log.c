@@ -4,16 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_write.h"
 #include "log_writer.h"
 
-/* Each full buffer is copied to the writer thread's queue (log_writer.h):
- * 64 KB keeps that copy short for the event loop. */
-#define LOG_BUFFER (64u << 10)
+/* Each full buffer is copied into the writer thread's ring (log_writer.h):
+ * 8 KB keeps each copy around a microsecond on the event loop's path. */
+#define LOG_BUFFER (8u << 10)
 
 bool sq_event_log_open(struct sq_event_log *log, const char *path, char *err, size_t errlen)
 {
 	memset(log, 0, sizeof(*log));
-	log->f = sq_log_writer_open(path, err, errlen);
+	log->f = sq_log_writer_open(path, &log->writer, err, errlen);
 	if (!log->f)
 		return false;
 	log->buffer = malloc(LOG_BUFFER);
@@ -88,7 +89,8 @@ static void print_counters(FILE *out, const char *prefix, const char *dir, const
 
 void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *prefix)
 {
-	fprintf(out, "%send time_us %" PRId64 " reason %s\n", prefix, t->end_us, t->end_reason);
+	fprintf(out, "%send time_us %" PRId64 " reason %s%s%s\n", prefix, t->end_us, t->end_reason,
+		t->end_by ? " " : "", t->end_by ? t->end_by : "");
 	print_counters(out, prefix, "down", t->counters[SQ_DOWN]);
 	print_counters(out, prefix, "up", t->counters[SQ_UP]);
 	fprintf(out, "%sstate_changes %" PRIu64 "\n", prefix,
@@ -111,10 +113,16 @@ void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *p
 	for (int r = 0; r < SQ_REJECT_REASONS; r++)
 		fprintf(out, " %s %" PRIu64, sq_reject_name((enum sq_reject)r), t->rejected[r]);
 	fputc('\n', out);
+	fprintf(out, "%scontrol start %" PRIu64 " stop %" PRIu64 " refused %" PRIu64 " bad_command %" PRIu64 "\n",
+		prefix, t->control.start, t->control.stop, t->control.refused, t->control.bad_command);
 	const struct sq_lateness *l = t->lateness;
 	fprintf(out, "%slateness_us n %" PRIu64 " p50 %" PRIu64 " p99 %" PRIu64 " max %" PRIu64
 		" early %" PRIu64 "\n", prefix, l->count, sq_lateness_quantile_us(l, 0.50),
 		sq_lateness_quantile_us(l, 0.99), sq_lateness_max_us(l), l->early);
+	const struct sq_log_writer_stats *w = &t->writer;
+	fprintf(out, "%slog_writer ring_bytes %" PRIu64 " max_fill_bytes %" PRIu64 " waits %" PRIu64
+		" wait_us %" PRIu64 "\n", prefix, w->ring_bytes, w->max_fill_bytes, w->waits, w->wait_us);
+	fprintf(out, "%sstandby cpu %d takeovers %" PRIu64 "\n", prefix, t->standby_cpu, t->standby_takeovers);
 }
 
 void sq_event_log_trailer(struct sq_event_log *log, const struct sq_log_totals *t)

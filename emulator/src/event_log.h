@@ -9,8 +9,10 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "control_socket.h"
 #include "lateness.h"
 #include "log_line.h"
+#include "log_writer.h"
 #include "peers.h"
 
 struct sq_prestart_event {
@@ -20,6 +22,7 @@ struct sq_prestart_event {
 
 struct sq_event_log {
 	FILE *f;
+	struct sq_log_writer *writer;        /* f's writer thread (its statistics) */
 	char *buffer;                        /* stdio buffer */
 	bool header_written;
 	struct sq_prestart_event *pre;
@@ -43,7 +46,12 @@ struct sq_log_totals {
 	uint64_t send_errors;
 	uint64_t rejected[SQ_REJECT_REASONS];
 	const struct sq_lateness *lateness;
+	struct sq_log_writer_stats writer;
+	int standby_cpu;                     /* -1: no standby delivery thread */
+	uint64_t standby_takeovers;
 	const char *end_reason;
+	const char *end_by;                  /* "by_pid P by_uid U by_comm C" or NULL */
+	struct sq_control_counts control;    /* commands on the control socket */
 	struct sq_router_totals router[SQ_DIRS];
 };
 

@@ -4,33 +4,46 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_check.h"
+#include "config_file.h"
 #include "sp.h"
 #include "timeline.h"
+#include "token_file.h"
 #include "value_parse.h"
+#include "squall_version.h"
 
 static void usage(FILE *out)
 {
 	fputs("usage: squall-emulator [options] CONFIG\n"
 	      "\n"
-	      "The squall link emulator (Simulation Process). Reads CONFIG (format: emulator/CONFIG.md),\n"
-	      "binds its UDP socket, registers the two NPAs, starts the run on START (or when both NPAs\n"
-	      "registered with autostart = peers), and writes the event log (emulator/LOG_FORMAT.md).\n"
-	      "Protocol: emulator/PROTOCOL.md.\n"
+	      "The squall link emulator (Simulation Process). Reads CONFIG (format: emulator/CONFIG.md;\n"
+	      "- for standard input), binds its UDP socket, registers the two NPAs, starts the run on\n"
+	      "START (or when both NPAs registered with autostart = peers), and writes the event log\n"
+	      "(emulator/LOG_FORMAT.md). Protocol: emulator/PROTOCOL.md.\n"
 	      "\n"
 	      "options (override the file's key of the same name):\n"
 	      "  --seed N                 scenario seed (u64)\n"
 	      "  --replication N          replication number (u32)\n"
 	      "  --log PATH               event log file\n"
 	      "  --listen ADDR:PORT       UDP address to bind, e.g. 127.0.0.1:5300 or [::1]:5300 (port 0: any)\n"
-	      "  --token HEX16            run token, 16 hex digits\n"
+	      "  --token HEX16            run token, 16 hex digits (visible to every local user in\n"
+	      "                           /proc/PID/cmdline: prefer --token-file)\n"
+	      "  --control PATH           create the run control's Unix socket at PATH (mode 0600):\n"
+	      "                           START and STOP come only through it (PROTOCOL.md)\n"
+	      "  --token-file PATH        read the run token from PATH (16 hex digits; a file must be\n"
+	      "                           0600); the caller may remove PATH once the emulator listens\n"
 	      "other options:\n"
+	      "  --check                  validate CONFIG (with the options above) as start-up would and\n"
+	      "                           exit: 0 and nothing printed if valid, else 2 and one line\n"
+	      "                           \"squall-emulator: FILE[:LINE]: KEY: reason\"; creates nothing,\n"
+	      "                           opens no socket\n"
 	      "  --print-timeline DURATION  print the channel state timeline (\"start_us state\" lines)\n"
 	      "                           for the first DURATION (e.g. 120s) and exit; opens no socket\n"
 	      "  --help                   this text\n"
 	      "\n"
 	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM, SIGHUP), 1 usage or configuration error,\n"
-	      "            2 runtime error, 3 an NPA was lost during the run\n",
+	      "            2 runtime error (with --check: the configuration is invalid),\n"
+	      "            3 an NPA was lost during the run\n",
 	      out);
 }
 
@@ -40,7 +53,12 @@ struct cli {
 	const char *override_value[8];
 	int overrides;
 	const char *timeline;
+	const char *token_file;
+	bool check;
 };
+
+/* --check: the configuration is invalid (a usage error stays 1). */
+#define EXIT_CHECK_INVALID 2
 
 static bool parse_cli(int argc, char **argv, struct cli *cli)
 {
@@ -50,7 +68,10 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		{ "log", required_argument, NULL, 'l' },
 		{ "listen", required_argument, NULL, 'L' },
 		{ "token", required_argument, NULL, 't' },
+		{ "control", required_argument, NULL, 'C' },
+		{ "token-file", required_argument, NULL, 'F' },
 		{ "print-timeline", required_argument, NULL, 'T' },
+		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -65,12 +86,24 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 			cli->timeline = optarg;
 			continue;
 		}
+		if (c == 'c') {
+			cli->check = true;
+			continue;
+		}
+		if (c == 'F') {
+			cli->token_file = optarg;
+			continue;
+		}
 		if (c == '?' || cli->overrides == 8)
 			return false;
 		for (int i = 0; options[i].name; i++)
 			if (options[i].val == c)
 				cli->override_key[cli->overrides] = options[i].name;
 		cli->override_value[cli->overrides++] = optarg;
+	}
+	if (cli->check && cli->timeline) {
+		fprintf(stderr, "squall-emulator: --check and --print-timeline exclude each other\n");
+		return false;
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "squall-emulator: expected exactly one CONFIG file argument\n");
@@ -87,6 +120,14 @@ static bool apply_overrides(struct sq_emu_config *cfg, const struct cli *cli, ch
 		snprintf(origin, sizeof(origin), "--%s", cli->override_key[i]);
 		if (!sq_config_override(cfg, cli->override_key[i], cli->override_value[i], origin, err, errlen))
 			return false;
+	}
+	if (cli->token_file) {
+		char why[400];
+		if (!sq_token_file_read(cli->token_file, &cfg->token, why, sizeof(why))) {
+			snprintf(err, errlen, "--token-file: %s", why);
+			return false;
+		}
+		cfg->token_set = true;
 	}
 	return true;
 }
@@ -108,6 +149,8 @@ static int print_timeline(const struct sq_emu_config *cfg, const char *text)
 
 int main(int argc, char **argv)
 {
+	if (sq_version_asked(argc, argv, "squall-emulator"))
+		return 0;
 	struct cli cli;
 	if (!parse_cli(argc, argv, &cli)) {
 		usage(stderr);
@@ -121,16 +164,15 @@ int main(int argc, char **argv)
 	sq_config_init(cfg);
 	char err[1024];
 	int code;
-	if (!sq_config_load(cfg, cli.config_path, err, sizeof(err)) || !apply_overrides(cfg, &cli, err, sizeof(err))) {
-		fprintf(stderr, "squall-emulator: %s\n", err);
-		code = 1;
-	} else if (cli.timeline) {
+	bool loaded = sq_config_load(cfg, cli.config_path, err, sizeof(err)) &&
+		      apply_overrides(cfg, &cli, err, sizeof(err));
+	if (loaded && cli.timeline) {
 		code = print_timeline(cfg, cli.timeline);
-	} else if (!sq_config_finish(cfg, err, sizeof(err)) || !sq_sp_check_config(cfg, err, sizeof(err))) {
+	} else if (!loaded || !sq_config_check(cfg, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
-		code = 1;
+		code = cli.check ? EXIT_CHECK_INVALID : SQ_EXIT_USAGE;
 	} else {
-		code = sq_sp_run(cfg);
+		code = cli.check ? SQ_EXIT_OK : sq_sp_run(cfg);
 	}
 	sq_config_release(cfg);
 	free(cfg);

@@ -10,7 +10,7 @@ const char *sq_reject_name(enum sq_reject r)
 	static const char *const names[SQ_REJECT_REASONS] = {
 		"truncated", "bad_magic", "bad_version", "bad_type", "bad_role", "bad_length",
 		"oversized", "bad_token", "unexpected_type", "unexpected_role", "unknown_source",
-		"prestart", "bad_packet", "bad_payload",
+		"prestart", "bad_packet", "bad_payload", "role_taken", "udp_control",
 	};
 	return (unsigned)r < SQ_REJECT_REASONS ? names[r] : "unknown";
 }
@@ -77,9 +77,7 @@ static enum sq_action action_of(uint8_t type)
 	case SQ_MSG_HELLO: return SQ_ACT_HELLO;
 	case SQ_MSG_DATA: return SQ_ACT_DATA;
 	case SQ_MSG_KEEPALIVE: return SQ_ACT_KEEPALIVE;
-	case SQ_MSG_BYE: return SQ_ACT_BYE;
-	case SQ_MSG_START: return SQ_ACT_START;
-	default: return SQ_ACT_STOP;
+	default: return SQ_ACT_BYE;
 	}
 }
 
@@ -100,8 +98,15 @@ static enum sq_reject check(const struct sq_peers *peers, uint64_t token, bool s
 		return SQ_REJ_UNEXPECTED_TYPE;
 	if (!role_fits(h->type, h->role))
 		return SQ_REJ_UNEXPECTED_ROLE;
+	/* Run control is the control socket's alone: no datagram starts or ends a run, token or not. */
+	if (h->type == SQ_MSG_START || h->type == SQ_MSG_STOP)
+		return SQ_REJ_UDP_CONTROL;
 	if (h->type != SQ_MSG_DATA && h->length != 0)
 		return SQ_REJ_BAD_PAYLOAD;
+	/* A registered NPA is alive (a silent one is unregistered at peer_timeout): a HELLO from
+	 * elsewhere would hijack its role. An NPA that restarts says BYE first, or waits. */
+	if (h->type == SQ_MSG_HELLO && peers->peer[h->role].registered && !from_registered(peers, h->role, d))
+		return SQ_REJ_ROLE_TAKEN;
 	bool needs_registration = h->type == SQ_MSG_DATA || h->type == SQ_MSG_KEEPALIVE || h->type == SQ_MSG_BYE;
 	if (needs_registration && !from_registered(peers, h->role, d))
 		return SQ_REJ_UNKNOWN_SOURCE;

@@ -11,17 +11,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control_socket.h"
 #include "ecn_mark.h"
 #include "event_log.h"
 #include "lateness.h"
 #include "link_model.h"
 #include "packet_pool.h"
 #include "peers.h"
+#include "standby.h"
 #include "udp_socket.h"
 
 #define BATCH 32
 #define RECV_SIZE (SQ_WIRE_MAX_DATAGRAM + 1)   /* one more byte reveals an oversized one */
 #define MAX_NS INT64_MAX
+/* The standby thread (standby.h) wakes at every deadline too, this much after
+ * it, and serves it if the loop thread has not. 0: the first awake serves. */
+#define STANDBY_GRACE_NS 0
+/* The loop thread wakes this much before a delivery and polls until it is due
+ * (never more than half the time it would otherwise sleep). */
+#define EARLY_NS (50 * 1000)
 
 enum run_state { RUN_WAITING, RUN_STARTED, RUN_ENDED };
 
@@ -31,6 +39,9 @@ struct sp {
 	struct sq_model *model;
 	struct sq_packet_pool pool;
 	struct sq_peers peers;
+	/* The loop thread and, when that is late, the standby thread each use
+	 * everything in here only holding standby.lock (standby.h). */
+	struct sq_standby standby;
 	struct sq_event_log log;
 	struct sq_lateness lateness;
 	struct udp_batch *batch;
@@ -46,15 +57,17 @@ struct sp {
 	int64_t open_ns, open_realtime_us;     /* when the log was opened */
 	int64_t start_ns, start_realtime_us;   /* t = 0 */
 	sq_time_us model_t;                    /* the latest time given to the model */
+	sq_time_us last_in_out;                /* the last packet in or out (-1: none yet) */
 	int64_t rx_ns;                         /* when the current receive batch was read */
+	int64_t early_for, early_ns;           /* the deadline the loop thread wakes early for, by how much */
 	uint64_t rejected[SQ_REJECT_REASONS];
 	uint64_t undeliverable[SQ_DIRS];
 	uint64_t send_errors;
-	uint32_t control_seq;
 	const char *end_reason;
+	char end_by[96];                       /* who ended the run: "by_pid P by_uid U by_comm C" */
 	int exit_code;
-	struct sockaddr_storage stop_from;
-	socklen_t stop_from_len;
+	struct sq_control *control;            /* the Unix socket of START/STOP; NULL if none */
+	int stop_conn;                         /* the STOP to answer once the log is complete */
 };
 
 static int64_t clock_ns(clockid_t id)
@@ -118,13 +131,6 @@ static void send_to_peer(struct sp *sp, struct sq_peer *peer, uint8_t type, cons
 	peer->last_tx_ns = mono_ns();
 }
 
-/* To the runner, which is no registered peer: its own sequence. */
-static void send_to_address(struct sp *sp, uint8_t type, const void *payload, uint16_t len,
-			    const struct sockaddr *to, socklen_t to_len)
-{
-	send_control(sp, type, payload, len, sp->control_seq++, to, to_len);
-}
-
 /* --- model events -------------------------------------------------------------------- */
 
 /* Sends the queued deliveries. Their send time (for lateness) is the moment
@@ -171,6 +177,8 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 	struct sp *sp = ctx;
 	struct sq_packet *pkt = ev->user;
 	bool queued = ev->type == SQ_EV_OUT && deliver(sp, ev, pkt);
+	if (ev->type == SQ_EV_IN || ev->type == SQ_EV_OUT)
+		sp->last_in_out = ev->t;
 	struct sq_log_record r = sq_log_record_of_event(ev, NULL);
 	if (pkt && r.pkt_id) {
 		r.id_text = pkt->id_text;
@@ -218,6 +226,7 @@ static void start_run(struct sp *sp)
 {
 	sp->start_ns = mono_ns();
 	sp->model_t = 0;
+	sp->last_in_out = -1;
 	sp->start_realtime_us = clock_ns(CLOCK_REALTIME) / 1000;
 	sp->state = RUN_STARTED;
 	sp->was_started = true;
@@ -275,15 +284,71 @@ static void on_data(struct sp *sp, struct sq_classified *c)
 		sq_pool_put(&sp->pool, pkt);   /* the model had no memory for it: it never entered */
 }
 
-static void on_start(struct sp *sp, const struct sq_datagram *d)
+/* Who sent a START/STOP or a signal, for the trailer's end line. */
+static void note_end_by(struct sp *sp, long pid, unsigned long uid, const char *comm)
 {
-	if (sp->state == RUN_WAITING)
-		start_run(sp);
-	uint8_t payload[8];
-	uint64_t t = (uint64_t)sp->start_realtime_us;
-	for (int i = 0; i < 8; i++)
-		payload[i] = (uint8_t)(t >> (56 - 8 * i));
-	send_to_address(sp, SQ_MSG_STARTED, payload, sizeof(payload), d->src, d->src_len);
+	snprintf(sp->end_by, sizeof(sp->end_by), "by_pid %ld by_uid %lu by_comm %s", pid, uid, comm);
+}
+
+/* "state pending N last_us T now_us M": packets inside the link (router stage included), the
+ * model time of the last packet in or out (-1: none) and now, for the runner's drain; before
+ * START the times are -1. */
+static void reply_state(struct sp *sp, int conn)
+{
+	char line[96];
+	sq_time_us now = sp->state == RUN_WAITING ? -1 : model_now(sp);
+	snprintf(line, sizeof(line), "state pending %zu last_us %" PRId64 " now_us %" PRId64 "\n",
+		 sq_model_pending(sp->model), (int64_t)sp->last_in_out, (int64_t)now);
+	sq_control_reply(sp->control, conn, line);
+}
+
+static void on_control(struct sp *sp)
+{
+	struct sq_control_request req;
+	while (sp->state != RUN_ENDED && sq_control_next(sp->control, &req)) {
+		char who[80];
+		sq_control_peer_text(&req.peer, who, sizeof(who));
+		if (req.command == SQ_CONTROL_STATE) {
+			reply_state(sp, req.conn);
+			continue;
+		}
+		if (req.command == SQ_CONTROL_START) {
+			if (sp->state == RUN_WAITING)
+				start_run(sp);
+			char line[48];
+			snprintf(line, sizeof(line), "started %" PRId64 "\n", sp->start_realtime_us);
+			sq_control_reply(sp->control, req.conn, line);
+			continue;
+		}
+		fprintf(stderr, "squall-emulator: STOP on the control socket from %s, ending the run\n", who);
+		note_end_by(sp, (long)req.peer.pid, (unsigned long)req.peer.uid, req.peer.comm);
+		sp->stop_conn = req.conn;
+		end_run(sp, "stop", SQ_EXIT_OK);
+	}
+}
+
+/* Refusals that mean someone with the run token tried to take over a role or the run: said
+ * on stderr (the runner names them in the replication's reason), the first few of each. */
+#define INTRUSIONS_SHOWN 8
+
+static void report_intrusion(struct sp *sp, const struct sq_classified *c, const struct sq_datagram *d)
+{
+	uint64_t n = sp->rejected[c->reason];
+	if (n > INTRUSIONS_SHOWN)
+		return;
+	char from[80], holder[80];
+	sq_sockaddr_text(d->src, from, sizeof(from));
+	const char *more = n == INTRUSIONS_SHOWN ? " (further ones are only counted)" : "";
+	if (c->reason == SQ_REJ_UDP_CONTROL) {
+		fprintf(stderr, "squall-emulator: refused a %s datagram from %s: run control is accepted on the "
+			"control socket only (counted as udp_control)%s\n", c->h.type == SQ_MSG_STOP ? "STOP" : "START",
+			from, more);
+		return;
+	}
+	const struct sq_peer *p = &sp->peers.peer[c->h.role];
+	sq_sockaddr_text((const struct sockaddr *)&p->addr, holder, sizeof(holder));
+	fprintf(stderr, "squall-emulator: refused a HELLO for the %s role from %s: the %s NPA at %s is alive "
+		"(counted as role_taken)%s\n", sq_role_name(c->h.role), from, sq_role_name(c->h.role), holder, more);
 }
 
 static void on_datagram(struct sp *sp, const struct sq_datagram *d)
@@ -292,6 +357,8 @@ static void on_datagram(struct sp *sp, const struct sq_datagram *d)
 	sq_classify(&sp->peers, sp->cfg->token, sp->state == RUN_STARTED, d, &c);
 	if (c.action == SQ_ACT_REJECT) {
 		sp->rejected[c.reason]++;
+		if (c.reason == SQ_REJ_ROLE_TAKEN || c.reason == SQ_REJ_UDP_CONTROL)
+			report_intrusion(sp, &c, d);
 		return;
 	}
 	if (c.action == SQ_ACT_DATA || c.action == SQ_ACT_KEEPALIVE || c.action == SQ_ACT_BYE)
@@ -311,14 +378,6 @@ static void on_datagram(struct sp *sp, const struct sq_datagram *d)
 		sq_peers_unregister(&sp->peers, c.h.role);
 		snprintf(note, sizeof(note), "%s bye", sq_role_name(c.h.role));
 		note_peer(sp, note);
-		break;
-	case SQ_ACT_START:
-		on_start(sp, d);
-		break;
-	case SQ_ACT_STOP:
-		memcpy(&sp->stop_from, d->src, d->src_len < sizeof(sp->stop_from) ? d->src_len : sizeof(sp->stop_from));
-		sp->stop_from_len = d->src_len;
-		end_run(sp, "stop", SQ_EXIT_OK);
 		break;
 	case SQ_ACT_REJECT:
 		break;
@@ -366,18 +425,22 @@ static int64_t next_housekeeping_ns(const struct sp *sp)
 
 /* --- the loop ------------------------------------------------------------------------ */
 
+/* The next model deadline; MAX_NS if none. */
+static int64_t next_model_ns(const struct sp *sp)
+{
+	if (sp->state != RUN_STARTED)
+		return MAX_NS;
+	sq_time_us d = sq_model_next_deadline(sp->model);
+	if (d == SQ_TIME_NEVER || d >= (MAX_NS - sp->start_ns) / 1000)
+		return MAX_NS;
+	return sp->start_ns + d * 1000;
+}
+
 /* The next instant something is due: a model deadline or housekeeping; MAX_NS if none. */
 static int64_t next_due_ns(const struct sp *sp)
 {
-	int64_t next = next_housekeeping_ns(sp);
-	if (sp->state == RUN_STARTED) {
-		sq_time_us d = sq_model_next_deadline(sp->model);
-		if (d != SQ_TIME_NEVER && d < (MAX_NS - sp->start_ns) / 1000) {
-			int64_t at = sp->start_ns + d * 1000;
-			next = at < next ? at : next;
-		}
-	}
-	return next;
+	int64_t next = next_housekeeping_ns(sp), model = next_model_ns(sp);
+	return model < next ? model : next;
 }
 
 /* The wait until next for epoll_pwait2 (NULL: until an event). */
@@ -399,7 +462,12 @@ static void on_signal(struct sp *sp)
 	if (read(sp->signals, &si, sizeof(si)) != (ssize_t)sizeof(si))
 		return;
 	const char *name = si.ssi_signo == SIGINT ? "sigint" : si.ssi_signo == SIGHUP ? "sighup" : "sigterm";
-	fprintf(stderr, "squall-emulator: %s received, ending the run\n", name);
+	struct sq_control_peer from;
+	sq_control_peer_of((pid_t)si.ssi_pid, (uid_t)si.ssi_uid, &from);
+	char who[80];
+	sq_control_peer_text(&from, who, sizeof(who));
+	fprintf(stderr, "squall-emulator: %s received from %s, ending the run\n", name, who);
+	note_end_by(sp, (long)from.pid, (unsigned long)from.uid, from.comm);
 	end_run(sp, name, SQ_EXIT_OK);
 }
 
@@ -438,30 +506,69 @@ static void run_due(struct sp *sp)
 	flush_deliveries(sp);
 }
 
+/* When the loop thread stops sleeping for the next due instant: EARLY_NS
+ * before a model deadline, from where it polls (epoll with timeout 0) until the
+ * deadline, so that a delivery waits for no wakeup at all. Fixed per deadline
+ * when first seen, at most half the time until it: it never spins more than it
+ * sleeps. Keepalives and peer checks need no such precision. */
+static int64_t wake_at(struct sp *sp, int64_t next)
+{
+	if (next == MAX_NS || next != next_model_ns(sp))
+		return next;
+	int64_t now = mono_ns();
+	if (next != sp->early_for) {
+		sp->early_for = next;
+		sp->early_ns = next - now < 2 * EARLY_NS ? (next - now) / 2 : EARLY_NS;
+	}
+	return next - sp->early_ns <= now ? 0 : next - sp->early_ns;
+}
+
+/* The standby's turn (standby.h): the loop thread is late; do what it would. */
+static int64_t standby_take_over(void *ctx)
+{
+	struct sp *sp = ctx;
+	if (sp->state != RUN_ENDED)
+		on_socket(sp);     /* arrivals get their real time even while the loop thread is held up */
+	run_due(sp);
+	return sp->state == RUN_ENDED ? MAX_NS : next_due_ns(sp);
+}
+
+/* Holds standby.lock except while it sleeps: the standby serves what falls due
+ * while this thread cannot run (its CPU stopped, or busy with others). */
 static bool loop(struct sp *sp, char *err, size_t errlen)
 {
+	bool ok = true;
+	sq_standby_lock(&sp->standby);
 	for (;;) {
 		run_due(sp);
 		if (sp->state == RUN_ENDED)
-			return true;
-		struct epoll_event evs[2];
+			break;
+		struct epoll_event evs[3];
 		struct timespec ts;
-		int n = epoll_pwait2(sp->epoll, evs, 2, timeout_until(next_due_ns(sp), &ts), NULL);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			snprintf(err, errlen, "epoll_pwait2: %s", strerror(errno));
-			return false;
+		int64_t next = next_due_ns(sp);
+		const struct timespec *timeout = timeout_until(wake_at(sp, next), &ts);
+		sq_standby_unlock(&sp->standby, next);
+		int n = epoll_pwait2(sp->epoll, evs, 3, timeout, NULL);
+		int error = errno;
+		sq_standby_lock(&sp->standby);
+		if (n < 0 && error != EINTR) {
+			snprintf(err, errlen, "epoll_pwait2: %s", strerror(error));
+			ok = false;
+			break;
 		}
 		for (int i = 0; i < n && sp->state != RUN_ENDED; i++) {
 			if (evs[i].data.fd == sp->signals)
 				on_signal(sp);
+			else if (sp->control && evs[i].data.fd == sq_control_fd(sp->control))
+				on_control(sp);
 			else
 				on_socket(sp);   /* flushes its deliveries after each receive batch */
 		}
 		if (sp->state == RUN_ENDED)
-			return true;
+			break;
 	}
+	sq_standby_unlock(&sp->standby, MAX_NS);
+	return ok;
 }
 
 /* --- setup and teardown -------------------------------------------------------------- */
@@ -492,7 +599,13 @@ static bool open_signals(struct sp *sp, char *err, size_t errlen)
 static bool setup(struct sp *sp, char *err, size_t errlen)
 {
 	const struct sq_emu_config *cfg = sp->cfg;
+	if (!cfg->control_path[0] && cfg->autostart != SQ_AUTOSTART_PEERS) {
+		snprintf(err, errlen, "nothing could start the run: give the control socket (control = PATH or "
+			 "--control PATH) or autostart = peers");
+		return false;
+	}
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	sq_standby_init(&sp->standby, STANDBY_GRACE_NS, standby_take_over, sp);
 	sp->model = sq_model_new(&cfg->link, on_model_event, sp, err, errlen);
 	if (!sp->model)
 		return false;
@@ -517,6 +630,14 @@ static bool setup(struct sp *sp, char *err, size_t errlen)
 		snprintf(err, errlen, "epoll setup: %s", strerror(errno));
 		return false;
 	}
+	if (cfg->control_path[0]) {
+		sp->control = sq_control_open(cfg->control_path, err, errlen);
+		if (!sp->control || !add_to_epoll(sp->epoll, sq_control_fd(sp->control))) {
+			if (sp->control)
+				snprintf(err, errlen, "epoll setup: %s", strerror(errno));
+			return false;
+		}
+	}
 	if (!sq_event_log_open(&sp->log, cfg->log_path, err, errlen))
 		return false;
 	sp->open_ns = mono_ns();
@@ -525,6 +646,19 @@ static bool setup(struct sp *sp, char *err, size_t errlen)
 	udp_socket_local_text(sp->sock, where, sizeof(where));
 	fprintf(stderr, "squall-emulator: listening on %s\n", where);
 	return true;
+}
+
+/* The standby on another CPU, and the log's writer thread with it: the loop
+ * thread's CPUs see neither. Without a second CPU the loop runs alone. */
+static void start_standby(struct sp *sp)
+{
+	char err[160];
+	if (!sq_standby_start(&sp->standby, err, sizeof(err))) {
+		fprintf(stderr, "squall-emulator: note: %s\n", err);
+		return;
+	}
+	if (!sq_log_writer_place(sp->log.writer, sp->standby.cpu))
+		fprintf(stderr, "squall-emulator: note: cannot move the log writer to CPU %d\n", sp->standby.cpu);
 }
 
 static void collect_totals(struct sp *sp, struct sq_log_totals *t)
@@ -539,7 +673,14 @@ static void collect_totals(struct sp *sp, struct sq_log_totals *t)
 	t->send_errors = sp->send_errors;
 	memcpy(t->rejected, sp->rejected, sizeof(t->rejected));
 	t->lateness = &sp->lateness;
+	if (sp->log.writer)
+		sq_log_writer_stats(sp->log.writer, &t->writer);
+	t->standby_cpu = sp->standby.cpu;
+	t->standby_takeovers = sp->standby.takeovers;
 	t->end_reason = sp->end_reason ? sp->end_reason : "error";
+	t->end_by = sp->end_by[0] ? sp->end_by : NULL;
+	if (sp->control)
+		t->control = *sq_control_counts(sp->control);
 	for (int d = 0; d < SQ_DIRS; d++) {
 		const struct sq_router_config *rc = &sp->cfg->link.dir[d].router;
 		struct sq_router_totals *rt = &t->router[d];
@@ -566,14 +707,14 @@ static bool finish_log(struct sp *sp, char *err, size_t errlen)
 	return ok;
 }
 
-/* The BYEs tell the NPAs and the runner's STOP that the log is complete. */
+/* The BYEs tell the NPAs, the answer to the runner's STOP that the log is complete. */
 static void say_goodbye(struct sp *sp)
 {
 	for (uint8_t role = SQ_ROLE_ROUTER; role <= SQ_ROLE_MOBILE; role++)
 		if (sp->peers.peer[role].registered)
 			send_to_peer(sp, &sp->peers.peer[role], SQ_MSG_BYE, NULL, 0);
-	if (sp->stop_from_len)
-		send_to_address(sp, SQ_MSG_BYE, NULL, 0, (const struct sockaddr *)&sp->stop_from, sp->stop_from_len);
+	if (sp->control && sp->stop_conn >= 0)
+		sq_control_reply(sp->control, sp->stop_conn, "stopped\n");
 }
 
 static void teardown(struct sp *sp)
@@ -584,28 +725,12 @@ static void teardown(struct sp *sp)
 		close(sp->signals);
 	if (sp->sock >= 0)
 		close(sp->sock);
+	sq_control_close(sp->control);
+	sq_standby_destroy(&sp->standby);
 	udp_batch_free(sp->batch);
 	udp_send_batch_free(sp->out);
 	sq_model_free(sp->model);
 	sq_pool_destroy(&sp->pool);
-}
-
-static void ignore_event(void *ctx, const struct sq_event *ev)
-{
-	(void)ctx;
-	(void)ev;
-}
-
-bool sq_sp_check_config(const struct sq_emu_config *cfg, char *err, size_t errlen)
-{
-	char why[400];
-	struct sq_model *m = sq_model_new(&cfg->link, ignore_event, NULL, why, sizeof(why));
-	if (!m) {
-		snprintf(err, errlen, "%.300s: the link model refuses the configuration: %s", cfg->source, why);
-		return false;
-	}
-	sq_model_free(m);
-	return true;
 }
 
 int sq_sp_run(const struct sq_emu_config *cfg)
@@ -617,12 +742,16 @@ int sq_sp_run(const struct sq_emu_config *cfg)
 	}
 	sp->cfg = cfg;
 	sp->sock = sp->signals = sp->epoll = -1;
+	sp->stop_conn = -1;
+	sp->last_in_out = -1;
 	char err[512] = "";
 	int code = SQ_EXIT_RUNTIME;
 	if (!setup(sp, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 	} else {
+		start_standby(sp);
 		bool looped = loop(sp, err, sizeof(err));
+		sq_standby_stop(&sp->standby);
 		if (!looped) {
 			fprintf(stderr, "squall-emulator: %s\n", err);
 			sp->end_reason = "error";

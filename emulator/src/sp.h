@@ -15,10 +15,8 @@ enum sq_exit {
 	SQ_EXIT_PEER_LOST = 3,
 };
 
-/* Lets the link model validate the configuration (exit code 1 material). */
-bool sq_sp_check_config(const struct sq_emu_config *cfg, char *err, size_t errlen);
-
-/* Runs until STOP, a signal or a lost peer; returns the process exit code. */
+/* Runs until STOP, a signal or a lost peer; returns the process exit code. The
+ * configuration has passed sq_config_check (config_check.h). */
 int sq_sp_run(const struct sq_emu_config *cfg);
 
 #endif

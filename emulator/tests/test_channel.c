@@ -176,7 +176,7 @@ static void invalid_configs_are_refused_with_the_field_named(void **state)
 	struct sq_channel_config c = fixed_config(10, 10, SQ_GOOD);
 	c.length[SQ_GOOD] = (struct sq_dist){ .kind = SQ_DIST_UNIFORM, .a = 9, .b = 2 };
 	assert_null(sq_channel_new(&c, 1, 1, err, sizeof err));
-	assert_string_equal(err, "channel.length[good]: uniform needs a <= b, got a 9 > b 2");
+	assert_string_equal(err, "channel.good: uniform needs a <= b, got a 9 > b 2");
 
 	const struct sq_trace_step trace[] = { { SQ_GOOD, 10 }, { SQ_BAD, 0 } };
 	struct sq_channel_config t = { .trace = trace, .trace_len = 2 };
@@ -189,7 +189,7 @@ static void invalid_configs_are_refused_with_the_field_named(void **state)
 
 	struct sq_channel_config s = fixed_config(10, 10, (enum sq_state)2);
 	assert_null(sq_channel_new(&s, 1, 1, err, sizeof err));
-	assert_string_equal(err, "channel.initial_state: state must be good (0) or bad (1), got 2");
+	assert_string_equal(err, "channel.initial: state must be good (0) or bad (1), got 2");
 }
 
 int main(void)

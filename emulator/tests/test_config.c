@@ -11,25 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-
-static const char *const MINIMAL =
-	"token = 0123456789abcdef\n"
-	"log = run.log\n"
-	"seed = 7\n"
-	"[channel]\n"
-	"good = fixed(10s)\n"
-	"bad = fixed(2s)\n"
-	"[down]\n"
-	"mtu = 576B\n"
-	"bandwidth = 64kbit\n"
-	"delay = 200ms\n"
-	"send_buffer = 9600B\n"
-	"[up]\n"
-	"mtu = 1500B\n"
-	"bandwidth = 32kbit\n"
-	"delay = 100ms\n"
-	"send_buffer = 4800B\n";
+#include "config_file.h"
+#include "config_trace.h"
+#include "config_write.h"
+#include "test_config_minimal.h"
 
 static struct sq_emu_config *new_config(void)
 {
@@ -200,7 +185,9 @@ static void test_canonical_output_parses_back(void **state)
 	char *text = canonical_text(cfg);
 	assert_non_null(strstr(text, "down.bandwidth = 64000bit\n"));
 	assert_non_null(strstr(text, "channel.good = fixed(10000000us)\n"));
-	assert_non_null(strstr(text, "token = 0123456789abcdef\n"));
+	/* The log header is this text: it names no token. */
+	assert_non_null(strstr(text, "token = <redacted>\n"));
+	assert_null(strstr(text, "0123456789abcdef"));
 	assert_non_null(strstr(text, "up.recv_buffer = 65536B\n"));
 	char *rebuilt = calloc(1, strlen(text) + 64);
 	append_keys(rebuilt, text, "");
@@ -230,10 +217,13 @@ static void test_overrides_and_required_process_keys(void **state)
 	const char *no_process = strstr(MINIMAL, "[channel]");
 	assert_true(parse_text(cfg, no_process, err, sizeof(err)));
 	assert_false(sq_config_finish(cfg, err, sizeof(err)));
-	assert_string_equal(err, "t.conf: token: missing, set it in the file or with --token");
+	assert_string_equal(err, "t.conf: token: missing, give it with --token-file PATH (or set it in the file or with --token)");
 	assert_true(sq_config_override(cfg, "token", "00000000000000ff", "--token", err, sizeof(err)));
 	assert_false(sq_config_finish(cfg, err, sizeof(err)));
 	assert_string_equal(err, "t.conf: log: missing, set it in the file or with --log");
+	/* `token = <redacted>` (the runner's files, the log header) sets nothing. */
+	assert_true(sq_config_override(cfg, "token", "<redacted>", "--token", err, sizeof(err)));
+	assert_int_equal(cfg->token, 0xff);
 	assert_true(sq_config_override(cfg, "log", "x.log", "--log", err, sizeof(err)));
 	assert_false(sq_config_finish(cfg, err, sizeof(err)));
 	assert_string_equal(err, "t.conf: seed: missing, set it in the file or with --seed");
@@ -293,8 +283,9 @@ static const struct bad_case bad_cases[] = {
 	{ 9, "bandwidth = 64kbps", "t.conf:9: down.bandwidth: expected a rate like 64kbit" },
 	{ 9, "bandwidth = 0s:64kbit, 0s:32kbit", "t.conf:9: down.bandwidth: expected a rate" },
 	{ 9, "bandwidth = 1s:64kbit", "t.conf:9: down.bandwidth: expected a rate" },
-	{ 8, "mtu = 576", "t.conf:8: down.mtu: expected a size in bytes in [20B, 65535B] like 576B, got '576'" },
-	{ 8, "mtu = 70000B", "t.conf:8: down.mtu: expected a size in bytes in [20B, 65535B]" },
+	{ 8, "mtu = 576", "t.conf:8: down.mtu: expected a size in bytes in [68B, 65535B] like 576B (68B: the smallest IPv4 MTU), got '576'" },
+	{ 8, "mtu = 70000B", "t.conf:8: down.mtu: expected a size in bytes in [68B, 65535B]" },
+	{ 8, "mtu = 67B", "t.conf:8: down.mtu: expected a size in bytes in [68B, 65535B]" },
 	{ 10, "delay = 200", "t.conf:10: down.delay: expected a duration like 200ms (units us, ms, s), got '200'" },
 	{ 11, "send_buffer = 9.6kB", "t.conf:11: down.send_buffer: expected a size in bytes like 576B, got '9.6kB'" },
 	{ 1, "token = 0123", "t.conf:1: token: expected exactly 16 hex digits, got '0123'" },
@@ -307,7 +298,8 @@ static const struct bad_case bad_cases[] = {
 	{ 6, "bad = normal(1s)", "t.conf:6: channel.bad: expected fixed(D)" },
 	{ 0, "error_bad = 1.5", "t.conf:17: up.error_bad: expected a probability in [0, 1] like 0.63, got '1.5'" },
 	{ 0, "in_order = yes", "t.conf:17: up.in_order: expected 'true' or 'false', got 'yes'" },
-	{ 0, "arq_retransmissions = many", "t.conf:17: up.arq_retransmissions: expected a count in [0, 1000]" },
+	{ 0, "arq_retransmissions = many", "t.conf:17: up.arq_retransmissions: expected a count like 3 (a decimal integer), got 'many'" },
+	{ 0, "arq_retransmissions = 4294967296", "t.conf:17: up.arq_retransmissions: expected a count like 3" },
 	{ 0, "colour = blue", "t.conf:17: up.colour: unknown key" },
 	{ 0, "mtu = 576B", "t.conf:17: up.mtu: key appears twice" },
 	{ 0, "[down]", "t.conf:17: [down]: section appears twice" },
@@ -360,6 +352,25 @@ static void test_bad_inputs_name_line_and_key(void **state)
 	}
 }
 
+/* The smallest IPv4 MTU and the largest IP packet are both accepted. */
+static void test_mtu_bounds(void **state)
+{
+	(void)state;
+	const struct { int line; const char *text; uint32_t mtu; } cases[] = {
+		{ 8, "mtu = 68B", 68 }, { 8, "mtu = 65535B", 65535 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *text = edited_minimal(cases[i].line, cases[i].text);
+		struct sq_emu_config *cfg = new_config();
+		char err[512] = "";
+		if (!parse_text(cfg, text, err, sizeof(err)))
+			fail_msg("%s: %s", cases[i].text, err);
+		assert_int_equal(cfg->link.dir[SQ_DOWN].mtu, cases[i].mtu);
+		free_config(cfg);
+		free(text);
+	}
+}
+
 static void test_exponential_bounds(void **state)
 {
 	(void)state;
@@ -390,6 +401,7 @@ static const char *const ROUTER =
 	"[down.router]\n"
 	"scheduler = priority\n"
 	"default = BE\n"
+	"device_queue = 10\n"
 	"[down.router.filter.voip]\n"      /* names a class defined later */
 	"class = EF\n"
 	"dscp = EF, 34, CS1, AF11, VA, BE\n"
@@ -448,6 +460,7 @@ static void test_router_sections(void **state)
 	assert_int_equal(r->n_classes, 3);
 	assert_string_equal(r->classes[0].name, "EF");
 	assert_int_equal(r->default_class, 2);
+	assert_int_equal(r->device_queue, 10);
 	assert_int_equal(r->classes[0].discipline, SQ_QDISC_PFIFO);
 	assert_int_equal(r->classes[0].limit, 10);
 	assert_int_equal(r->classes[1].discipline, SQ_QDISC_BFIFO);
@@ -478,7 +491,9 @@ static void test_router_sections(void **state)
 	assert_true(u->classes[0].red.max_p == 0.25 && u->classes[0].red.w_q == 0.001953125);
 	assert_false(u->classes[0].red.ecn);
 	char *out = canonical_text(cfg);
-	assert_non_null(strstr(out, "down.router.scheduler = priority\ndown.router.default = BE\n"));
+	assert_non_null(strstr(out, "down.router.scheduler = priority\ndown.router.default = BE\n"
+				    "down.router.device_queue = 10\n"));
+	assert_non_null(strstr(out, "up.router.device_queue = 0\n"));   /* the default: none */
 	assert_non_null(strstr(out, "down.router.class.EF.discipline = pfifo\ndown.router.class.EF.limit = 10\n"));
 	assert_non_null(strstr(out, "down.router.class.BE.red.ecn = true\n"));
 	assert_non_null(strstr(out, "down.router.filter.voip.class = EF\ndown.router.filter.voip.dscp = 0, 8, 10, 34, 44, 46\n"));
@@ -529,6 +544,10 @@ static const struct bad_case router_cases[] = {
 	  "t.conf:18: down.router.filter.f.dport: expected a port 0-65535 or a range like 5000-5010, got '90-80'" },
 	{ 0, "[down.router.class.1x]\n", "t.conf:17: [down.router.class.1x]: expected a class name" },
 	{ 0, "[down.router.queue]\n", "t.conf:17: [down.router.queue]: unknown section, expected [down.router]" },
+	{ 0, "[down.router]\ndefault = EF\ndevice_queue = 65537\n",
+	  "t.conf:19: down.router.device_queue: expected a number of packets in [0, 65536] like 10 (0: no device queue), got '65537'" },
+	{ 0, "[down.router]\ndefault = EF\ndevice_queue = 10B\n",
+	  "t.conf:19: down.router.device_queue: expected a number of packets" },
 	{ 0, "[down.router.class.A]\nred.max_p = 0\n",
 	  "t.conf:18: down.router.class.A.red.max_p: expected a probability in (0, 1] like 0.1, got '0'" },
 };
@@ -574,6 +593,7 @@ int main(void)
 		cmocka_unit_test(test_overrides_and_required_process_keys),
 		cmocka_unit_test(test_trace),
 		cmocka_unit_test(test_bad_inputs_name_line_and_key),
+		cmocka_unit_test(test_mtu_bounds),
 		cmocka_unit_test(test_exponential_bounds),
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),

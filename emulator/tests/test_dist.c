@@ -110,17 +110,17 @@ static void check_names_the_field_and_the_problem(void **state)
 	(void)state;
 	char err[200];
 	struct sq_dist bad_uniform = { .kind = SQ_DIST_UNIFORM, .a = 5, .b = 3 };
-	assert_false(sq_dist_check(&bad_uniform, "channel.length[good]", err, sizeof err));
-	assert_string_equal(err, "channel.length[good]: uniform needs a <= b, got a 5 > b 3");
+	assert_false(sq_dist_check(&bad_uniform, "channel.good", err, sizeof err));
+	assert_string_equal(err, "channel.good: uniform needs a <= b, got a 5 > b 3");
 
 	struct sq_dist zero_fixed = { .kind = SQ_DIST_FIXED, .a = 0 };
-	assert_false(sq_dist_check(&zero_fixed, "channel.length[bad]", err, sizeof err));
-	assert_non_null(strstr(err, "channel.length[bad]: fixed length must be in [1, "));
+	assert_false(sq_dist_check(&zero_fixed, "channel.bad", err, sizeof err));
+	assert_non_null(strstr(err, "channel.bad: fixed length must be in [1, "));
 
 	struct sq_dist bad_trunc = { .kind = SQ_DIST_EXPONENTIAL, .a = 10, .truncated = true,
 				     .min = 20, .max = 5 };
-	assert_false(sq_dist_check(&bad_trunc, "channel.length[bad]", err, sizeof err));
-	assert_string_equal(err, "channel.length[bad]: truncated exponential needs min <= max, "
+	assert_false(sq_dist_check(&bad_trunc, "channel.bad", err, sizeof err));
+	assert_string_equal(err, "channel.bad: truncated exponential needs min <= max, "
 				 "got min 20 > max 5");
 
 	struct sq_dist ok = { .kind = SQ_DIST_EXPONENTIAL, .a = 10 };

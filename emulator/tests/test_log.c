@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config_file.h"
 #include "event_log.h"
 #include "lateness.h"
 #include "log_line.h"
@@ -139,16 +139,23 @@ static void test_negative_time_and_ipv6_identity(void **state)
 	assert_string_equal(line, "-9223372036854775807\tpeer\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\tx\n");
 }
 
+/* A new empty file for a writer test; its name in path. */
+static void temp_file(char path[static 32])
+{
+	strcpy(path, "/tmp/squall-test-writer-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
 static void test_log_writer_keeps_order_and_reports_failure(void **state)
 {
 	(void)state;
 	/* Many small writes and stdio flushes reach the file complete and in order. */
-	char path[] = "/tmp/squall-test-writer-XXXXXX";
-	int fd = mkstemp(path);
-	assert_true(fd >= 0);
-	close(fd);
+	char path[32];
+	temp_file(path);
 	char err[256];
-	FILE *f = sq_log_writer_open(path, err, sizeof(err));
+	FILE *f = sq_log_writer_open(path, NULL, err, sizeof(err));
 	assert_non_null(f);
 	for (int i = 0; i < 20000; i++) {
 		fprintf(f, "%d\n", i);
@@ -165,13 +172,65 @@ static void test_log_writer_keeps_order_and_reports_failure(void **state)
 	fclose(back);
 	unlink(path);
 	/* A disk that refuses the data makes the close fail: the log is known to be incomplete. */
-	f = sq_log_writer_open("/dev/full", err, sizeof(err));
+	f = sq_log_writer_open("/dev/full", NULL, err, sizeof(err));
 	assert_non_null(f);
 	fputs("x\n", f);
 	assert_int_not_equal(fclose(f), 0);
 	/* A path that cannot be created is named in the message. */
-	assert_null(sq_log_writer_open("/nonexistent-dir/emulator.log", err, sizeof(err)));
+	assert_null(sq_log_writer_open("/nonexistent-dir/emulator.log", NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "log /nonexistent-dir/emulator.log: cannot create: "));
+}
+
+static void test_log_writer_ring_wraps_and_counts(void **state)
+{
+	(void)state;
+	/* More than twice the ring, in writes of every size up to more than the ring
+	 * itself: the file holds exactly what was written, in order. */
+	char path[32];
+	temp_file(path);
+	char err[256];
+	struct sq_log_writer *w = NULL;
+	FILE *f = sq_log_writer_open(path, &w, err, sizeof(err));
+	assert_non_null(f);
+	assert_non_null(w);
+	setvbuf(f, NULL, _IONBF, 0);           /* every fwrite reaches the writer as it is */
+	size_t big = SQ_LOG_RING_BYTES + 12345, total = 0;
+	char *data = malloc(big);
+	assert_non_null(data);
+	uint32_t x = 1;
+	size_t sizes[] = { 1, 7, 4093, 65536, 1u << 20, SQ_LOG_RING_BYTES - 3, big, 99 };
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		for (size_t i = 0; i < sizes[s]; i++) {
+			x = x * 1103515245u + 12345u;
+			data[i] = (char)(x >> 16);
+		}
+		assert_int_equal(fwrite(data, 1, sizes[s], f), sizes[s]);
+		total += sizes[s];
+	}
+	struct sq_log_writer_stats st;
+	sq_log_writer_stats(w, &st);
+	assert_int_equal(st.ring_bytes, SQ_LOG_RING_BYTES);
+	assert_true(st.max_fill_bytes <= SQ_LOG_RING_BYTES);
+	assert_true(st.max_fill_bytes >= SQ_LOG_RING_BYTES - 3);
+	assert_int_equal(fclose(f), 0);
+	FILE *back = fopen(path, "rb");
+	assert_non_null(back);
+	x = 1;
+	size_t seen = 0;
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		assert_int_equal(fread(data, 1, sizes[s], back), sizes[s]);
+		for (size_t i = 0; i < sizes[s]; i++) {
+			x = x * 1103515245u + 12345u;
+			if (data[i] != (char)(x >> 16))
+				fail_msg("byte %zu differs", seen + i);
+		}
+		seen += sizes[s];
+	}
+	assert_int_equal(fgetc(back), EOF);
+	assert_int_equal(seen, total);
+	fclose(back);
+	free(data);
+	unlink(path);
 }
 
 static void test_lateness_quantiles(void **state)
@@ -245,6 +304,8 @@ static void test_file_layout(void **state)
 		"# start_realtime_us 1795312345678901\n# config listen = 0.0.0.0:5300\n";
 	assert_memory_equal(content, expected_start, strlen(expected_start));
 	assert_non_null(strstr(content, "# config down.bandwidth = 64000bit\n"));
+	assert_non_null(strstr(content, "# config token = <redacted>\n"));   /* never the token */
+	assert_null(strstr(content, "00000000000000aa"));
 	assert_non_null(strstr(content, "# columns time_us event dir pkt_id"));
 	assert_non_null(strstr(content, "\n-1000\tpeer\t-"));
 	assert_non_null(strstr(content, "\n-1\tpeer\t-"));   /* 1 ns before t = 0 is -1 µs */
@@ -270,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_cached_identity_gives_the_same_line),
 		cmocka_unit_test(test_negative_time_and_ipv6_identity),
 		cmocka_unit_test(test_log_writer_keeps_order_and_reports_failure),
+		cmocka_unit_test(test_log_writer_ring_wraps_and_counts),
 		cmocka_unit_test(test_lateness_quantiles),
 		cmocka_unit_test(test_file_layout),
 	};

@@ -322,24 +322,24 @@ static void config_errors_name_the_field_and_what_was_expected(void **state)
 
 	tl_defaults(&tl);
 	tl.cfg.dir[SQ_DOWN].error[SQ_BAD] = 1.5;
-	expect_refused(&tl, "down.error[bad]: 1.5 is outside [0, 1]");
+	expect_refused(&tl, "down.error_bad: 1.5 is outside [0, 1]");
 
 	tl_defaults(&tl);
 	const struct sq_rate_step steps[] = { { 0, 1000 }, { 10, 2000 }, { 10, 3000 } };
 	tl_set_rates(&tl, SQ_UP, 3, steps);
-	expect_refused(&tl, "up.rate[2]: steps must be in increasing time, got 10 us after 10 us");
+	expect_refused(&tl, "up.bandwidth[2]: steps must be in increasing time, got 10 us after 10 us");
 
 	tl_defaults(&tl);
 	tl.rate[SQ_DOWN][0].at_us = 5;
-	expect_refused(&tl, "down.rate[0]: the first step must start at 0 us, got 5");
+	expect_refused(&tl, "down.bandwidth[0]: the first step must start at 0 us, got 5");
 
 	tl_defaults(&tl);
 	tl.cfg.dir[SQ_UP].rate_len = 0;
-	expect_refused(&tl, "up.rate: at least one step is needed, got none");
+	expect_refused(&tl, "up.bandwidth: at least one step is needed, got none");
 
 	tl_defaults(&tl);
 	tl.cfg.channel.length[SQ_GOOD] = (struct sq_dist){ .kind = SQ_DIST_UNIFORM, .a = 7, .b = 3 };
-	expect_refused(&tl, "channel.length[good]: uniform needs a <= b, got a 7 > b 3");
+	expect_refused(&tl, "channel.good: uniform needs a <= b, got a 7 > b 3");
 
 	tl_defaults(&tl);
 	tl.cfg.dir[SQ_UP].delay = -1;
@@ -352,6 +352,10 @@ static void config_errors_name_the_field_and_what_was_expected(void **state)
 	tl_defaults(&tl);
 	tl.cfg.dir[SQ_DOWN].arq_retransmissions = 5000;
 	expect_refused(&tl, "down.arq_retransmissions: 5000 is more than the limit 1000");
+
+	tl_defaults(&tl);
+	tl.cfg.dir[SQ_UP].arq_retransmissions = 2;
+	expect_refused(&tl, "up.arq_delay: must be >= 1 us when arq_retransmissions > 0 (2), got 0 us");
 
 	/* The defaults themselves are fine. */
 	tl_defaults(&tl);

@@ -129,6 +129,23 @@ void rec_assert_ordered(const struct recorder *r)
 				 (long long)r->ev[i - 1].t);
 }
 
+int mf_setup(void **state)
+{
+	struct model_fixture *f = test_calloc(1, sizeof *f);
+	tl_defaults(&f->tl);
+	*state = f;
+	return 0;
+}
+
+int mf_teardown(void **state)
+{
+	struct model_fixture *f = *state;
+	sq_model_free(f->m);
+	rec_release(&f->rec);
+	test_free(f);
+	return 0;
+}
+
 uint64_t tl_send(struct sq_model *m, enum sq_dir dir, sq_time_us t, uint32_t ip_len)
 {
 	struct sq_pkt_meta meta = { .ip_len = ip_len, .proto = 17 };

@@ -53,6 +53,17 @@ long rec_first_difference(const struct recorder *a, const struct recorder *b);
 /* Fails the test unless times never decrease. */
 void rec_assert_ordered(const struct recorder *r);
 
+/* A test's link, its recorder and its model, with cmocka setup and teardown: the link
+ * gets tl_defaults, the test creates the model (tl_model), teardown frees it. */
+struct model_fixture {
+	struct test_link tl;
+	struct recorder rec;
+	struct sq_model *m;
+};
+
+int mf_setup(void **state);
+int mf_teardown(void **state);
+
 /* A packet of ip_len bytes arrives in dir at t; returns its id. */
 uint64_t tl_send(struct sq_model *m, enum sq_dir dir, sq_time_us t, uint32_t ip_len);
 

@@ -17,11 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "config_file.h"
 #include "sp.h"
 #include "test_pktinfo_packets.h"
 #include "wire.h"
@@ -46,6 +48,7 @@ struct emu {
 	pid_t pid;
 	struct sockaddr_in addr;
 	char log_path[64];
+	char control_path[64];
 };
 
 static int udp_socket(void)
@@ -73,10 +76,12 @@ static uint16_t free_port(void)
 static void start_emulator(struct emu *e, const char *link_text)
 {
 	snprintf(e->log_path, sizeof(e->log_path), "/tmp/squall-loopback-%d.log", (int)getpid());
+	snprintf(e->control_path, sizeof(e->control_path), "/tmp/squall-loopback-%d.sock", (int)getpid());
+	unlink(e->control_path);
 	uint16_t port = free_port();
 	char text[2048];
-	snprintf(text, sizeof(text), "listen = 127.0.0.1:%u\ntoken = 0123456789abcdef\nlog = %s\nseed = 1\n%s",
-		 port, e->log_path, link_text);
+	snprintf(text, sizeof(text), "listen = 127.0.0.1:%u\ntoken = 0123456789abcdef\nlog = %s\nseed = 1\n"
+		 "control = %s\n%s", port, e->log_path, e->control_path, link_text);
 	struct sq_emu_config *cfg = malloc(sizeof(*cfg));
 	sq_config_init(cfg);
 	char err[512];
@@ -113,6 +118,45 @@ static void send_msg(int fd, const struct emu *e, uint8_t type, uint8_t role, ui
 		memcpy(buf + SQ_WIRE_HEADER_LEN, payload, len);
 	assert_true(sendto(fd, buf, SQ_WIRE_HEADER_LEN + len, 0, (const struct sockaddr *)&e->addr,
 			   sizeof(e->addr)) > 0);
+}
+
+/* Connects to the emulator's control socket (retrying while it starts up); -1 if it never
+ * appears. */
+static int control_connect(const struct emu *e)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	strcpy(a.sun_path, e->control_path);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		assert_true(fd >= 0);
+		if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0) {
+			struct timeval tv = { .tv_sec = 3 };
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+			return fd;
+		}
+		close(fd);
+		usleep(20000);
+	}
+	return -1;
+}
+
+/* One command on the control socket; returns its answer line (without \n) in answer. */
+static void control(const struct emu *e, const char *command, char *answer, size_t cap)
+{
+	int fd = control_connect(e);
+	assert_true(fd >= 0);
+	char line[32];
+	int len = snprintf(line, sizeof(line), "%s\n", command);
+	assert_int_equal(send(fd, line, (size_t)len, 0), len);
+	size_t got = 0;
+	ssize_t n;
+	while (got + 1 < cap && (n = recv(fd, answer + got, cap - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	answer[got] = '\0';
+	char *nl = strchr(answer, '\n');
+	assert_non_null(nl);
+	*nl = '\0';
+	close(fd);
 }
 
 /* Receives until a message of type arrives (the SP's keepalives are skipped);
@@ -201,8 +245,11 @@ static void test_registration_delivery_and_stop(void **state)
 	(void)state;
 	struct emu e;
 	start_emulator(&e, LINK);
-	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	int router = udp_socket(), mobile = udp_socket(), stranger = udp_socket();
 	uint8_t pkt[1500], got[1500];
+	char state_line[96];
+	control(&e, "state", state_line, sizeof(state_line));   /* before the run: nothing, no time */
+	assert_string_equal(state_line, "state pending 0 last_us -1 now_us -1");
 	assert_int_equal(register_npa(router, &e, SQ_ROLE_ROUTER), 1500);   /* it receives up */
 	/* DATA before the run starts is dropped: the mobile NPA is not there yet. */
 	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 1, 100));
@@ -210,12 +257,26 @@ static void test_registration_delivery_and_stop(void **state)
 	assert_int_equal(register_npa(mobile, &e, SQ_ROLE_MOBILE), 576);    /* it receives down */
 	/* Rejected: wrong token, DATA from a port that did not register. */
 	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN + 1, pkt, (uint16_t)udp_packet(pkt, 2, 100));
-	send_msg(control, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 3, 100));
-	/* Two packets down, one up. */
+	send_msg(stranger, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 3, 100));
+	/* With the token, a second socket can neither take the mobile role from the live NPA
+	 * nor stop the run with a datagram: both are refused, unanswered, and counted. */
+	send_msg(stranger, &e, SQ_MSG_HELLO, SQ_ROLE_MOBILE, TOKEN, NULL, 0);
+	send_msg(stranger, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
+	struct timeval brief = { .tv_usec = 200000 };
+	setsockopt(stranger, SOL_SOCKET, SO_RCVTIMEO, &brief, sizeof(brief));
+	assert_true(recv(stranger, got, sizeof(got), 0) < 0);   /* no WELCOME, no BYE */
+	/* Two packets down (to the real mobile NPA), one up. */
 	size_t len = udp_packet(pkt, 10, 100);
 	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
 	assert_int_equal(receive(mobile, SQ_MSG_DATA, got, sizeof(got)), len);
 	assert_memory_equal(got, pkt, len);
+	/* STATE: the link is empty again, its last packet went out 212.5 ms after it came in. */
+	control(&e, "state", state_line, sizeof(state_line));
+	unsigned long pending;
+	long long last_us, now_us;
+	assert_int_equal(sscanf(state_line, "state pending %lu last_us %lld now_us %lld", &pending, &last_us, &now_us), 3);
+	assert_int_equal(pending, 0);
+	assert_true(last_us >= 212500 && now_us >= last_us);
 	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 11, 300));
 	assert_int_equal(receive(mobile, SQ_MSG_DATA, got, sizeof(got)), 300);
 	send_msg(mobile, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN, pkt, (uint16_t)udp_packet(pkt, 12, 100));
@@ -223,11 +284,13 @@ static void test_registration_delivery_and_stop(void **state)
 	/* KEEPALIVE is answered. */
 	send_msg(mobile, &e, SQ_MSG_KEEPALIVE, SQ_ROLE_MOBILE, TOKEN, NULL, 0);
 	receive(mobile, SQ_MSG_KEEPALIVE, got, sizeof(got));
-	/* STOP is acknowledged with BYE once the log is complete; the NPAs get BYE too. */
-	send_msg(control, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
-	receive(control, SQ_MSG_BYE, got, sizeof(got));
+	/* STOP on the control socket is answered once the log is complete; the NPAs get BYE. */
+	char answer[64];
+	control(&e, "stop", answer, sizeof(answer));
+	assert_string_equal(answer, "stopped");
 	receive(router, SQ_MSG_BYE, got, sizeof(got));
 	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	assert_int_equal(access(e.control_path, F_OK), -1);   /* the socket file is gone */
 	char *log = read_log(&e);
 	/* 100 B at 64 kbit/s = 12.5 ms + 200 ms; 300 B = 37.5 ms + 200 ms; up: 100 B at 32 kbit/s + 100 ms. */
 	assert_int_equal(event_time(log, "out", 1) - event_time(log, "in", 1), 212500);
@@ -240,13 +303,15 @@ static void test_registration_delivery_and_stop(void **state)
 	assert_non_null(strstr(log, " bad_token 1 "));
 	assert_non_null(strstr(log, " unknown_source 1 "));
 	assert_non_null(strstr(log, " prestart 1 "));
+	assert_non_null(strstr(log, " role_taken 1 udp_control 1\n"));
 	assert_non_null(strstr(log, "\n# end time_us "));
-	assert_non_null(strstr(log, " reason stop\n"));
+	assert_non_null(strstr(log, " reason stop by_pid "));
+	assert_non_null(strstr(log, "\n# control start 0 stop 1 refused 0 bad_command 0\n"));
 	assert_non_null(strstr(log, "\n# lateness_us n 3 "));
 	free(log);
 	close(router);
 	close(mobile);
-	close(control);
+	close(stranger);
 }
 
 static void test_start_command_and_lost_peer(void **state)
@@ -257,34 +322,31 @@ static void test_start_command_and_lost_peer(void **state)
 			   "[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
 			   "[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n"
 			   "[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n");
-	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	int router = udp_socket(), mobile = udp_socket(), stranger = udp_socket();
 	register_npa(router, &e, SQ_ROLE_ROUTER);
 	register_npa(mobile, &e, SQ_ROLE_MOBILE);
-	uint8_t first[8], second[8];
-	send_msg(control, &e, SQ_MSG_START, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
-	assert_int_equal(receive(control, SQ_MSG_STARTED, first, sizeof(first)), 8);
-	send_msg(control, &e, SQ_MSG_START, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
-	assert_int_equal(receive(control, SQ_MSG_STARTED, second, sizeof(second)), 8);
-	assert_memory_equal(first, second, 8);   /* a repeated START does not restart */
-	uint64_t t0 = 0;
-	for (int i = 0; i < 8; i++)
-		t0 = t0 << 8 | first[i];
+	char first[64], second[64];
+	control(&e, "start", first, sizeof(first));
+	control(&e, "start", second, sizeof(second));
+	assert_string_equal(first, second);   /* a repeated START does not restart */
+	unsigned long long t0 = 0;
+	assert_int_equal(sscanf(first, "started %llu", &t0), 1);
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	assert_true(t0 > 1000000000ULL * 1000000ULL && t0 <= (uint64_t)now.tv_sec * 1000000ULL + 1000000ULL);
+	assert_true(t0 > 1000000000ULL * 1000000ULL && t0 <= (unsigned long long)now.tv_sec * 1000000ULL + 1000000ULL);
 	/* Both NPAs fall silent: the first one found lost ends the run with exit code 3. */
 	assert_int_equal(wait_exit(&e), SQ_EXIT_PEER_LOST);
 	char *log = read_log(&e);
 	assert_true(strstr(log, "\tmobile lost\n") || strstr(log, "\trouter lost\n"));
 	assert_true(strstr(log, " reason mobile_lost\n") || strstr(log, " reason router_lost\n"));
 	char start_note[32];
-	snprintf(start_note, sizeof(start_note), "\t%llu\n", (unsigned long long)t0);
+	snprintf(start_note, sizeof(start_note), "\t%llu\n", t0);
 	assert_non_null(strstr(log, start_note));   /* the start line carries t = 0 */
 	assert_non_null(strstr(log, "\n-"));        /* registrations before t = 0 */
 	free(log);
 	close(router);
 	close(mobile);
-	close(control);
+	close(stranger);
 }
 
 static void test_sigterm_before_start(void **state)
@@ -303,10 +365,90 @@ static void test_sigterm_before_start(void **state)
 	char *log = read_log(&e);
 	assert_non_null(strstr(log, "# started no\n"));
 	assert_non_null(strstr(log, "\trouter up 127.0.0.1:"));
-	assert_non_null(strstr(log, " reason sigterm\n"));
+	char by[64];
+	snprintf(by, sizeof(by), " reason sigterm by_pid %d by_uid %u by_comm ", (int)getpid(), (unsigned)getuid());
+	assert_non_null(strstr(log, by));   /* who sent the signal */
 	assert_non_null(strstr(log, "\n# lateness_us n 0 "));
 	free(log);
 	close(router);
+}
+
+/* The control socket is 0600; a peer of another user (were the mode changed) and anything
+ * but start/stop are refused, answered with an error and counted. */
+static void test_control_socket_refuses_others_and_bad_commands(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, "[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+			   "[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n"
+			   "[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n");
+	char answer[96];
+	control(&e, "reboot", answer, sizeof(answer));
+	assert_string_equal(answer, "error unknown command (expected start, stop or state)");
+	struct stat st;
+	assert_int_equal(stat(e.control_path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	assert_int_equal(st.st_mode & 0777, 0600);
+	bool as_root = geteuid() == 0;
+	if (as_root) {
+		assert_int_equal(chmod(e.control_path, 0666), 0);
+		fflush(NULL);
+		pid_t child = fork();
+		assert_true(child >= 0);
+		if (child == 0) {
+			/* No cmocka asserts in the child: plain calls, the verdict as exit code. */
+			if (setgid(65534) != 0 || setuid(65534) != 0)
+				_exit(3);
+			struct sockaddr_un a = { .sun_family = AF_UNIX };
+			strcpy(a.sun_path, e.control_path);
+			int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+			if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+				_exit(4);
+			char refused[96] = "";
+			/* The emulator may answer and close before the command is sent: no SIGPIPE. */
+			ssize_t sent = send(fd, "stop\n", 5, MSG_NOSIGNAL);
+			(void)sent;
+			if (recv(fd, refused, sizeof(refused) - 1, 0) <= 0)
+				_exit(5);
+			_exit(strcmp(refused, "error not allowed\n") == 0 ? 0 : 6);
+		}
+		int status;
+		assert_int_equal(waitpid(child, &status, 0), child);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	control(&e, "stop", answer, sizeof(answer));
+	assert_string_equal(answer, "stopped");
+	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	char *log = read_log(&e);
+	char counts[96];
+	snprintf(counts, sizeof(counts), "\n# control start 0 stop 1 refused %d bad_command 1\n", as_root ? 1 : 0);
+	assert_non_null(strstr(log, counts));
+	free(log);
+}
+
+/* Without a control socket only autostart = peers could start the run: refused at start-up. */
+static void test_no_way_to_start_is_refused(void **state)
+{
+	(void)state;
+	static const char text[] = "listen = 127.0.0.1:0\ntoken = 0123456789abcdef\nlog = /dev/null\nseed = 1\n"
+		"[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+		"[down]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n"
+		"[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 9600B\n";
+	struct sq_emu_config *cfg = malloc(sizeof(*cfg));
+	sq_config_init(cfg);
+	char err[256];
+	assert_true(sq_config_parse(cfg, "c.conf", text, strlen(text), err, sizeof(err)));
+	fflush(NULL);
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(sq_sp_run(cfg));
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), SQ_EXIT_RUNTIME);
+	free(cfg);
 }
 
 static uint16_t ipv4_checksum(const uint8_t *h)
@@ -339,7 +481,7 @@ static void test_router_marks_ce(void **state)
 			   "[down.router.class.BE]\ndiscipline = red\nlimit = 30000B\nred.min = 1000B\n"
 			   "red.max = 4000B\nred.avpkt = 500B\nred.max_p = 1\nred.w_q = 0.5\nred.ecn = true\n"
 			   "[up]\nmtu = 1500B\nbandwidth = 64kbit\ndelay = 10ms\nsend_buffer = 1500B\n");
-	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	int router = udp_socket(), mobile = udp_socket(), stranger = udp_socket();
 	register_npa(router, &e, SQ_ROLE_ROUTER);
 	register_npa(mobile, &e, SQ_ROLE_MOBILE);
 	uint8_t pkt[600], got[600];
@@ -355,8 +497,9 @@ static void test_router_marks_ce(void **state)
 		assert_int_equal(ipv4_checksum(got), 0);
 		marked += (got[1] & 3) == 3;
 	}
-	send_msg(control, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
-	receive(control, SQ_MSG_BYE, got, sizeof(got));
+	char answer[64];
+	control(&e, "stop", answer, sizeof(answer));
+	assert_string_equal(answer, "stopped");
 	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
 	char *log = read_log(&e);
 	assert_true(marked > 0);
@@ -369,7 +512,7 @@ static void test_router_marks_ce(void **state)
 	free(log);
 	close(router);
 	close(mobile);
-	close(control);
+	close(stranger);
 }
 
 /* --- UDP GSO in, UDP GRO out ------------------------------------------------------- */
@@ -429,7 +572,7 @@ static void test_gso_batch_in_and_out(void **state)
 	(void)state;
 	struct emu e;
 	start_emulator(&e, UNLIMITED_LINK);
-	int router = udp_socket(), mobile = udp_socket(), control = udp_socket();
+	int router = udp_socket(), mobile = udp_socket(), stranger = udp_socket();
 	int on = 1;
 	if (setsockopt(mobile, SOL_UDP, UDP_GRO, &on, sizeof(on)) != 0)
 		skip();   /* a kernel without UDP GRO (before 5.0) */
@@ -454,8 +597,9 @@ static void test_gso_batch_in_and_out(void **state)
 		assert_int_equal(h.type, SQ_MSG_DATA);
 		assert_memory_equal(got + i * GSO_SEGMENT + SQ_WIRE_HEADER_LEN, sent[i] + SQ_WIRE_HEADER_LEN, GSO_IP_LEN);
 	}
-	send_msg(control, &e, SQ_MSG_STOP, SQ_ROLE_CONTROL, TOKEN, NULL, 0);
-	receive(control, SQ_MSG_BYE, got, sizeof(got));
+	char answer[64];
+	control(&e, "stop", answer, sizeof(answer));
+	assert_string_equal(answer, "stopped");
 	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
 	char *log = read_log(&e);
 	for (unsigned id = 1; id <= GSO_PACKETS; id++) {
@@ -467,7 +611,7 @@ static void test_gso_batch_in_and_out(void **state)
 	free(log);
 	close(router);
 	close(mobile);
-	close(control);
+	close(stranger);
 }
 
 int main(void)
@@ -476,6 +620,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_registration_delivery_and_stop, kill_leftover),
 		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
 		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),
+		cmocka_unit_test_teardown(test_control_socket_refuses_others_and_bad_commands, kill_leftover),
+		cmocka_unit_test(test_no_way_to_start_is_refused),
 		cmocka_unit_test_teardown(test_router_marks_ce, kill_leftover),
 		cmocka_unit_test_teardown(test_gso_batch_in_and_out, kill_leftover),
 	};

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host_port.h"
+#include "token_file.h"
 #include "value_parse.h"
 
 int npa_parse_duration(const char *text, int64_t *us, char *err, size_t errlen)
@@ -30,36 +31,13 @@ void npa_format_duration(int64_t us, char *buf, size_t len)
 		snprintf(buf, len, "%lld us", (long long)us);
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 int npa_parse_token(const char *text, uint64_t *token, char *err, size_t errlen)
 {
-	const char *p = text;
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	uint64_t v = 0;
-	size_t n = strlen(p);
-	bool ok = n == 16;
-	for (size_t i = 0; ok && i < n; i++) {
-		int d = hex_digit(p[i]);
-		ok = d >= 0;
-		v = v << 4 | (uint64_t)(d < 0 ? 0 : d);
-	}
-	if (!ok) {
+	if (!sq_token_parse(text, strlen(text), token)) {
 		snprintf(err, errlen, "'%s' is not a run token: expected exactly 16 hexadecimal "
 			 "digits, such as 0123456789abcdef", text);
 		return -1;
 	}
-	*token = v;
 	return 0;
 }
 

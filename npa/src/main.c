@@ -15,9 +15,19 @@
 #include "relay.h"
 #include "sp_link.h"
 #include "tun.h"
+#include "squall_version.h"
+#include "stop_signals.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
+
+/* SIGINT/SIGTERM through a signalfd (common/stop_signals.h); a closed stdout must not kill us
+ * before clean-up either. */
+static int ignore_sigpipe_and_take_stop_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return sq_stop_signals_fd();
+}
 
 struct npa {
 	struct npa_options opt;
@@ -32,18 +42,6 @@ struct npa {
 
 /* SIGINT/SIGTERM are taken through a signalfd so that they never interrupt
  * the set-up half-way: every exit path removes what was created. */
-static int open_signal_fd(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
-		return -1;
-	signal(SIGPIPE, SIG_IGN);  /* a closed stdout must not kill us before clean-up */
-	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-}
-
 static int report(struct npa *n, int code)
 {
 	fprintf(stderr, "squall-npa: %s\n", n->err);
@@ -142,6 +140,8 @@ static int run(struct npa *n)
 
 int main(int argc, char **argv)
 {
+	if (sq_version_asked(argc, argv, "squall-npa"))
+		return 0;
 	struct npa n = { .signal_fd = -1, .tun_fd = -1, .link = { .fd = -1 } };
 	if (npa_options_parse(argc, argv, &n.opt, n.err, sizeof(n.err)) != 0) {
 		fprintf(stderr, "squall-npa: %s\n", n.err);
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 		fputs(npa_usage, stdout);
 		return 0;
 	}
-	n.signal_fd = open_signal_fd();
+	n.signal_fd = ignore_sigpipe_and_take_stop_signals();
 	if (n.signal_fd < 0) {
 		perror("squall-npa: cannot set up signal handling");
 		return EXIT_RUNTIME;

@@ -4,10 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "token_file.h"
 #include "wire.h"
 
 const char npa_usage[] =
-	"usage: squall-npa --role router|mobile --emulator HOST:PORT --token HEX16\n"
+	"usage: squall-npa --role router|mobile --emulator HOST:PORT --token-file PATH\n"
 	"                  --address CIDR [--peer ADDR] [--dev NAME] [--mtu N]\n"
 	"                  [--route CIDR [via GW]]... [--keepalive DUR]\n"
 	"                  [--peer-timeout DUR] [--connect-timeout DUR] [--no-gso]\n"
@@ -18,7 +19,10 @@ const char npa_usage[] =
 	"  --role router|mobile   router: the emulation host's wireless interface (packets\n"
 	"                         go down the link); mobile: the mobile host's (they go up)\n"
 	"  --emulator HOST:PORT   the emulator's UDP address ([ADDR]:PORT for IPv6)\n"
-	"  --token HEX16          the run token, 16 hexadecimal digits\n"
+	"  --token-file PATH      read the run token (16 hexadecimal digits) from PATH; a\n"
+	"                         file must be 0600 (the caller may remove it once ready)\n"
+	"  --token HEX16          the run token on the command line (every local user can\n"
+	"                         read it in /proc/PID/cmdline: prefer --token-file)\n"
 	"  --dev NAME             TUN device name (default wl0)\n"
 	"  --address CIDR         the device's address, e.g. 198.18.2.1/24\n"
 	"  --peer ADDR            point-to-point peer address; the prefix length of\n"
@@ -147,6 +151,9 @@ static int parse_value_flag(struct parse_state *s, const char *flag, const char 
 	} else if (strcmp(flag, "--token") == 0) {
 		rc = npa_parse_token(v, &o->token, detail, sizeof(detail));
 		s->seen_token = rc == 0;
+	} else if (strcmp(flag, "--token-file") == 0) {
+		rc = sq_token_file_read(v, &o->token, detail, sizeof(detail)) ? 0 : -1;
+		s->seen_token = rc == 0;
 	} else if (strcmp(flag, "--address") == 0) {
 		rc = npa_prefix_parse(v, true, &o->address, detail, sizeof(detail));
 		s->seen_address = rc == 0;
@@ -191,7 +198,7 @@ static int check_consistency(struct parse_state *s, struct npa_options *o)
 {
 	const char *missing = !s->seen_role ? "--role router|mobile"
 		: !s->seen_emulator ? "--emulator HOST:PORT"
-		: !s->seen_token ? "--token HEX16"
+		: !s->seen_token ? "--token-file PATH (or --token HEX16)"
 		: !s->seen_address ? "--address CIDR" : NULL;
 	if (missing != NULL) {
 		snprintf(s->err, s->errlen, "missing %s (see --help)", missing);

@@ -6,8 +6,12 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../src/cli_values.h"
 #include "../src/options.h"
@@ -134,6 +138,32 @@ static void test_ipv6_endpoint_and_address(void **state)
 	assert_int_equal(o.routes[0].dst.prefixlen, 48);
 }
 
+/* The token from a 0600 file: what the runner passes, so that /proc/PID/cmdline shows none. */
+static void test_token_file(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/squall-npa-token-%d", (int)getpid());
+	unlink(path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "00000000000000aa\n", 17), 17);
+	struct npa_options o;
+	assert_int_equal(PARSE(&o, "squall-npa", "--role", "router", "--emulator", "127.0.0.1:5300",
+			       "--token-file", path, "--address", "198.19.10.1/32"), 0);
+	assert_int_equal(o.token, 0xaa);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	close(fd);
+	assert_int_equal(PARSE(&o, "squall-npa", "--role", "router", "--emulator", "127.0.0.1:5300",
+			       "--token-file", path, "--address", "198.19.10.1/32"), -1);
+	assert_non_null(strstr(err, "--token-file: the token file "));
+	assert_non_null(strstr(err, "(mode 0644): it must be 0600 or stricter"));
+	unlink(path);
+	assert_int_equal(PARSE(&o, "squall-npa", "--role", "router", "--emulator", "127.0.0.1:5300",
+			       "--token-file", path, "--address", "198.19.10.1/32"), -1);
+	assert_non_null(strstr(err, "--token-file: cannot open the token file "));
+}
+
 static void test_duration_formatting_for_messages(void **state)
 {
 	(void)state;
@@ -164,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_durations_with_units),
 		cmocka_unit_test(test_errors_name_the_flag),
 		cmocka_unit_test(test_ipv6_endpoint_and_address),
+		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_duration_formatting_for_messages),
 		cmocka_unit_test(test_help_stops_parsing),
 	};

@@ -32,17 +32,18 @@ static int parse_realtime_us(const char *text, int64_t *out)
 	return 0;
 }
 
-void monitor_print_usage(const char *prog)
+void monitor_print_usage(FILE *out, const char *prog)
 {
-	fprintf(stderr,
+	fprintf(out,
 		"usage: %s --dev DEVICE --output FILE [--interval 10ms] [--t0-realtime-us N] [--duration 60s]\n"
+		"       %s --help | --version\n"
 		"Samples backlog, drops, overlimits, requeues and ECN marks of every qdisc and class on\n"
 		"DEVICE (in the current network namespace) into a TSV file; see router-tc/README.md.\n"
 		"Prints \"ready\" on stdout once sampling; stops on SIGINT/SIGTERM or after --duration.\n",
-		prog);
+		prog, prog);
 }
 
-enum { OPT_DEV = 1, OPT_OUTPUT, OPT_INTERVAL, OPT_T0, OPT_DURATION, OPT_HELP };
+enum { OPT_DEV = 1, OPT_OUTPUT, OPT_INTERVAL, OPT_T0, OPT_DURATION, OPT_HELP, OPT_VERSION };
 
 static int apply_option(int code, const char *arg, struct monitor_options *opts, char *err, size_t err_len)
 {
@@ -86,6 +87,7 @@ int monitor_options_parse(int argc, char **argv, struct monitor_options *opts, c
 		{ "t0-realtime-us", required_argument, NULL, OPT_T0 },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "help", no_argument, NULL, OPT_HELP },
+		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 },
 	};
 	*opts = (struct monitor_options){ .interval_us = MONITOR_DEFAULT_INTERVAL_US };
@@ -94,7 +96,9 @@ int monitor_options_parse(int argc, char **argv, struct monitor_options *opts, c
 	int code;
 	while ((code = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
 		if (code == OPT_HELP)
-			return 1;
+			return MONITOR_ASKED_HELP;
+		if (code == OPT_VERSION)
+			return MONITOR_ASKED_VERSION;
 		if (code == '?' || code == ':') {
 			snprintf(err, err_len, "option \"%s\" is unknown or lacks its value; see --help", argv[optind - 1]);
 			return -1;

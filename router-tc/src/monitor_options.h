@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define MONITOR_DEFAULT_INTERVAL_US 10000
 
@@ -18,10 +19,14 @@ struct monitor_options {
 /* Parses "10ms", "1ms", "500us", "2s" (whole numbers only) into microseconds. */
 int parse_duration_us(const char *text, int64_t *out);
 
+enum { MONITOR_ASKED_HELP = 1, MONITOR_ASKED_VERSION = 2 };
+
 /* 0 on success; -1 with a message in err naming the option and what was expected.
- * 1 when --help was asked for (usage is printed by the caller). */
+ * MONITOR_ASKED_HELP / MONITOR_ASKED_VERSION when --help / --version was asked for (the
+ * caller prints the usage / the version). */
 int monitor_options_parse(int argc, char **argv, struct monitor_options *opts, char *err, size_t err_len);
 
-void monitor_print_usage(const char *prog);
+/* The usage text: on stdout for --help, on stderr after a mistake. */
+void monitor_print_usage(FILE *out, const char *prog);
 
 #endif

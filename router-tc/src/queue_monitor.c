@@ -14,7 +14,9 @@
 #include "monitor_options.h"
 #include "sample_row.h"
 #include "sample_timer.h"
+#include "squall_version.h"
 #include "tc_sampler.h"
+#include "stop_signals.h"
 
 #define FLUSH_EVERY_US 1000000
 
@@ -28,17 +30,6 @@ struct monitor {
 	uint64_t missed;
 	int64_t since_flush_us;
 };
-
-static int open_signal_fd(void)
-{
-	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) != 0)
-		return -1;
-	return signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-}
 
 static int take_sample(struct monitor *m)
 {
@@ -102,7 +93,7 @@ static int setup(struct monitor *m)
 		fprintf(stderr, "squall-queue-monitor: %s\n", err);
 		return -1;
 	}
-	m->signal_fd = open_signal_fd();
+	m->signal_fd = sq_stop_signals_fd();
 	if (m->signal_fd < 0) {
 		perror("squall-queue-monitor: blocking SIGINT/SIGTERM into a signalfd");
 		return -1;
@@ -145,10 +136,14 @@ int main(int argc, char **argv)
 	struct monitor m = { .signal_fd = -1, .timer = { .fd = -1 } };
 	char err[256];
 	int parsed = monitor_options_parse(argc, argv, &m.opts, err, sizeof err);
+	if (parsed == MONITOR_ASKED_VERSION) {
+		sq_print_version(stdout, "squall-queue-monitor");
+		return 0;
+	}
 	if (parsed != 0) {
 		if (parsed < 0)
 			fprintf(stderr, "squall-queue-monitor: %s\n", err);
-		monitor_print_usage(argv[0]);
+		monitor_print_usage(parsed < 0 ? stderr : stdout, "squall-queue-monitor");
 		return parsed < 0 ? 2 : 0;
 	}
 	int status = setup(&m);

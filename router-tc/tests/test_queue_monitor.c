@@ -82,7 +82,9 @@ static void test_options_errors_name_the_option(void **state)
 	assert_non_null(strstr(err, "\"extra\""));
 
 	const char *help[] = { "m", "--help" };
-	assert_int_equal(parse(&opts, err, 2, help), 1);
+	assert_int_equal(parse(&opts, err, 2, help), MONITOR_ASKED_HELP);
+	const char *version[] = { "m", "--version" };
+	assert_int_equal(parse(&opts, err, 2, version), MONITOR_ASKED_VERSION);
 }
 
 static void test_handles_in_tc_notation(void **state)

@@ -52,11 +52,11 @@ bool sq_channel_check(const struct sq_channel_config *cfg, char *err, size_t err
 {
 	if (cfg->trace)
 		return check_trace(cfg, err, errlen);
-	if (!check_state(cfg->initial_state, "channel.initial_state", err, errlen))
+	if (!check_state(cfg->initial_state, "channel.initial", err, errlen))
 		return false;
 	for (int s = 0; s < SQ_STATES; s++) {
 		char what[48];
-		snprintf(what, sizeof what, "channel.length[%s]", s == SQ_GOOD ? "good" : "bad");
+		snprintf(what, sizeof what, "channel.%s", s == SQ_GOOD ? "good" : "bad");
 		if (!sq_dist_check(&cfg->length[s], what, err, errlen))
 			return false;
 	}

@@ -3,7 +3,6 @@
 #include <stdio.h>
 
 #include "channel.h"
-#include "link_model.h"
 #include "rate_schedule.h"
 #include "router_check.h"
 
@@ -14,7 +13,7 @@ static bool check_error_probabilities(const struct sq_direction_config *d, const
 		double p = d->error[s];
 		/* Written so that NaN fails too. */
 		if (!(p >= 0.0 && p <= 1.0)) {
-			snprintf(err, errlen, "%s.error[%s]: %g is outside [0, 1]", dn,
+			snprintf(err, errlen, "%s.error_%s: %g is outside [0, 1]", dn,
 				 sq_state_name((enum sq_state)s), p);
 			return false;
 		}
@@ -28,6 +27,18 @@ static bool check_time(sq_time_us v, const char *dn, const char *field, char *er
 		return true;
 	snprintf(err, errlen, "%s.%s: %lld us is outside [0, %lld] us", dn, field, (long long)v,
 		 (long long)SQ_MAX_DELAY_US);
+	return false;
+}
+
+/* A retry at the instant of the attempt before it would see the same channel state: that is
+ * a smaller error probability, not ARQ. */
+static bool check_retry_delay(const struct sq_direction_config *d, const char *dn, char *err,
+			      size_t errlen)
+{
+	if (d->arq_retransmissions == 0 || d->arq_delay >= 1)
+		return true;
+	snprintf(err, errlen, "%s.arq_delay: must be >= 1 us when arq_retransmissions > 0 (%u), got %lld us",
+		 dn, d->arq_retransmissions, (long long)d->arq_delay);
 	return false;
 }
 
@@ -47,6 +58,7 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 	       check_error_probabilities(d, dn, err, errlen) &&
 	       check_time(d->delay, dn, "delay", err, errlen) &&
 	       check_time(d->arq_delay, dn, "arq_delay", err, errlen) &&
+	       check_retry_delay(d, dn, err, errlen) &&
 	       sq_router_check(d, dn, err, errlen);
 }
 

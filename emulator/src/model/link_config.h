@@ -1,7 +1,7 @@
 /* Link configuration: the plain data the link model is built from.
  *
  * All times are integer microseconds, rates bit/s, sizes bytes. The config file
- * parser (emulator/src/config_file.c) fills this; unit tests fill it directly.
+ * parser (emulator/src/config/config_file.c) fills this; unit tests fill it directly.
  */
 #ifndef SQ_LINK_CONFIG_H
 #define SQ_LINK_CONFIG_H
@@ -19,6 +19,9 @@ enum sq_dir { SQ_DOWN = 0, SQ_UP = 1 };   /* down = towards the mobile host */
 
 enum sq_state { SQ_GOOD = 0, SQ_BAD = 1 };
 #define SQ_STATES 2
+
+const char *sq_dir_name(enum sq_dir dir);             /* "down", "up" */
+const char *sq_state_name(enum sq_state state);       /* "good", "bad" */
 
 enum sq_dist_kind {
 	SQ_DIST_FIXED,        /* a */
@@ -61,6 +64,7 @@ struct sq_rate_step {
 #define SQ_ROUTER_MAX_FILTERS 32
 #define SQ_ROUTER_NAME_MAX 32          /* class and filter names, NUL included */
 #define SQ_ROUTER_NO_CLASS 255         /* sq_event.router_class when not classified */
+#define SQ_ROUTER_MAX_DEVICE_QUEUE 65536   /* packets */
 
 enum sq_router_scheduler {
 	SQ_ROUTER_PRIORITY = 0,   /* strict priority, lower number first */
@@ -113,6 +117,9 @@ struct sq_router_config {
 	size_t default_class;
 	struct sq_router_filter filters[SQ_ROUTER_MAX_FILTERS];
 	size_t n_filters;
+	uint32_t device_queue;           /* packets between the class queues and the send buffer
+					  * (a device's queue, like the 2.4 tun read queue); 0: none,
+					  * the class queues feed the send buffer directly */
 };
 
 struct sq_direction_config {

@@ -3,6 +3,7 @@
 #include "link_model.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,19 +247,19 @@ static void on_tx_start(struct sq_model *m, struct sq_direction *d)
 
 /* ---- the router stage ---------------------------------------------------------------- */
 
-/* Moves packets from the class queues into the send buffer while the packet the
- * scheduler chooses fits; the send buffer is the router's device queue. */
+/* Moves packets from the router stage (its device queue, or the class the scheduler
+ * chooses) into the send buffer while the next one fits. */
 static void pump_router(struct sq_model *m, struct sq_direction *d)
 {
-	size_t cls;
-	while (sq_router_select(&d->router, &cls)) {
-		if ((uint64_t)d->sbuf + sq_router_head(&d->router, cls)->ip_len > d->cfg.send_buffer)
+	const struct sq_router_pkt *next;
+	while ((next = sq_router_next(&d->router, m->now)) != NULL) {
+		if ((uint64_t)d->sbuf + next->ip_len > d->cfg.send_buffer)
 			return;
-		struct sq_router_pkt rp = sq_router_dequeue(&d->router, cls, m->now);
+		struct sq_router_pkt rp = sq_router_take(&d->router, m->now);
 		struct sq_pkt p = { .id = rp.id, .user = rp.user, .ip_len = rp.ip_len };
 		sq_ring_push(&d->ring, &p);
 		d->sbuf += p.ip_len;
-		emit_classed(m, d, SQ_EV_ENQUEUE, &p, 0, cls);
+		emit_classed(m, d, SQ_EV_ENQUEUE, &p, 0, rp.cls);
 	}
 }
 
@@ -352,13 +353,13 @@ static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d, size
 {
 	/* Packets waiting in the router stage enter the ring later, without a
 	 * chance to fail then: their room is reserved now. */
-	if (!sq_ring_reserve(&d->ring, d->router.queued + 1))
+	if (!sq_ring_reserve(&d->ring, sq_router_held(&d->router) + 1))
 		return false;
 	if (d->cfg.router.enabled && !sq_router_reserve(&d->router, cls))
 		return false;
 	size_t live = 0;
 	for (int i = 0; i < SQ_DIRS; i++)
-		live += sq_ring_count(&m->dir[i].ring) + m->dir[i].router.queued;
+		live += sq_ring_count(&m->dir[i].ring) + sq_router_held(&m->dir[i].router);
 	/* Per packet one RECV or RETRY, plus per direction one TX_END and one TX_START. */
 	return sq_heap_reserve(&m->heap, live + 1 + 2 * SQ_DIRS);
 }
@@ -402,7 +403,7 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	d->cfg = *c;
 	d->rate = malloc(c->rate_len * sizeof *d->rate);
 	if (!d->rate) {
-		snprintf(err, errlen, "%s.rate: out of memory copying %zu steps", sq_dir_name(dir),
+		snprintf(err, errlen, "%s.bandwidth: out of memory copying %zu steps", sq_dir_name(dir),
 			 c->rate_len);
 		return false;
 	}
@@ -411,9 +412,13 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	sq_ring_init(&d->ring);
 	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
 		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
-	if (c->router.enabled)
-		sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
-			       dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP);
+	if (c->router.enabled &&
+	    !sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
+			    dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP)) {
+		snprintf(err, errlen, "%s.router.device_queue: out of memory for %" PRIu32 " packets",
+			 sq_dir_name(dir), c->router.device_queue);
+		return false;
+	}
 	return true;
 }
 
@@ -475,6 +480,16 @@ uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event
 	return m->dir[dir].counts[type];
 }
 
+bool sq_model_device_queue(const struct sq_model *m, enum sq_dir dir, uint64_t *pkts,
+			   uint64_t *bytes)
+{
+	if ((unsigned)dir >= SQ_DIRS || !m->dir[dir].cfg.router.enabled)
+		return false;
+	*pkts = m->dir[dir].router.device.count;
+	*bytes = m->dir[dir].router.device.bytes;
+	return true;
+}
+
 bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls,
 			   struct sq_router_class_stats *out)
 {
@@ -509,14 +524,4 @@ const char *sq_event_name(enum sq_event_type type)
 		[SQ_EV_RESUME] = "resume",     [SQ_EV_STATE] = "state",
 	};
 	return (unsigned)type < SQ_EV_TYPES ? names[type] : "?";
-}
-
-const char *sq_dir_name(enum sq_dir dir)
-{
-	return dir == SQ_DOWN ? "down" : dir == SQ_UP ? "up" : "?";
-}
-
-const char *sq_state_name(enum sq_state state)
-{
-	return state == SQ_GOOD ? "good" : state == SQ_BAD ? "bad" : "?";
 }

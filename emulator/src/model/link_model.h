@@ -18,6 +18,8 @@
 #define SQ_LINK_MODEL_H
 
 #include "link_config.h"
+#include "pkt_meta.h"
+#include "router_stats.h"
 
 enum sq_event_type {
 	SQ_EV_IN,          /* packet entered the link */
@@ -35,15 +37,6 @@ enum sq_event_type {
 	SQ_EV_RESUME,      /* transmitter resumed after a stall */
 	SQ_EV_STATE,       /* channel state changed */
 	SQ_EV_TYPES
-};
-
-/* What the model needs to know of a packet (the process parses the IP header). */
-struct sq_pkt_meta {
-	uint32_t ip_len;
-	uint8_t dscp;      /* for the router stage */
-	uint8_t ecn;       /* the IP ECN field, 0..3 */
-	uint8_t proto;
-	uint16_t sport, dport;
 };
 
 struct sq_event {
@@ -91,25 +84,16 @@ uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event
 /* Packets the model still holds (queued, in flight, in ARQ, in the receive buffer). */
 size_t sq_model_pending(const struct sq_model *m);
 
-/* One class of a direction's router stage (LINK_MODEL.md "The router stage"). */
-struct sq_router_class_stats {
-	uint64_t arrivals;       /* packets classified into the class (after the MTU check) */
-	uint64_t enqueued;       /* moved on into the send buffer */
-	uint64_t drops;          /* drop_router: tail_drops + red_drops */
-	uint64_t tail_drops;     /* at the class's limit */
-	uint64_t red_drops;      /* RED's early or forced drops */
-	uint64_t marks;          /* ecn_mark */
-	uint64_t backlog_pkts;   /* waiting in the class queue now */
-	uint64_t backlog_bytes;
-	double red_avg;          /* RED's average queue in bytes (0 for pfifo/bfifo) */
-};
-
-/* false if dir has no router stage or cls is not one of its classes. */
+/* One class of a direction's router stage (LINK_MODEL.md "The router stage"):
+ * false if dir has no router stage or cls is not one of its classes. */
 bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls,
 			   struct sq_router_class_stats *out);
 
+/* The device queue of a direction's router stage (LINK_MODEL.md "The device queue"):
+ * packets and bytes in it now; false if dir has no router stage. */
+bool sq_model_device_queue(const struct sq_model *m, enum sq_dir dir, uint64_t *pkts,
+			   uint64_t *bytes);
+
 const char *sq_event_name(enum sq_event_type type);   /* "in", "drop_sbuf", ... */
-const char *sq_dir_name(enum sq_dir dir);             /* "down", "up" */
-const char *sq_state_name(enum sq_state state);       /* "good", "bad" */
 
 #endif

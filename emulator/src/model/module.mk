@@ -1,5 +1,7 @@
 # The link model: pure C, no I/O. The emulator program links $(MODEL_SRCS).
-MODEL_SRCS := $(addprefix emulator/src/model/,rng.c dist.c channel.c rate_schedule.c \
+# It includes nothing but its own headers (and the C library's).
+emulator/src/model_CFLAGS :=
+MODEL_SRCS := $(addprefix emulator/src/model/,link_config.c rng.c dist.c channel.c rate_schedule.c \
 	link_check.c action_heap.c pkt_ring.c link_model.c \
 	router_red.c router_queue.c router.c router_check.c)
 
@@ -19,8 +21,10 @@ test_model_reference_SRCS = emulator/tests/test_model_reference.c emulator/tests
 test_model_reference_LIBS = -lcmocka -lm
 
 # The router stage (LINK_MODEL.md "The router stage").
-UNIT_TESTS += test_router_red test_router
+UNIT_TESTS += test_router_red test_router test_router_device
 test_router_red_SRCS = emulator/tests/test_router_red.c $(MODEL_SRCS)
 test_router_red_LIBS = -lcmocka -lm
 test_router_SRCS = emulator/tests/test_router.c emulator/tests/test_model_support.c $(MODEL_SRCS)
 test_router_LIBS = -lcmocka -lm
+test_router_device_SRCS = emulator/tests/test_router_device.c emulator/tests/test_model_support.c $(MODEL_SRCS)
+test_router_device_LIBS = -lcmocka -lm

@@ -8,18 +8,18 @@ bool sq_rate_check(const struct sq_rate_step *steps, size_t n, const char *dir_n
 		   size_t errlen)
 {
 	if (!steps || n == 0) {
-		snprintf(err, errlen, "%s.rate: at least one step is needed, got none", dir_name);
+		snprintf(err, errlen, "%s.bandwidth: at least one step is needed, got none", dir_name);
 		return false;
 	}
 	if (steps[0].at_us != 0) {
-		snprintf(err, errlen, "%s.rate[0]: the first step must start at 0 us, got %lld",
+		snprintf(err, errlen, "%s.bandwidth[0]: the first step must start at 0 us, got %lld",
 			 dir_name, (long long)steps[0].at_us);
 		return false;
 	}
 	for (size_t i = 1; i < n; i++) {
 		if (steps[i].at_us <= steps[i - 1].at_us) {
 			snprintf(err, errlen,
-				 "%s.rate[%zu]: steps must be in increasing time, got %lld us after %lld us",
+				 "%s.bandwidth[%zu]: steps must be in increasing time, got %lld us after %lld us",
 				 dir_name, i, (long long)steps[i].at_us, (long long)steps[i - 1].at_us);
 			return false;
 		}

@@ -1,5 +1,6 @@
 #include "router.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ static void set_quanta(struct sq_router *r, uint32_t mtu)
 	}
 }
 
-void sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
+bool sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
 		    uint64_t seed, uint32_t replication, uint32_t stream)
 {
 	memset(r, 0, sizeof *r);
@@ -30,15 +31,19 @@ void sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uin
 		sq_rqueue_init(&r->cls[i].queue);
 		sq_red_init(&r->cls[i].red);
 	}
+	sq_rqueue_init(&r->device);
 	if (cfg->scheduler == SQ_ROUTER_WEIGHTED)
 		set_quanta(r, mtu);
 	sq_rng_init(&r->rng, seed, replication, stream);
+	/* The device queue's whole room now: it fills while packets move on, which must not fail. */
+	return cfg->device_queue == 0 || sq_rqueue_reserve_total(&r->device, cfg->device_queue);
 }
 
 void sq_router_release(struct sq_router *r)
 {
 	for (size_t i = 0; i < r->cfg.n_classes; i++)
 		sq_rqueue_release(&r->cls[i].queue);
+	sq_rqueue_release(&r->device);
 }
 
 /* ---- classification ----------------------------------------------------------------- */
@@ -141,7 +146,7 @@ static void drr_append(struct sq_router *r, size_t cls)
 
 void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len)
 {
-	struct sq_router_pkt p = { .id = id, .user = user, .ip_len = ip_len,
+	struct sq_router_pkt p = { .id = id, .user = user, .ip_len = ip_len, .cls = (uint8_t)cls,
 				   .order = r->next_order++ };
 	struct sq_router_class_state *st = &r->cls[cls];
 	sq_rqueue_push(&st->queue, &p);
@@ -153,6 +158,11 @@ void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user,
 /* ---- scheduling --------------------------------------------------------------------- */
 
 /* Lowest priority number first; among equal priorities the earliest arrival. */
+static const struct sq_router_pkt *class_head(const struct sq_router *r, size_t cls)
+{
+	return sq_rqueue_head(&r->cls[cls].queue);
+}
+
 static bool select_priority(const struct sq_router *r, size_t *cls)
 {
 	bool found = false;
@@ -161,7 +171,7 @@ static bool select_priority(const struct sq_router *r, size_t *cls)
 			continue;
 		if (found) {
 			uint8_t pi = r->cfg.classes[i].priority, pb = r->cfg.classes[*cls].priority;
-			if (pi > pb || (pi == pb && sq_router_head(r, i)->order > sq_router_head(r, *cls)->order))
+			if (pi > pb || (pi == pb && class_head(r, i)->order > class_head(r, *cls)->order))
 				continue;
 		}
 		*cls = i;
@@ -182,7 +192,7 @@ static bool select_weighted(struct sq_router *r, size_t *cls)
 			st->deficit += st->quantum;
 			st->turn_started = true;
 		}
-		if (sq_router_head(r, c)->ip_len <= st->deficit) {
+		if (class_head(r, c)->ip_len <= st->deficit) {
 			*cls = c;
 			return true;
 		}
@@ -193,7 +203,9 @@ static bool select_weighted(struct sq_router *r, size_t *cls)
 	return false;
 }
 
-bool sq_router_select(struct sq_router *r, size_t *cls)
+/* The class served next, or false if every class queue is empty. Calling it again
+ * without a dequeue gives the same class. */
+static bool select_class(struct sq_router *r, size_t *cls)
 {
 	if (r->queued == 0)
 		return false;
@@ -211,7 +223,8 @@ static void drr_retire_head(struct sq_router *r, struct sq_router_class_state *s
 	r->active_len--;
 }
 
-struct sq_router_pkt sq_router_dequeue(struct sq_router *r, size_t cls, sq_time_us now)
+/* Removes the head of the selected class cls at now. */
+static struct sq_router_pkt dequeue_class(struct sq_router *r, size_t cls, sq_time_us now)
 {
 	struct sq_router_class_state *st = &r->cls[cls];
 	struct sq_router_pkt p = sq_rqueue_pop(&st->queue);
@@ -225,4 +238,37 @@ struct sq_router_pkt sq_router_dequeue(struct sq_router *r, size_t cls, sq_time_
 	if (st->queue.count == 0)
 		sq_red_start_idle(&st->red, now);
 	return p;
+}
+
+/* ---- the device queue ---------------------------------------------------------------- */
+
+/* Moves packets from the class queues into the device queue while it has room. */
+static void fill_device(struct sq_router *r, sq_time_us now)
+{
+	size_t cls;
+	while (r->device.count < r->cfg.device_queue && select_class(r, &cls)) {
+		struct sq_router_pkt p = dequeue_class(r, cls, now);
+		sq_rqueue_push(&r->device, &p);   /* its whole room was reserved at init */
+	}
+}
+
+const struct sq_router_pkt *sq_router_next(struct sq_router *r, sq_time_us now)
+{
+	if (r->cfg.device_queue > 0) {
+		fill_device(r, now);
+		return r->device.count ? sq_rqueue_head(&r->device) : NULL;
+	}
+	size_t cls;
+	return select_class(r, &cls) ? class_head(r, cls) : NULL;
+}
+
+struct sq_router_pkt sq_router_take(struct sq_router *r, sq_time_us now)
+{
+	if (r->cfg.device_queue > 0)
+		return sq_rqueue_pop(&r->device);
+	size_t cls;
+	bool found = select_class(r, &cls);
+	assert(found && "sq_router_take without a packet from sq_router_next");
+	(void)found;
+	return dequeue_class(r, cls, now);
 }

@@ -1,6 +1,7 @@
 /* The router stage of one direction: classification, the class queues with
- * their disciplines (pfifo, bfifo, RED) and the scheduler (strict priority or
- * deficit round robin) that moves packets on into the send buffer.
+ * their disciplines (pfifo, bfifo, RED), the scheduler (strict priority or
+ * deficit round robin) and the optional device queue, from which packets move
+ * on into the send buffer.
  * Semantics: LINK_MODEL.md "The router stage". No I/O, no global state. */
 #ifndef SQ_ROUTER_H
 #define SQ_ROUTER_H
@@ -10,10 +11,11 @@
 #include <stdint.h>
 
 #include "link_config.h"
-#include "link_model.h"
+#include "pkt_meta.h"
 #include "rng.h"
 #include "router_queue.h"
 #include "router_red.h"
+#include "router_stats.h"
 
 /* RED's random streams (LINK_MODEL.md "Random numbers"; 0-2 are in rng.h). */
 enum { SQ_STREAM_ROUTER_DOWN = 3, SQ_STREAM_ROUTER_UP = 4 };
@@ -42,11 +44,13 @@ struct sq_router {
 	struct sq_rng rng;                      /* RED's draws */
 	uint64_t next_order;
 	size_t queued;                          /* packets in all class queues */
+	struct sq_router_queue device;          /* the device queue (cfg.device_queue > 0) */
 };
 
 /* cfg must have passed sq_router_check; mtu is the direction's (the smallest
- * DRR quantum); stream is the RED stream id of the direction. */
-void sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
+ * DRR quantum); stream is the RED stream id of the direction. False if the
+ * device queue's memory could not be had (then release it). */
+bool sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
 		    uint64_t seed, uint32_t replication, uint32_t stream);
 void sq_router_release(struct sq_router *r);
 
@@ -66,16 +70,20 @@ enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
 /* Appends an admitted packet to class cls (room reserved). */
 void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len);
 
-/* The class the scheduler serves next, or false if every queue is empty. Calling
- * it again without a dequeue gives the same class. */
-bool sq_router_select(struct sq_router *r, size_t *cls);
+/* The packet that moves into the send buffer next, or NULL if the stage holds none.
+ * With a device queue, first moves packets from the class queues (in the scheduler's
+ * order, at now) into the device queue while it holds fewer than cfg.device_queue;
+ * the answer is then the device queue's head. Without one, the head of the class the
+ * scheduler serves next. Calling it again without sq_router_take gives the same packet. */
+const struct sq_router_pkt *sq_router_next(struct sq_router *r, sq_time_us now);
 
-static inline const struct sq_router_pkt *sq_router_head(const struct sq_router *r, size_t cls)
+/* Removes the packet sq_router_next returned (it goes into the send buffer at now). */
+struct sq_router_pkt sq_router_take(struct sq_router *r, sq_time_us now);
+
+/* Packets the stage holds: in the class queues and in the device queue. */
+static inline size_t sq_router_held(const struct sq_router *r)
 {
-	return sq_rqueue_head(&r->cls[cls].queue);
+	return r->queued + r->device.count;
 }
-
-/* Removes the head of the selected class cls at now (it goes to the send buffer). */
-struct sq_router_pkt sq_router_dequeue(struct sq_router *r, size_t cls, sq_time_us now);
 
 #endif

@@ -1,14 +1,16 @@
 #include "router_check.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-/* "down.router.class[EF]" or, for an unnamed class, "down.router.class[2]". */
+/* "down.router.class.EF" (the configuration file's section) or, for an unnamed class,
+ * "down.router.class[2]". */
 static void class_path(char *out, size_t n, const char *dn, const struct sq_router_class *c,
 		       size_t i)
 {
 	if (c->name[0])
-		snprintf(out, n, "%s.router.class[%.*s]", dn, SQ_ROUTER_NAME_MAX, c->name);
+		snprintf(out, n, "%s.router.class.%.*s", dn, SQ_ROUTER_NAME_MAX, c->name);
 	else
 		snprintf(out, n, "%s.router.class[%zu]", dn, i);
 }
@@ -17,7 +19,7 @@ static void filter_path(char *out, size_t n, const char *dn, const struct sq_rou
 			size_t i)
 {
 	if (f->name[0])
-		snprintf(out, n, "%s.router.filter[%.*s]", dn, SQ_ROUTER_NAME_MAX, f->name);
+		snprintf(out, n, "%s.router.filter.%.*s", dn, SQ_ROUTER_NAME_MAX, f->name);
 	else
 		snprintf(out, n, "%s.router.filter[%zu]", dn, i);
 }
@@ -128,6 +130,11 @@ static bool check_shape(const struct sq_router_config *rc, const char *dn, char 
 	if (rc->n_filters > SQ_ROUTER_MAX_FILTERS) {
 		snprintf(err, errlen, "%s.router.filters: %zu filters, at most %d", dn, rc->n_filters,
 			 SQ_ROUTER_MAX_FILTERS);
+		return false;
+	}
+	if (rc->device_queue > SQ_ROUTER_MAX_DEVICE_QUEUE) {
+		snprintf(err, errlen, "%s.router.device_queue: %" PRIu32 " packets is more than the limit %d",
+			 dn, rc->device_queue, SQ_ROUTER_MAX_DEVICE_QUEUE);
 		return false;
 	}
 	return true;

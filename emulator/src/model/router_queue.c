@@ -15,11 +15,8 @@ void sq_rqueue_release(struct sq_router_queue *q)
 	sq_rqueue_init(q);
 }
 
-bool sq_rqueue_reserve(struct sq_router_queue *q)
+static bool grow(struct sq_router_queue *q, size_t cap)
 {
-	if (q->count < q->cap)
-		return true;
-	size_t cap = q->cap ? 2 * q->cap : 16;
 	struct sq_router_pkt *slots = malloc(cap * sizeof *slots);
 	if (!slots)
 		return false;
@@ -30,6 +27,21 @@ bool sq_rqueue_reserve(struct sq_router_queue *q)
 	q->cap = cap;
 	q->head = 0;
 	return true;
+}
+
+bool sq_rqueue_reserve(struct sq_router_queue *q)
+{
+	if (q->count < q->cap)
+		return true;
+	return grow(q, q->cap ? 2 * q->cap : 16);
+}
+
+bool sq_rqueue_reserve_total(struct sq_router_queue *q, size_t n)
+{
+	size_t cap = q->cap ? q->cap : 16;
+	while (cap < n)
+		cap *= 2;
+	return cap == q->cap || grow(q, cap);
 }
 
 void sq_rqueue_push(struct sq_router_queue *q, const struct sq_router_pkt *p)

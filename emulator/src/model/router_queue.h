@@ -11,6 +11,7 @@ struct sq_router_pkt {
 	uint64_t id;        /* the model's packet id */
 	void *user;
 	uint32_t ip_len;
+	uint8_t cls;        /* the class index */
 	uint64_t order;     /* arrival order within the direction's router */
 };
 
@@ -25,6 +26,8 @@ void sq_rqueue_init(struct sq_router_queue *q);
 void sq_rqueue_release(struct sq_router_queue *q);
 /* Room for one more packet; false if the memory could not be had. */
 bool sq_rqueue_reserve(struct sq_router_queue *q);
+/* Room for n packets in all (a queue of fixed size); false if the memory could not be had. */
+bool sq_rqueue_reserve_total(struct sq_router_queue *q, size_t n);
 /* Appends (room must have been reserved). */
 void sq_rqueue_push(struct sq_router_queue *q, const struct sq_router_pkt *p);
 /* Requires count > 0. */

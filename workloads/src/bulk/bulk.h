@@ -21,6 +21,7 @@ struct bulk_recv_config {
     struct sockaddr_storage local;
     socklen_t local_len;
     uint64_t connections;
+    bool delayed_acks; /* TCP_QUICKACK = 0 on each connection and after every read */
     struct wl_common_options common;
 };
 

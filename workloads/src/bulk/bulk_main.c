@@ -9,20 +9,25 @@
 static const char usage[] =
     "usage: squall-bulk send --connect ADDR:PORT [--count 90] [--length 2096] [--nodelay]\n"
     "                        [--start-offset DUR] [--tos N] [--log FILE]\n"
-    "       squall-bulk recv --listen ADDR:PORT [--connections 1] [--tos N] [--log FILE]\n";
+    "       squall-bulk recv --listen ADDR:PORT [--connections 1] [--delayed-acks]\n"
+    "                        [--tos N] [--log FILE]\n"
+    "       squall-bulk --help | --version\n";
 
 static const struct option send_options[] = {
     {"connect", required_argument, NULL, 0}, {"count", required_argument, NULL, 0},
     {"length", required_argument, NULL, 0},  {"nodelay", no_argument, NULL, 0},
     {"start-offset", required_argument, NULL, 0}, {"tos", required_argument, NULL, 0},
-    {"log", required_argument, NULL, 0},     {NULL, 0, NULL, 0},
+    {"log", required_argument, NULL, 0},     WL_INFO_OPTIONS, {NULL, 0, NULL, 0},
 };
 
 static const struct option recv_options[] = {
     {"listen", required_argument, NULL, 0}, {"connections", required_argument, NULL, 0},
+    {"delayed-acks", no_argument, NULL, 0},
     {"start-offset", required_argument, NULL, 0}, {"tos", required_argument, NULL, 0},
-    {"log", required_argument, NULL, 0},    {NULL, 0, NULL, 0},
+    {"log", required_argument, NULL, 0},    WL_INFO_OPTIONS, {NULL, 0, NULL, 0},
 };
+static const struct wl_cli send_cli = {"squall-bulk", usage, send_options};
+static const struct wl_cli recv_cli = {"squall-bulk", usage, recv_options};
 
 static int send_option(void *config, const char *name, const char *value)
 {
@@ -47,6 +52,10 @@ static int recv_option(void *config, const char *name, const char *value)
         return wl_parse_endpoint("--listen", value, true, &c->local, &c->local_len);
     if (strcmp(name, "connections") == 0)
         return wl_parse_uint("--connections", value, 1, 1024, &c->connections);
+    if (strcmp(name, "delayed-acks") == 0) {
+        c->delayed_acks = true;
+        return 0;
+    }
     return -1;
 }
 
@@ -54,8 +63,9 @@ static int run_send(int argc, char **argv)
 {
     struct bulk_send_config c = {.count = 90, .length = 2096};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, send_options, &c.common, send_option, &c, usage) != 0)
-        return WL_EXIT_USAGE;
+    int stop = wl_parse_long_options(argc, argv, &send_cli, &c.common, send_option, &c);
+    if (stop != WL_CONTINUE)
+        return stop;
     const char *missing = c.remote_len == 0 ? "--connect ADDR:PORT is required" : NULL;
     if (wl_check_arguments(argc, "squall-bulk send", missing, usage) != 0)
         return WL_EXIT_USAGE;
@@ -66,8 +76,9 @@ static int run_recv(int argc, char **argv)
 {
     struct bulk_recv_config c = {.connections = 1};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, recv_options, &c.common, recv_option, &c, usage) != 0)
-        return WL_EXIT_USAGE;
+    int stop = wl_parse_long_options(argc, argv, &recv_cli, &c.common, recv_option, &c);
+    if (stop != WL_CONTINUE)
+        return stop;
     const char *missing = c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL;
     if (wl_check_arguments(argc, "squall-bulk recv", missing, usage) != 0)
         return WL_EXIT_USAGE;

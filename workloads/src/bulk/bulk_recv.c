@@ -37,6 +37,16 @@ static void log_event(struct recv_state *s, int64_t t, const char *event, size_t
                 (unsigned long long)s->conns[conn].bytes);
 }
 
+/* --delayed-acks, on a new connection and after every read of it. */
+static int delay_acks(struct recv_state *s, size_t i, const char *when)
+{
+    if (!s->cfg->delayed_acks || wl_delay_acks(s->conns[i].fd) == 0)
+        return 0;
+    snprintf(s->error, sizeof s->error, "setting TCP_QUICKACK = 0 (--delayed-acks) %s on the connection from "
+             "%s: %s", when, s->conns[i].peer, strerror(errno));
+    return -1;
+}
+
 static int accept_one(struct recv_state *s, int listener)
 {
     struct sockaddr_storage peer;
@@ -53,7 +63,7 @@ static int accept_one(struct recv_state *s, int listener)
     wl_format_endpoint(&peer, c->peer, sizeof c->peer);
     log_event(s, c->accept_us, "accept", s->accepted);
     s->accepted++;
-    return 0;
+    return delay_acks(s, s->accepted - 1, "after accepting it");
 }
 
 static int read_some(struct recv_state *s, size_t i, char *buf, size_t size)
@@ -85,7 +95,7 @@ static int read_some(struct recv_state *s, size_t i, char *buf, size_t size)
         c->bytes += (uint64_t)n;
     }
     c->last_byte_us = now;
-    return 0;
+    return delay_acks(s, i, "again after a read");
 }
 
 static int serve(struct recv_state *s, int listener)
@@ -158,6 +168,7 @@ static void print_summary(const struct recv_state *s, bool ok)
     if (!ok)
         wl_json_str(&j, "error", s->error);
     wl_json_str(&j, "listen", s->listen);
+    wl_json_bool(&j, "delayed_acks", s->cfg->delayed_acks);
     wl_json_int(&j, "bytes", (int64_t)bytes);
     wl_json_int(&j, "first_byte_us", first);
     wl_json_int(&j, "last_byte_us", last);
@@ -187,6 +198,7 @@ int bulk_recv(const struct bulk_recv_config *cfg)
     }
     wl_local_endpoint(listener, s.listen, sizeof s.listen);
     s.log = wl_log_open(cfg->common.log_path, "squall-bulk", "recv", "time_us\tevent\tconn\tbytes", &log_failed);
+    wl_log_header(s.log, "delayed_acks", cfg->delayed_acks ? "on" : "off");
     int rc = log_failed ? -1 : serve(&s, listener);
     if (log_failed)
         snprintf(s.error, sizeof s.error, "cannot open the --log file");

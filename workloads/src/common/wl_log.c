@@ -18,6 +18,12 @@ FILE *wl_log_open(const char *path, const char *tool, const char *mode, const ch
     return log;
 }
 
+void wl_log_header(FILE *log, const char *key, const char *value)
+{
+    if (log)
+        fprintf(log, "# %s\t%s\n", key, value);
+}
+
 int wl_log_close(FILE *log, const char *path)
 {
     if (!log)

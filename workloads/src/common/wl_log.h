@@ -7,6 +7,9 @@
 /* Opens path for writing and writes the header; NULL path → no log (returns NULL, ok). On
  * failure prints which file could not be opened and sets *failed. */
 FILE *wl_log_open(const char *path, const char *tool, const char *mode, const char *columns, int *failed);
+/* Writes one more header line "# key\tvalue" (after wl_log_open, before the first event); no-op
+ * without a log. */
+void wl_log_header(FILE *log, const char *key, const char *value);
 /* Flushes and closes; returns -1 (after a message) if data could not be written. */
 int wl_log_close(FILE *log, const char *path);
 

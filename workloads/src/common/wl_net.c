@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,6 +33,12 @@ int wl_set_tos(int fd, int family, int tos)
     if (rc != 0)
         fprintf(stderr, "--tos: setting TOS %d on the socket failed: %s\n", tos, strerror(errno));
     return rc;
+}
+
+int wl_delay_acks(int fd)
+{
+    int off = 0;
+    return setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &off, sizeof off);
 }
 
 void wl_local_endpoint(int fd, char *out, size_t out_size)

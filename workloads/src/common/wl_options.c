@@ -1,8 +1,10 @@
 #include "wl_options.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "squall_version.h"
 #include "wl_parse.h"
 #include "wl_signal.h"
 
@@ -28,6 +30,18 @@ static int common_option(struct wl_common_options *o, const char *name, const ch
     return 0;
 }
 
+/* Answers --help (usage on stdout) and --version; false if name is neither. */
+static bool answer_info(const char *name, const char *program, const char *usage)
+{
+    if (strcmp(name, "help") == 0)
+        fputs(usage, stdout);
+    else if (strcmp(name, "version") == 0)
+        sq_print_version(stdout, program);
+    else
+        return false;
+    return true;
+}
+
 static int apply_option(struct wl_common_options *common, wl_option_handler apply, void *config,
                         const char *name, const char *value)
 {
@@ -37,18 +51,20 @@ static int apply_option(struct wl_common_options *common, wl_option_handler appl
     return apply(config, name, value);
 }
 
-int wl_parse_long_options(int argc, char **argv, const struct option *options,
-                          struct wl_common_options *common, wl_option_handler apply,
-                          void *config, const char *usage)
+int wl_parse_long_options(int argc, char **argv, const struct wl_cli *cli,
+                          struct wl_common_options *common, wl_option_handler apply, void *config)
 {
     int idx, opt;
-    while ((opt = getopt_long(argc, argv, "", options, &idx)) != -1) {
-        if (opt != 0 || apply_option(common, apply, config, options[idx].name, optarg) != 0) {
-            fputs(usage, stderr);
-            return -1;
+    while ((opt = getopt_long(argc, argv, "", cli->options, &idx)) != -1) {
+        const char *name = opt == 0 ? cli->options[idx].name : NULL;
+        if (name && answer_info(name, cli->program, cli->usage))
+            return 0;
+        if (!name || apply_option(common, apply, config, name, optarg) != 0) {
+            fputs(cli->usage, stderr);
+            return WL_EXIT_USAGE;
         }
     }
-    return 0;
+    return WL_CONTINUE;
 }
 
 int wl_check_arguments(int argc, const char *command, const char *missing, const char *usage)
@@ -67,6 +83,8 @@ int wl_main(int argc, char **argv, const char *program, const char *usage,
         fputs(usage, stderr);
         return WL_EXIT_USAGE;
     }
+    if (strncmp(argv[1], "--", 2) == 0 && answer_info(argv[1] + 2, program, usage))
+        return 0;
     wl_install_signal_handlers();
     if (strcmp(argv[1], "send") == 0)
         return run_send(argc - 1, argv + 1);

@@ -27,6 +27,8 @@ struct http_config {
     unsigned parallel;   /* HTTP/1.0: max open connections */
     unsigned persistent; /* HTTP/1.1: number of connections */
     bool pipeline;
+    uint64_t inline_after; /* body bytes of the main object (http_inline_after.h) */
+    bool delayed_acks;     /* TCP_QUICKACK = 0 once connected and after every read */
     uint64_t request_size;
     int64_t timeout_us;
     const char *host;    /* Host header; NULL: the --connect address */
@@ -69,7 +71,8 @@ struct http_page {
     struct http_conn *conns; /* HTTP_MAX_CONNS */
     unsigned conn_count;
     unsigned next_inline;    /* HTTP/1.0: next in-line object to start */
-    bool main_done;
+    bool inline_released;    /* the main object has come as far as --inline-after asks */
+    int64_t inline_release_us;
     int64_t deadline_mono_ns;
 };
 
@@ -84,7 +87,9 @@ int http_conn_on_readable(struct http_page *page, unsigned conn);
 int http_conn_enqueue(struct http_page *page, unsigned conn, bool connection_close);
 /* Page policy (http_page.c), called back by the connection layer. */
 int http_page_fill_requests(struct http_page *page, unsigned conn);
-int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object);
+int http_page_on_body_progress(struct http_page *page, unsigned conn, unsigned object, uint64_t body_bytes,
+                               int64_t now);
+int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object, int64_t now);
 int http_page_on_conn_closed(struct http_page *page, unsigned conn);
 void http_page_log(struct http_page *page, int64_t t, const char *event, int conn, int object, uint64_t bytes);
 

@@ -85,6 +85,8 @@ static int finish_connect(struct http_page *page, unsigned conn)
         errno = err ? err : errno;
         return fail_errno(page, conn, "connect");
     }
+    if (page->cfg->delayed_acks && wl_delay_acks(c->fd) != 0)
+        return fail_errno(page, conn, "setting TCP_QUICKACK = 0 (--delayed-acks)");
     c->state = CONN_OPEN;
     c->connected_us = wl_realtime_us();
     wl_local_endpoint(c->fd, c->local, sizeof c->local);
@@ -117,7 +119,7 @@ static int complete_object(struct http_page *page, unsigned conn, int64_t now)
     http_page_log(page, now, "last_byte", (int)conn, (int)obj, o->bytes);
     c->answered++;
     http_response_reset(&c->resp);
-    return http_page_on_object_done(page, conn, obj);
+    return http_page_on_object_done(page, conn, obj, now);
 }
 
 static int consume(struct http_page *page, unsigned conn, const uint8_t *data, size_t len, int64_t now)
@@ -141,6 +143,9 @@ static int consume(struct http_page *page, unsigned conn, const uint8_t *data, s
             return -1;
         }
         if (c->resp.state == HTTP_RESP_DONE && complete_object(page, conn, now) != 0)
+            return -1;
+        if (c->resp.state == HTTP_RESP_BODY && c->resp.status == 200 &&
+            http_page_on_body_progress(page, conn, c->queue[c->answered], c->resp.body_bytes, now) != 0)
             return -1;
     }
     return 0;
@@ -181,5 +186,7 @@ int http_conn_on_readable(struct http_page *page, unsigned conn)
         return fail_errno(page, conn, "reading a response");
     if (n == 0)
         return on_eof(page, conn, now);
+    if (page->cfg->delayed_acks && wl_delay_acks(c->fd) != 0)
+        return fail_errno(page, conn, "setting TCP_QUICKACK = 0 again after a read (--delayed-acks)");
     return consume(page, conn, buf, (size_t)n, now);
 }

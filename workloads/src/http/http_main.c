@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
+#include "http_inline_after.h"
 #include "http_request.h"
 #include "http_workloads.h"
 #include "wl_log.h"
@@ -17,9 +18,10 @@
 static const char usage[] =
     "usage: squall-http --connect ADDR:PORT (--workload LABEL | --objects MAIN,INLINE,...)\n"
     "                   [--http 1.0|1.1] [--parallel N] [--persistent 1|2] [--pipeline]\n"
+    "                   [--inline-after first|complete|BYTES] [--delayed-acks]\n"
     "                   [--request-size 350] [--timeout DUR] [--host NAME]\n"
     "                   [--start-offset DUR] [--tos N] [--log FILE]\n"
-    "       squall-http --list-workloads\n";
+    "       squall-http --list-workloads | --help | --version\n";
 
 static const struct option options[] = {
     {"connect", required_argument, NULL, 0},  {"workload", required_argument, NULL, 0},
@@ -29,8 +31,10 @@ static const struct option options[] = {
     {"timeout", required_argument, NULL, 0},  {"host", required_argument, NULL, 0},
     {"start-offset", required_argument, NULL, 0}, {"tos", required_argument, NULL, 0},
     {"log", required_argument, NULL, 0},      {"list-workloads", no_argument, NULL, 0},
-    {NULL, 0, NULL, 0},
+    {"inline-after", required_argument, NULL, 0}, {"delayed-acks", no_argument, NULL, 0},
+    WL_INFO_OPTIONS,                          {NULL, 0, NULL, 0},
 };
+static const struct wl_cli cli_spec = {"squall-http", usage, options};
 
 struct cli {
     struct http_config cfg;
@@ -121,6 +125,12 @@ static int apply_option(void *config, const char *name, const char *value)
         cfg->pipeline = true;
         return 0;
     }
+    if (strcmp(name, "inline-after") == 0)
+        return http_inline_after_parse(value, &cfg->inline_after);
+    if (strcmp(name, "delayed-acks") == 0) {
+        cfg->delayed_acks = true;
+        return 0;
+    }
     if (strcmp(name, "request-size") == 0)
         return wl_parse_uint("--request-size", value, 1, HTTP_REQUEST_MAX / 2, &cfg->request_size);
     if (strcmp(name, "timeout") == 0)
@@ -186,6 +196,10 @@ static int run(const struct http_config *cfg)
     snprintf(page->host, sizeof page->host, "%s", cfg->host ? cfg->host : page->remote);
     page->log = wl_log_open(cfg->common.log_path, "squall-http", cfg->http11 ? "http/1.1" : "http/1.0",
                             "time_us\tevent\tconn\tobject\tbytes", &log_failed);
+    char inline_after[HTTP_INLINE_AFTER_STRLEN];
+    http_inline_after_format(cfg->inline_after, inline_after, sizeof inline_after);
+    wl_log_header(page->log, "inline_after", inline_after);
+    wl_log_header(page->log, "delayed_acks", cfg->delayed_acks ? "on" : "off");
     int rc = -1;
     if (!log_failed) {
         wl_sleep_us(cfg->common.start_offset_us, &wl_stop_requested);
@@ -210,10 +224,12 @@ static int run(const struct http_config *cfg)
 
 int main(int argc, char **argv)
 {
-    struct cli cli = {.cfg = {.parallel = 4, .persistent = 1, .request_size = 350, .timeout_us = 600000000}};
+    struct cli cli = {.cfg = {.parallel = 4, .persistent = 1, .inline_after = HTTP_INLINE_AFTER_COMPLETE,
+                              .request_size = 350, .timeout_us = 600000000}};
     wl_common_defaults(&cli.cfg.common);
-    if (wl_parse_long_options(argc, argv, options, &cli.cfg.common, apply_option, &cli, usage) != 0)
-        return WL_EXIT_USAGE;
+    int stop = wl_parse_long_options(argc, argv, &cli_spec, &cli.cfg.common, apply_option, &cli);
+    if (stop != WL_CONTINUE)
+        return stop;
     if (cli.list) {
         http_workloads_print_json(stdout);
         return 0;

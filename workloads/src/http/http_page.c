@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "http_client.h"
+#include "http_inline_after.h"
 #include "wl_signal.h"
 #include "wl_time.h"
 
@@ -69,7 +70,7 @@ int http_page_fill_requests(struct http_page *page, unsigned conn)
         return 0;
     while (c->enqueued < c->queued) {
         unsigned obj = c->queue[c->enqueued];
-        if (obj > 0 && !page->main_done)
+        if (obj > 0 && !page->inline_released)
             break; /* the browser learns of in-line objects from the main object */
         if (!page->cfg->pipeline && c->enqueued > c->answered)
             break;
@@ -80,11 +81,14 @@ int http_page_fill_requests(struct http_page *page, unsigned conn)
     return 0;
 }
 
-int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object)
+/* The main object has come as far as --inline-after asks: HTTP/1.0 opens in-line connections
+ * up to --parallel open ones, HTTP/1.1 opens its other connection and lets connection 0
+ * queue its in-line requests (all at once with --pipeline). */
+static int release_inline_requests(struct http_page *page, unsigned conn, uint64_t body_bytes, int64_t now)
 {
-    if (object != 0 || page->main_done)
-        return page->cfg->http11 ? http_page_fill_requests(page, conn) : 0;
-    page->main_done = true;
+    page->inline_released = true;
+    page->inline_release_us = now;
+    http_page_log(page, now, "inline_release", (int)conn, 0, body_bytes);
     if (!page->cfg->http11)
         return start_inline_connections(page);
     for (unsigned i = 1; i < page->conn_count; i++)
@@ -93,10 +97,26 @@ int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned obj
     return http_page_fill_requests(page, 0);
 }
 
+int http_page_on_body_progress(struct http_page *page, unsigned conn, unsigned object, uint64_t body_bytes,
+                               int64_t now)
+{
+    if (object != 0 || page->inline_released ||
+        !http_inline_after_reached(page->cfg->inline_after, body_bytes, page->objects[0].size))
+        return 0;
+    return release_inline_requests(page, conn, body_bytes, now);
+}
+
+int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object, int64_t now)
+{
+    if (object == 0 && !page->inline_released)
+        return release_inline_requests(page, conn, page->objects[0].bytes, now);
+    return page->cfg->http11 ? http_page_fill_requests(page, conn) : 0;
+}
+
 int http_page_on_conn_closed(struct http_page *page, unsigned conn)
 {
     (void)conn;
-    return (!page->cfg->http11 && page->main_done) ? start_inline_connections(page) : 0;
+    return (!page->cfg->http11 && page->inline_released) ? start_inline_connections(page) : 0;
 }
 
 static bool page_finished(const struct http_page *page)

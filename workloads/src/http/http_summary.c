@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "http_client.h"
+#include "http_inline_after.h"
 #include "wl_json.h"
 
 void http_page_log(struct http_page *page, int64_t t, const char *event, int conn, int object, uint64_t bytes)
@@ -74,6 +75,11 @@ void http_page_print_summary(const struct http_page *page, bool ok)
     wl_json_int(&j, "parallel", cfg->http11 ? 0 : cfg->parallel);
     wl_json_int(&j, "persistent", cfg->http11 ? cfg->persistent : 0);
     wl_json_bool(&j, "pipeline", cfg->pipeline);
+    char inline_after[HTTP_INLINE_AFTER_STRLEN];
+    http_inline_after_format(cfg->inline_after, inline_after, sizeof inline_after);
+    wl_json_str(&j, "inline_after", inline_after);
+    wl_json_int(&j, "inline_release_us", page->inline_release_us);
+    wl_json_bool(&j, "delayed_acks", cfg->delayed_acks);
     wl_json_int(&j, "request_size", (int64_t)cfg->request_size);
     wl_json_int(&j, "page_start_us", t.start);
     wl_json_int(&j, "page_last_byte_us", t.last_byte);

@@ -12,6 +12,7 @@ static const char usage[] =
     "                       [--start-offset DUR] [--tos N] [--log FILE]\n"
     "       squall-udp recv --listen ADDR:PORT [--duration DUR] [--idle-timeout DUR]\n"
     "                       [--tos N] [--log FILE]\n"
+    "       squall-udp --help | --version\n"
     "RATE: 32kbit, 1.5Mbit, 64000bit (UDP payload bits/s), 30pps, or max\n";
 
 static const struct option send_options[] = {
@@ -19,15 +20,17 @@ static const struct option send_options[] = {
     {"rate", required_argument, NULL, 0},    {"duration", required_argument, NULL, 0},
     {"count", required_argument, NULL, 0},   {"start-offset", required_argument, NULL, 0},
     {"tos", required_argument, NULL, 0},     {"log", required_argument, NULL, 0},
-    {NULL, 0, NULL, 0},
+    WL_INFO_OPTIONS,                         {NULL, 0, NULL, 0},
 };
 
 static const struct option recv_options[] = {
     {"listen", required_argument, NULL, 0},       {"duration", required_argument, NULL, 0},
     {"idle-timeout", required_argument, NULL, 0}, {"start-offset", required_argument, NULL, 0},
     {"tos", required_argument, NULL, 0},          {"log", required_argument, NULL, 0},
-    {NULL, 0, NULL, 0},
+    WL_INFO_OPTIONS,                              {NULL, 0, NULL, 0},
 };
+static const struct wl_cli send_cli = {"squall-udp", usage, send_options};
+static const struct wl_cli recv_cli = {"squall-udp", usage, recv_options};
 
 static int send_option(void *config, const char *name, const char *value)
 {
@@ -76,8 +79,9 @@ static int run_send(int argc, char **argv)
 {
     struct udp_send_config c = {0};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, send_options, &c.common, send_option, &c, usage) != 0)
-        return WL_EXIT_USAGE;
+    int stop = wl_parse_long_options(argc, argv, &send_cli, &c.common, send_option, &c);
+    if (stop != WL_CONTINUE)
+        return stop;
     /* Extra arguments are named before a missing flag, as squall-udp always did. */
     const char *missing = optind != argc ? NULL : missing_send_flag(&c);
     if (wl_check_arguments(argc, "squall-udp send", missing, usage) != 0)
@@ -89,8 +93,9 @@ static int run_recv(int argc, char **argv)
 {
     struct udp_recv_config c = {0};
     wl_common_defaults(&c.common);
-    if (wl_parse_long_options(argc, argv, recv_options, &c.common, recv_option, &c, usage) != 0)
-        return WL_EXIT_USAGE;
+    int stop = wl_parse_long_options(argc, argv, &recv_cli, &c.common, recv_option, &c);
+    if (stop != WL_CONTINUE)
+        return stop;
     const char *missing = c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL;
     if (wl_check_arguments(argc, "squall-udp recv", missing, usage) != 0)
         return WL_EXIT_USAGE;

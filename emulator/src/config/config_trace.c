@@ -1,10 +1,12 @@
 /* Channel trace files: one "good|bad DURATION" per line (emulator/CONFIG.md). */
+#include "config_trace.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_keys.h"
+#include "config_text.h"
 #include "value_parse.h"
 
 

@@ -1,5 +1,5 @@
 /* The emulator's configuration: the link configuration plus the process keys,
- * parsed from the file format of emulator/CONFIG.md.
+ * parsed from the file format of emulator/CONFIG.md (config_file.h).
  *
  * A struct sq_emu_config points into itself (link.dir[].rate): initialise it with
  * sq_config_init() in its final place and never copy it. */
@@ -9,7 +9,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/socket.h>
 
 #include "link_config.h"
@@ -18,6 +17,11 @@
 #define SQ_MAX_TRACE_STEPS 100000
 #define SQ_CONFIG_PATH_MAX 4096
 #define SQ_DEFAULT_PORT 5300
+/* A Unix socket's path: sun_path holds 108 bytes with the NUL. */
+#define SQ_CONTROL_PATH_MAX 108
+/* `token = <redacted>`: the file names no token (it is given with --token-file), and the
+ * log header writes this instead of the token. */
+#define SQ_TOKEN_REDACTED "<redacted>"
 /* An exponential given only a min gets this max: the longest state length the
  * link model accepts (about 11.6 days). */
 #define SQ_DIST_NO_MAX 1000000000000LL
@@ -47,6 +51,7 @@ struct sq_emu_config {
 	socklen_t listen_len;
 	uint64_t token;
 	char log_path[SQ_CONFIG_PATH_MAX];
+	char control_path[SQ_CONTROL_PATH_MAX];  /* "" if none: the Unix socket of START/STOP */
 	sq_time_us keepalive;
 	sq_time_us peer_timeout;
 	enum sq_autostart autostart;
@@ -56,37 +61,5 @@ struct sq_emu_config {
 	struct sq_router_names router_names[SQ_DIRS];
 	unsigned line;                        /* line being parsed (for later messages) */
 };
-
-/* Defaults of every optional key. */
-void sq_config_init(struct sq_emu_config *cfg);
-/* Releases what the config owns (the trace). */
-void sq_config_release(struct sq_emu_config *cfg);
-
-/* Parses a whole file held in memory; name is used in messages and to resolve
- * a relative trace path. Checks the link keys (required, ranges) but not the
- * process keys that flags may still give (see sq_config_finish). On failure
- * returns false with "NAME:LINE: KEY: ..." in err. */
-bool sq_config_parse(struct sq_emu_config *cfg, const char *name, const char *buf, size_t len,
-		     char *err, size_t errlen);
-
-/* Reads and parses the file at path (then the trace file, if any). */
-bool sq_config_load(struct sq_emu_config *cfg, const char *path, char *err, size_t errlen);
-
-/* Sets one process key (listen, token, log, seed, replication, ...) from the
- * command line; origin names it in messages ("--seed"). */
-bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *value,
-			const char *origin, char *err, size_t errlen);
-
-/* Checks that the keys required from file or command line (token, log, seed) are set. */
-bool sq_config_finish(const struct sq_emu_config *cfg, char *err, size_t errlen);
-
-/* Parses a channel trace (lines "good|bad DURATION") held in memory into cfg. */
-bool sq_config_parse_trace(struct sq_emu_config *cfg, const char *name, const char *buf,
-			   size_t len, char *err, size_t errlen);
-bool sq_config_load_trace(struct sq_emu_config *cfg, char *err, size_t errlen);
-
-/* Writes every key with its effective value in canonical units, one
- * "PREFIXkey = value" line each (the log header uses PREFIX "# config "). */
-void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix);
 
 #endif

@@ -1,14 +1,18 @@
 /* The configuration file parser (format: emulator/CONFIG.md): sections, lines,
  * required keys; the keys themselves are in config_link_keys.c and config_router.c. */
-#include "config.h"
+#include "config_file.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_keys.h"
+#include "config_link_keys.h"
+#include "config_router.h"
+#include "config_text.h"
+#include "config_trace.h"
 
 #define MAX_SHOWN_VALUE 80
 
@@ -308,47 +312,16 @@ bool sq_config_parse(struct sq_emu_config *cfg, const char *name, const char *bu
 	return close_section(&p) && check_required(&p);
 }
 
-/* Reads a whole file into a NUL-terminated heap buffer. */
-char *sq_config_read_file(const char *path, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f) {
-		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-		return NULL;
-	}
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		n += fread(buf + n, 1, cap - n, f);
-		if (n < cap)
-			break;
-		char *bigger = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
-		if (!bigger) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = bigger;
-		cap *= 2;
-	}
-	bool failed = ferror(f);
-	fclose(f);
-	if (!buf || failed) {
-		snprintf(err, errlen, "%s: cannot read (too large or I/O error)", path);
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
 bool sq_config_load(struct sq_emu_config *cfg, const char *path, char *err, size_t errlen)
 {
+	bool from_stdin = strcmp(path, "-") == 0;
+	const char *name = from_stdin ? SQ_CONFIG_STDIN_NAME : path;
 	size_t len;
-	char *buf = sq_config_read_file(path, &len, err, errlen);
+	char *buf = from_stdin ? sq_config_read_stream(stdin, name, &len, err, errlen)
+			       : sq_config_read_file(path, &len, err, errlen);
 	if (!buf)
 		return false;
-	bool ok = sq_config_parse(cfg, path, buf, len, err, errlen);
+	bool ok = sq_config_parse(cfg, name, buf, len, err, errlen);
 	free(buf);
 	return ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen));
 }
@@ -371,7 +344,10 @@ bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *
 bool sq_config_finish(const struct sq_emu_config *cfg, char *err, size_t errlen)
 {
 	const char *missing = !cfg->token_set ? "token" : !cfg->log_set ? "log" : !cfg->seed_set ? "seed" : NULL;
-	if (missing)
+	if (missing && !cfg->token_set)
+		snprintf(err, errlen, "%s: token: missing, give it with --token-file PATH (or set it in "
+			 "the file or with --token)", cfg->source);
+	else if (missing)
 		snprintf(err, errlen, "%s: %s: missing, set it in the file or with --%s", cfg->source,
 			 missing, missing);
 	return missing == NULL;

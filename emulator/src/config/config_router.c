@@ -1,12 +1,13 @@
 /* The router-stage sections of the configuration file (emulator/CONFIG.md,
  * "Router stage"): [DIR.router], [DIR.router.class.NAME], [DIR.router.filter.NAME]. */
+#include "config_router.h"
+
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_keys.h"
 #include "value_parse.h"
 
 static struct sq_router_config *router(struct sq_emu_config *cfg, const struct where *w)
@@ -64,9 +65,19 @@ static const char *set_default(struct sq_emu_config *cfg, const struct where *w,
 	return NULL;
 }
 
+static const char *set_device_queue(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	uint64_t n;
+	if (!sq_parse_count(v, SQ_ROUTER_MAX_DEVICE_QUEUE, &n))
+		return "expected a number of packets in [0, 65536] like 10 (0: no device queue)";
+	router(cfg, w)->device_queue = (uint32_t)n;
+	return NULL;
+}
+
 const struct key_spec sq_router_keys[] = {
 	{ "scheduler", set_scheduler, false },
 	{ "default", set_default, true },
+	{ "device_queue", set_device_queue, false },
 	{ NULL, NULL, false },
 };
 
@@ -500,6 +511,7 @@ void sq_router_write(FILE *out, const char *prefix, const char *dir_name, const 
 	fprintf(out, "%s%s.router.scheduler = %s\n", prefix, dir_name,
 		r->scheduler == SQ_ROUTER_WEIGHTED ? "weighted" : "priority");
 	fprintf(out, "%s%s.router.default = %s\n", prefix, dir_name, r->classes[r->default_class].name);
+	fprintf(out, "%s%s.router.device_queue = %" PRIu32 "\n", prefix, dir_name, r->device_queue);
 	char p[256];
 	snprintf(p, sizeof(p), "%s%s.router.class.", prefix, dir_name);
 	for (size_t i = 0; i < r->n_classes; i++)

@@ -1,8 +1,10 @@
 /* The canonical form of a configuration: every key, units us, bit, B. */
+#include "config_write.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "config_keys.h"
+#include "config_router.h"
 
 /* --- canonical output ---------------------------------------------------------------- */
 
@@ -60,8 +62,11 @@ static void write_direction(FILE *out, const char *prefix, const char *name,
 void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix)
 {
 	fprintf(out, "%slisten = %s\n", prefix, cfg->listen_text);
-	fprintf(out, "%stoken = %016" PRIx64 "\n", prefix, cfg->token);
+	/* Never the token: the log is a result anyone may read (emulator/PROTOCOL.md). */
+	fprintf(out, "%stoken = %s\n", prefix, SQ_TOKEN_REDACTED);
 	fprintf(out, "%slog = %s\n", prefix, cfg->log_path);
+	if (cfg->control_path[0])
+		fprintf(out, "%scontrol = %s\n", prefix, cfg->control_path);
 	fprintf(out, "%sseed = %" PRIu64 "\n", prefix, cfg->link.seed);
 	fprintf(out, "%sreplication = %" PRIu32 "\n", prefix, cfg->link.replication);
 	fprintf(out, "%skeepalive = %" PRId64 "us\n", prefix, cfg->keepalive);

@@ -1,42 +1,15 @@
-/* Internal to the configuration parser: how a section's keys are described. */
-#ifndef SQ_CONFIG_KEYS_H
-#define SQ_CONFIG_KEYS_H
+/* The router-stage sections of the configuration file (emulator/CONFIG.md, "Router stage"):
+ * [DIR.router], [DIR.router.class.NAME], [DIR.router.filter.NAME]. */
+#ifndef SQ_CONFIG_ROUTER_H
+#define SQ_CONFIG_ROUTER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "config.h"
+#include "config_keys.h"
 
-/* Which direction, and which router class or filter, a section is about. */
-struct where {
-	enum sq_dir dir;
-	size_t index;
-};
-
-/* A setter returns NULL on success or the text of what was expected. */
-typedef const char *(*key_setter)(struct sq_emu_config *cfg, const struct where *w, const char *value);
-
-struct key_spec {
-	const char *name;
-	key_setter set;
-	bool required;
-};
-
-#define SQ_MAX_SECTION_KEYS 16
-#define SQ_CONFIG_MAX_LINE 4096   /* bytes per line, NUL included */
-
-/* The process, [channel] and [down]/[up] keys (config_link_keys.c). */
-extern const struct key_spec sq_process_keys[];
-extern const struct key_spec sq_channel_keys[];
-extern const struct key_spec sq_direction_keys[];
-
-/* Strips white space at both ends, in place. */
-char *sq_config_trim(char *s);
-
-/* A whole file in a heap buffer (the caller frees it); NULL and a message on failure. */
-char *sq_config_read_file(const char *path, size_t *len, char *err, size_t errlen);
-
-/* Router sections (config_router.c). */
 extern const struct key_spec sq_router_keys[];
 extern const struct key_spec sq_router_class_keys[];
 extern const struct key_spec sq_router_filter_keys[];

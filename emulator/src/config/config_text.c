@@ -1,0 +1,57 @@
+/* Whole files and trimmed lines for the configuration and trace parsers. */
+#include "config_text.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *sq_config_trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	char *e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* All bytes up to the end of f (at most 64 MB) in a heap buffer, not NUL-terminated. */
+char *sq_config_read_stream(FILE *f, const char *name, size_t *len, char *err, size_t errlen)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		n += fread(buf + n, 1, cap - n, f);
+		if (n < cap)
+			break;
+		char *bigger = cap < (64u << 20) ? realloc(buf, cap * 2) : NULL;
+		if (!bigger) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = bigger;
+		cap *= 2;
+	}
+	if (!buf || ferror(f)) {
+		snprintf(err, errlen, "%s: cannot read (too large or I/O error)", name);
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+char *sq_config_read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	char *buf = sq_config_read_stream(f, path, len, err, errlen);
+	fclose(f);
+	return buf;
+}
