@@ -64,8 +64,15 @@ class LaneAddresses:
 
     @property
     def emulator_for_router(self) -> str:
-        """Where the router NPA (in the emu namespace) reaches the emulator."""
-        return f"127.0.0.1:{self.emulator_port}"
+        """Where the router NPA (in the emu namespace) reaches the emulator: the carrier
+        address, local to the emulation host, the only address the emulator listens on."""
+        return f"{self.emu_carrier.address}:{self.emulator_port}"
+
+    @property
+    def private_prefix(self) -> str:
+        """The name prefix of a link session's private directory (token file, control socket)
+        in the temporary directory; a lane's teardown removes what a crashed run left."""
+        return f"squall-{self.ns.emu}-"
 
     @property
     def emulator_for_mobile(self) -> str:

@@ -4,46 +4,36 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 
-from . import runner      # also registers the [flows], [router] and [tcp] parsers
-from . import scenario as scenario_mod
-from .errors import ConfigError
+from testbed.run import calibrate, meta, runner
+from testbed.run import status, worker
+from testbed.run.lint import scenario_warnings
+from testbed.run.slurm import SlurmError, SlurmOptions
+from testbed.scenario import describe
+from testbed.scenario import loader as scenario_mod
+from testbed.scenario.units import format_time_us, parse_time_us
+from testbed.errors import ConfigError
 
 
 def _show(args: argparse.Namespace) -> int:
     sc = scenario_mod.load(Path(args.scenario))
+    for warning in scenario_warnings(sc):
+        print(f"squall show: warning: {warning}", file=sys.stderr)
     if args.json:
         print(json.dumps(runner.expanded(sc)["cells"], indent=2))
         return 0
     print(f"scenario {sc.name}: {len(sc.cells)} cells x {sc.replications} replications, "
-          f"seed {sc.seed}, timeout {sc.timeout_us / 1e6:g} s")
+          f"seed {sc.seed}, timeout {format_time_us(sc.timeout_us)}, "
+          f"timing tolerance {format_time_us(sc.timing_tolerance_us)}")
     if sc.description:
         print(f"  {sc.description}")
     for cell in sc.cells:
-        print(f"\n[{cell.cell_id}]")
-        for axis, label in cell.labels.items():
-            print(f"  axis {axis} = {label}")
-        print(f"  link {cell.link.name}: {_describe_link(cell.link)}")
-        for name, value in cell.sections.items():
-            print(f"  {name}: {runner.plain(value)}")
+        print()
+        print("\n".join(describe.cell_lines(cell)))
     return 0
-
-
-def _describe_link(link) -> str:
-    parts = []
-    for name in ("down", "up"):
-        d = link.direction(name)
-        rate = "schedule" if len(d.bandwidth) > 1 else (
-            "unlimited" if d.rate_bps is None else f"{d.rate_bps / 1000:g} kbit/s")
-        parts.append(f"{name} {rate}, {d.delay_us / 1000:g} ms, MTU {d.mtu}, "
-                     f"error {d.error_good:g}/{d.error_bad:g}, ARQ {d.arq_retransmissions} x "
-                     f"{d.arq_delay_us / 1000:g} ms, buffers {d.send_buffer}/{d.recv_buffer} B"
-                     f"{'' if d.in_order else ', out of order'}")
-    ch = link.channel
-    channel = f"trace {ch.trace}" if ch.trace else f"good {ch.good.render()}, bad {ch.bad.render()}"
-    return "; ".join(parts) + f"; channel {channel}"
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -54,29 +44,87 @@ def _run(args: argparse.Namespace) -> int:
         print("squall run: give either a SCENARIO or --resume RUN_DIR, not both "
               "(a resumed run uses the scenario.toml stored in its directory)", file=sys.stderr)
         return 2
-    if os.geteuid() != 0 and args.testbed is None:
-        print("squall run: needs root (network namespaces, TUN devices, tc)", file=sys.stderr)
+    if args.redo_degraded and args.resume is None:
+        print("squall run: --redo-degraded goes with --resume RUN_DIR (a new run has nothing to redo)",
+              file=sys.stderr)
         return 2
+    lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
-                                results=Path(args.results), lane_base=args.lane_base,
-                                analyse=not args.no_analysis,
-                                testbed_file=None if args.testbed is None else Path(args.testbed))
+                                results=Path(args.results), lane_base=lane_base,
+                                analyse=not args.no_analysis, redo_degraded=args.redo_degraded,
+                                testbed_file=None if args.testbed is None else Path(args.testbed),
+                                slurm=_slurm_options(args, lane_base))
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
                               None if args.resume is None else Path(args.resume))
 
 
+def _slurm_options(args: argparse.Namespace, lane_base: int) -> SlurmOptions | None:
+    if not args.slurm:
+        for option, given in (("--partition", args.partition), ("--lanes-per-node", args.lanes_per_node),
+                              ("--sbatch-arg", args.sbatch_arg), ("--wait", args.wait),
+                              ("--units-per-task", args.units_per_task)):
+            if given:
+                raise ConfigError(option, "applies to --slurm runs only")
+        return None
+    if args.testbed is not None:
+        raise ConfigError("--slurm", "a run goes to Slurm or to the lab hosts of --testbed, not both")
+    lanes_per_node = 1 if args.lanes_per_node is None else args.lanes_per_node
+    if not 1 <= lanes_per_node <= 128 or not 0 <= lane_base <= 128 - lanes_per_node:
+        raise ConfigError("--lanes-per-node", f"{lanes_per_node} lanes from --lane-base {lane_base}: "
+                          "the lanes of a node are numbers in 0..127")
+    per_task = 1 if args.units_per_task is None else args.units_per_task
+    if per_task < 1:
+        raise ConfigError("--units-per-task", f"{per_task} is not a number of units >= 1")
+    return SlurmOptions(partition=args.partition, lanes_per_node=lanes_per_node,
+                        sbatch_args=tuple(args.sbatch_arg or ()), wait=args.wait, units_per_task=per_task)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    if os.geteuid() != 0:
+        print("squall worker: needs root (network namespaces, TUN devices, tc)", file=sys.stderr)
+        return 2
+    if args.count < 1:
+        raise ConfigError("--count", f"{args.count} is not a number of units >= 1")
+    return worker.worker_command(Path(args.run_dir), args.unit, args.submission, count=args.count)
+
+
 def _demo_link(args: argparse.Namespace) -> int:
-    from . import demo
+    from testbed.link import demo
 
     return demo.main(args.args)
 
 
 def _status(args: argparse.Namespace) -> int:
-    return runner.status_command(Path(args.run_dir))
+    return status.status_command(Path(args.run_dir), as_json=args.json)
+
+
+class _Version(argparse.Action):
+    """--version: "squall (squall) VERSION", the C programs' form and version (scripts/squall-version),
+    and the full git revision; found only when asked (it runs git)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print squall's version and git revision, then exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        print(f"squall (squall) {meta.squall_version()}\ngit revision {meta.git_revision()}")
+        parser.exit(0)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    if os.geteuid() != 0:
+        print("squall calibrate: needs root (network namespaces, TUN devices)", file=sys.stderr)
+        return 2
+    options = calibrate.CalibrateOptions(
+        max_lanes=args.max_lanes, lane_base=args.lane_base, rounds=args.rounds, results=Path(args.results),
+        tolerance_us=parse_time_us(args.tolerance, "--tolerance"),
+        duration_us=parse_time_us(args.duration, "--duration"), json=args.json)
+    return calibrate.calibrate_command(options)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="squall", description="Seawind-style wireless link emulator testbed")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     show = sub.add_parser("show", help="print a scenario's fully expanded matrix")
     show.add_argument("scenario")
@@ -90,21 +138,60 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cells", metavar="GLOB", help="only the cells whose id matches, e.g. 'link-r2_*'")
     run.add_argument("--results", default="results", metavar="DIR", help="where run directories go (default results)")
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
-    run.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
+    run.add_argument("--redo-degraded", action="store_true",
+                     help="with --resume: redo the degraded replications too (timing error beyond tolerance)")
+    run.add_argument("--lane-base", type=int, metavar="N",
                      help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
     run.add_argument("--testbed", metavar="FILE",
                      help="run on the three lab hosts of this testbed file over SSH, serially (docs/lab-hosts.md)")
     run.add_argument("--no-analysis", action="store_true",
                      help="skip the analysis at the end (squall report RUN_DIR does it later)")
+    cluster = run.add_argument_group("cluster (docs/cluster.md)")
+    cluster.add_argument("--slurm", action="store_true",
+                         help="hand the replications to Slurm as job arrays; the results directory must be "
+                              "on the cluster's shared file system")
+    cluster.add_argument("--partition", metavar="P", help="Slurm partition (default: the cluster's)")
+    cluster.add_argument("--lanes-per-node", type=int, metavar="K",
+                         help="lanes --lane-base..+K-1 a node's tasks share (default 1; at most the node's CPUs)")
+    cluster.add_argument("--sbatch-arg", action="append", metavar="ARG",
+                         help="passed to every sbatch, e.g. --sbatch-arg=--time=30 (repeatable)")
+    cluster.add_argument("--wait", action="store_true", help="wait until the submitted jobs have ended")
+    cluster.add_argument("--units-per-task", type=int, metavar="M",
+                         help="units (replications, or CBI chains) each array task runs in turn (default 1); "
+                              "fewer, longer tasks save Slurm's and Python's start-up per unit")
     run.set_defaults(func=_run)
+
+    work = sub.add_parser("worker", help="run one planned unit of a --slurm run (what each array task runs)")
+    work.add_argument("run_dir")
+    work.add_argument("--unit", type=int, required=True, metavar="N", help="the unit's index in its submission")
+    work.add_argument("--submission", type=int, metavar="K", help="the submission (default: the newest)")
+    work.add_argument("--count", type=int, default=1, metavar="M", help="run units N .. N+M-1 in turn")
+    work.set_defaults(func=_worker)
 
     status = sub.add_parser("status", help="what a run directory holds: per cell ok/failed/timeout/missing")
     status.add_argument("run_dir")
+    status.add_argument("--json", action="store_true",
+                        help="one JSON object: per cell the counts, medians and each replication's status and reason; "
+                             "the Slurm jobs")
     status.set_defaults(func=_status)
+
+    cal = sub.add_parser("calibrate", help="the end-to-end timing error against the number of lanes run at "
+                                           "once: how far --parallel can go on this machine (docs/runner.md)")
+    cal.add_argument("--max-lanes", type=int, default=os.cpu_count() or 1, metavar="K",
+                     help="try 1, 2, 4, ... lanes up to K at once (default: the number of CPUs)")
+    cal.add_argument("--tolerance", default="1ms", metavar="T", help="the timing error allowed (default 1ms)")
+    cal.add_argument("--duration", default="4s", metavar="D", help="how long the load lasts (default 4s)")
+    cal.add_argument("--rounds", type=int, default=1, metavar="R", help="replications per lane (default 1)")
+    cal.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
+                     help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+    cal.add_argument("--results", default="results", metavar="DIR",
+                     help="where the calibration's runs go (default results)")
+    cal.add_argument("--json", action="store_true", help="machine-readable output")
+    cal.set_defaults(func=_calibrate)
 
     demo_link = sub.add_parser("demo-link", add_help=False,
                                help="one lane, one link: ping and bulk TCP against the prediction "
-                                    "(python -m testbed.demo; --help for its options)")
+                                    "(python -m testbed.link.demo; --help for its options)")
     demo_link.add_argument("args", nargs=argparse.REMAINDER)
     demo_link.set_defaults(func=_demo_link)
 
@@ -126,6 +213,12 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as e:
         print(f"squall: {e}", file=sys.stderr)
         return 2
+    except SlurmError as e:
+        print(f"squall: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:       # before a run started (a run handles SIGINT itself)
+        print("squall: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

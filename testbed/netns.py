@@ -14,8 +14,9 @@ class CommandError(RuntimeError):
     """A command failed; the message names the command and its stderr."""
 
 
-def run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+def run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0,
+        input: str | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(list(argv), input=input, capture_output=True, text=True, timeout=timeout)
     if check and proc.returncode != 0:
         raise CommandError(f"`{' '.join(argv)}` failed (exit {proc.returncode}): {proc.stderr.strip()}")
     return proc

@@ -10,11 +10,70 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Protocol, Sequence
 
-from . import netns
+from testbed import netns
 
 TERM_GRACE_S = 3.0
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a program ended: squall asked it to stop (`requested`, the program was still
+    running then), or it had ended before; `forced`: it ignored the request and was killed."""
+    requested: bool
+    code: int                   # exit code; negative: killed by that signal (Popen's way)
+    forced: bool = False
+
+    @property
+    def clean(self) -> bool:
+        """Ended by squall's request, by itself, with exit code 0."""
+        return self.requested and not self.forced and self.code == 0
+
+    def describe(self) -> str:
+        """What went wrong, as the end of a sentence ("... ended before squall stopped it
+        (killed by SIGKILL)"); "" for a clean ending."""
+        if self.clean:
+            return ""
+        if not self.requested:
+            return f"ended before squall stopped it ({describe_code(self.code)})"
+        if self.forced:
+            return "did not end when squall asked it to and was killed"
+        return f"did not end cleanly when squall stopped it ({describe_code(self.code)})"
+
+
+def describe_code(code: int | None) -> str:
+    """`exit code 3`, `killed by SIGKILL` (a negative code), `still running` (None)."""
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
+class Stoppable(Protocol):
+    """A running program: a Popen, or a lab host's RemoteProcess."""
+    def poll(self) -> int | None: ...
+    def send_signal(self, sig: int) -> None: ...
+    def wait(self, timeout: float | None = None) -> int: ...
+    def kill(self) -> None: ...
+
+
+def stop_process(proc: Stoppable, sig: int, grace_s: float) -> Ending:
+    """Sends sig to a running program and waits grace_s for it, then SIGKILL; says whether it
+    had ended before it was asked."""
+    code = proc.poll()
+    if code is not None:
+        return Ending(requested=False, code=code)
+    proc.send_signal(sig)
+    try:
+        return Ending(requested=True, code=proc.wait(grace_s))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return Ending(requested=True, code=proc.wait(), forced=True)
 
 
 class ReadyTimeout(RuntimeError):

@@ -1,22 +1,24 @@
-"""TCP variants (scenarios/profiles/tcp.toml) applied to the hosts' namespaces.
+"""TCP variants (scenarios/profiles/tcp.toml): what a profile says, checked when it is loaded.
 
-One job: set a profile's per-namespace sysctls, route options (initcwnd/initrwnd) and
-cached-metrics policy, then read back what is in effect — the dict saved as tcp.json.
-Mapping of the studies' variants to this kernel: docs/tcp-variants.md.
+One job: read a profile (sysctls, route options initcwnd/initrwnd, cached-metrics policy) into
+a `TcpProfile`, refusing anything that is not a plain per-namespace net.* sysctl name or a
+plain value, so nothing a scenario says can become part of a command. Applying it to hosts
+is testbed/tcp_apply.py; mapping of the studies' variants to this kernel: docs/tcp-variants.md.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import platform
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from . import netns
-from .errors import ConfigError
-from .profiles import PROFILE_DIR, ProfileSet
+from analysis.atomic_file import write_text_atomically
+from testbed.errors import ConfigError
+from testbed.paths import PROFILE_DIR
+from testbed.scenario.profiles import ProfileSet
 
 PROFILE_KEYS = {"sysctl", "optional", "initcwnd", "initrwnd", "flush_metrics"}
 CONGESTION_KEY = "net.ipv4.tcp_congestion_control"
@@ -28,13 +30,12 @@ RECORDED_SYSCTLS = (
     "net.ipv4.tcp_window_scaling", "net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_rmem",
     "net.ipv4.tcp_wmem",
 )
-_ROUTE_OPTION = re.compile(r"\s+(initcwnd|initrwnd)\s+(\d+)")
-# Flags `ip route show` prints that `ip route change` does not accept back.
-_ROUTE_STATUS_FLAGS = {"linkdown", "dead", "offload", "trap", "rt_offload", "rt_trap", "rt_offload_failed"}
-
-
-class TcpProfileError(RuntimeError):
-    """A profile cannot be applied on this kernel/namespace (message names the setting)."""
+# What a profile may name and set: per-namespace sysctls, dotted lower-case words.
+SYSCTL_KEY = re.compile(r"net\.(ipv4|ipv6|core)\.[a-z0-9_]+(\.[a-z0-9_]+)*")
+# A string value: words of letters, digits and . _ : , - separated by single spaces ("4096 131072 6291456").
+SYSCTL_VALUE = re.compile(r"[A-Za-z0-9_.:,-]+( [A-Za-z0-9_.:,-]+)*")
+# A congestion control module's name (the kernel's TCP_CA_NAME_MAX is 16 with the NUL).
+CONGESTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,14}")
 
 
 @dataclass(frozen=True)
@@ -77,13 +78,12 @@ def from_table(name: str, table: Mapping[str, Any], where: str, description: str
     if not isinstance(sysctls, Mapping):
         raise ConfigError(f"{where}.sysctl", "expected a table of sysctl = value")
     for key, value in sysctls.items():
-        if not key.startswith("net."):
-            raise ConfigError(f"{where}.sysctl.{key}", "only per-namespace net.* sysctls can be part of a profile")
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ConfigError(f"{where}.sysctl.{key}", f"{value!r} is not an integer or a string")
+        _check_sysctl(key, value, f"{where}.sysctl.{key}")
     optional = table.get("optional", [])
     if not isinstance(optional, list) or not all(isinstance(k, str) for k in optional):
         raise ConfigError(f"{where}.optional", "expected a list of sysctl names")
+    for i, key in enumerate(optional):
+        _check_sysctl_key(key, f"{where}.optional[{i}]")
     flush = table.get("flush_metrics", True)
     if not isinstance(flush, bool):
         raise ConfigError(f"{where}.flush_metrics", f"{flush!r} is not true or false")
@@ -91,155 +91,48 @@ def from_table(name: str, table: Mapping[str, Any], where: str, description: str
                       _route_option(table, "initcwnd", where), _route_option(table, "initrwnd", where), flush)
 
 
-# --- applying ---------------------------------------------------------------------------
-
-def _sysctl_path(key: str) -> str:
-    return "/proc/sys/" + key.replace(".", "/")
-
-
-def read_sysctl(ns: str, key: str) -> str | None:
-    """The value in ns (whitespace normalised), None when the kernel has no such sysctl."""
-    proc = netns.run_in(ns, ["cat", _sysctl_path(key)], check=False)
-    return " ".join(proc.stdout.split()) if proc.returncode == 0 else None
+def _check_sysctl_key(key: str, where: str) -> None:
+    if not SYSCTL_KEY.fullmatch(key):
+        raise ConfigError(where, f"{key!r} is not a per-namespace sysctl name; expected net.ipv4.*, net.ipv6.* "
+                          "or net.core.* with lower-case letters, digits and _ between the dots")
 
 
-def _ensure_congestion_control(ns: str, name: str) -> str | None:
-    """None if available (loading its module if possible), else why not."""
-    available = (read_sysctl(ns, "net.ipv4.tcp_available_congestion_control") or "").split()
-    if name in available:
-        return None
-    probe = netns.run(["modprobe", f"tcp_{name}"], check=False)
-    available = (read_sysctl(ns, "net.ipv4.tcp_available_congestion_control") or "").split()
-    if name in available:
-        return None
-    return (f"congestion control {name!r} is not available on this kernel ({platform.release()}): "
-            f"tcp_available_congestion_control is {' '.join(available) or '(empty)'}, and "
-            f"`modprobe tcp_{name}` failed: {probe.stderr.strip() or f'exit {probe.returncode}'}")
-
-
-def _set_sysctl(profile: TcpProfile, ns: str, key: str, value: int | str) -> str | None:
-    """Sets key; returns None on success, the reason when it cannot be set."""
-    if read_sysctl(ns, key) is None:
-        return f"sysctl {key} does not exist on this kernel ({platform.release()})"
-    if key == CONGESTION_KEY:
-        missing = _ensure_congestion_control(ns, str(value))
-        if missing:
-            return missing
-    proc = netns.run_in(ns, ["sysctl", "-q", "-w", f"{key}={value}"], check=False)
-    if proc.returncode != 0:
-        return f"sysctl -w {key}={value} failed: {proc.stderr.strip()}"
-    return None
-
-
-def _routes(ns: str) -> list[str]:
-    return [line.strip() for line in netns.run_in(ns, ["ip", "route", "show", "table", "main"]).stdout.splitlines()
-            if line.strip()]
-
-
-def _set_route_options(profile: TcpProfile, ns: str) -> None:
-    options = []
-    if profile.initcwnd:
-        options += ["initcwnd", str(profile.initcwnd)]
-    if profile.initrwnd:
-        options += ["initrwnd", str(profile.initrwnd)]
-    if not options:
-        return
-    routes = _routes(ns)
-    if not routes:
-        raise TcpProfileError(f"TCP profile {profile.name!r}: namespace {ns} has no routes to set "
-                              f"{' '.join(options)} on; apply the profile after the network is up")
-    for route in routes:
-        base = [word for word in _ROUTE_OPTION.sub("", route).split() if word not in _ROUTE_STATUS_FLAGS]
-        netns.run_in(ns, ["ip", "route", "change", *base, *options])
-
-
-def route_options(ns: str) -> list[dict[str, Any]]:
-    result = []
-    for route in _routes(ns):
-        opts = dict((k, int(v)) for k, v in _ROUTE_OPTION.findall(" " + route))
-        result.append({"route": _ROUTE_OPTION.sub("", route), "initcwnd": opts.get("initcwnd"),
-                       "initrwnd": opts.get("initrwnd")})
-    return result
-
-
-def flush_metrics(ns: str) -> None:
-    """Forgets cached per-destination metrics (ssthresh, RTT, cwnd) in ns."""
-    netns.run_in(ns, ["ip", "tcp_metrics", "flush"], check=False)
-
-
-def apply(profile: TcpProfile, namespaces: Sequence[str]) -> dict[str, Any]:
-    """Applies the profile to every namespace, then reads back the effective settings.
-
-    Raises TcpProfileError naming the setting when a non-optional sysctl or congestion
-    control is missing; optional ones are recorded under "not_applied"."""
-    hosts = {}
-    for ns in namespaces:
-        not_applied: dict[str, str] = {}
-        for key, value in profile.sysctls.items():
-            problem = _set_sysctl(profile, ns, key, value)
-            if problem and key not in profile.optional:
-                raise TcpProfileError(f"TCP profile {profile.name!r} in {ns}: {problem}; mark {key} "
-                                      "optional in scenarios/profiles/tcp.toml to record it as not applied")
-            if problem:
-                not_applied[key] = problem
-        _set_route_options(profile, ns)
-        if profile.flush_metrics:
-            flush_metrics(ns)
-        hosts[ns] = effective(profile, ns, not_applied)
-    return {"profile": profile.name, "description": profile.description, "kernel": platform.release(),
-            "requested": {"sysctl": dict(profile.sysctls), "initcwnd": profile.initcwnd,
-                          "initrwnd": profile.initrwnd, "flush_metrics": profile.flush_metrics},
-            "hosts": hosts}
-
-
-def effective(profile: TcpProfile, ns: str, not_applied: Mapping[str, str]) -> dict[str, Any]:
-    keys = list(dict.fromkeys([*RECORDED_SYSCTLS, *profile.sysctls]))
-    values = {key: read_sysctl(ns, key) for key in keys}
-    mismatched = {key: {"requested": str(profile.sysctls[key]), "effective": values[key]}
-                  for key in profile.sysctls
-                  if key not in not_applied and values[key] != " ".join(str(profile.sysctls[key]).split())}
-    if mismatched:
-        raise TcpProfileError(f"TCP profile {profile.name!r} in {ns}: the kernel did not take "
-                              f"{json.dumps(mismatched)}")
-    return {"sysctl": values, "not_applied": dict(not_applied), "routes": route_options(ns),
-            "metrics_flushed": profile.flush_metrics}
+def _check_sysctl(key: str, value: Any, where: str) -> None:
+    _check_sysctl_key(key, where)
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ConfigError(where, f"{value!r} is not an integer or a string")
+    if key == CONGESTION_KEY and not (isinstance(value, str) and CONGESTION_NAME.fullmatch(value)):
+        raise ConfigError(where, f"{value!r} is not a congestion control name such as \"reno\" or \"bbr\" "
+                          "(lower-case letters, digits, _ and -, at most 15)")
+    if isinstance(value, str) and not SYSCTL_VALUE.fullmatch(value):
+        raise ConfigError(where, f"{value!r} is not a sysctl value; expected an integer or words of letters, "
+                          "digits and . _ : , - separated by single spaces")
 
 
 def write_tcp_json(path: Path, settings: Mapping[str, Any]) -> None:
     """Writes tcp.json completely or not at all."""
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
-    tmp.replace(path)
+    write_text_atomically(path, json.dumps(settings, indent=2, sort_keys=True) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m testbed.tcp_profile list | show NAME | apply NAME NS... [--json FILE]`"""
+    """`python -m testbed.tcp_profile list | show NAME` (applying one: `python -m testbed.tcp_apply`)"""
     p = argparse.ArgumentParser(description="TCP profiles of scenarios/profiles/tcp.toml")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list")
     show = sub.add_parser("show")
     show.add_argument("name")
-    ap = sub.add_parser("apply")
-    ap.add_argument("name")
-    ap.add_argument("namespaces", nargs="+")
-    ap.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     try:
         if args.cmd == "list":
             for name in names():
                 print(f"{name}\t{load(name).description}")
-        elif args.cmd == "show":
+        else:
             prof = load(args.name)
             print(json.dumps({"name": prof.name, "description": prof.description, "sysctl": dict(prof.sysctls),
                               "optional": sorted(prof.optional), "initcwnd": prof.initcwnd,
                               "initrwnd": prof.initrwnd, "flush_metrics": prof.flush_metrics}, indent=2))
-        else:
-            settings = apply(load(args.name), args.namespaces)
-            if args.json:
-                write_tcp_json(args.json, settings)
-            print(json.dumps(settings, indent=2, sort_keys=True))
-    except (ConfigError, TcpProfileError) as e:
-        print(f"tcp_profile: {e}", file=__import__("sys").stderr)
+    except ConfigError as e:
+        print(f"tcp_profile: {e}", file=sys.stderr)
         return 2
     return 0
 

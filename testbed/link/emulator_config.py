@@ -1,0 +1,84 @@
+"""Writes the emulator's configuration file (emulator/CONFIG.md) for one replication."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from testbed.router.emulator_stage import emulator_router
+from testbed.scenario.link_section import DirectionConfig, LinkConfig, RateStep
+from testbed.router.plan import RouterConfig
+
+REDACTED = "<redacted>"       # emulator/CONFIG.md: the file names no token
+
+
+@dataclass(frozen=True)
+class EmulatorRun:
+    """What varies per replication besides the link."""
+    seed: int
+    replication: int
+    token: str | None     # 16 hex digits; None: `token = <redacted>` (given with --token-file)
+    log_path: Path
+    listen: str = "0.0.0.0:5300"
+    control: str | None = None          # the emulator's control socket (START/STOP)
+    keepalive_us: int = 1_000_000
+    peer_timeout_us: int = 5_000_000
+
+
+def _rate(step: RateStep) -> str:
+    return "unlimited" if step.rate_bps is None else f"{step.rate_bps}bit"
+
+
+def _bandwidth(steps: tuple[RateStep, ...]) -> str:
+    if len(steps) == 1:
+        return _rate(steps[0])
+    return ", ".join(f"{s.at_us}us:{_rate(s)}" for s in steps)
+
+
+def _direction_lines(d: DirectionConfig) -> list[str]:
+    return [
+        f"mtu = {d.mtu}B",
+        f"bandwidth = {_bandwidth(d.bandwidth)}",
+        f"delay = {d.delay_us}us",
+        f"send_buffer = {d.send_buffer}B",
+        f"recv_buffer = {d.recv_buffer}B",
+        f"overhead = {d.overhead}B",
+        f"error_good = {d.error_good!r}",
+        f"error_bad = {d.error_bad!r}",
+        f"arq_retransmissions = {d.arq_retransmissions}",
+        f"arq_delay = {d.arq_delay_us}us",
+        f"in_order = {'true' if d.in_order else 'false'}",
+    ]
+
+
+def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = None) -> str:
+    """With `router`, the downlink gets the emulator's router stage (testbed/router/emulator_stage.py),
+    whatever the router's engine: the caller decides which engine runs it."""
+    ch = link.channel
+    lines = [
+        f"# squall-emulator configuration: link {link.name}, replication {run.replication}",
+        f"listen = {run.listen}",
+        f"token = {run.token if run.token is not None else REDACTED}",
+        f"log = {run.log_path}",
+        *([f"control = {run.control}"] if run.control else []),
+        f"seed = {run.seed}",
+        f"replication = {run.replication}",
+        f"keepalive = {run.keepalive_us}us",
+        f"peer_timeout = {run.peer_timeout_us}us",
+        "",
+        "[channel]",
+    ]
+    if ch.trace is not None:
+        lines.append(f"trace = {Path(ch.trace).resolve()}")
+    else:
+        lines += [f"initial = {ch.initial}", f"good = {ch.good.render()}", f"bad = {ch.bad.render()}"]
+    for name in ("down", "up"):
+        lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
+    text = "\n".join(lines) + "\n"
+    if router is not None:
+        text += "\n" + emulator_router(router, link=link.down, direction="down").text
+    return text
+
+
+def write(path: Path, link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = None) -> Path:
+    path.write_text(render(link, run, router=router))
+    return path

@@ -1,0 +1,95 @@
+"""Rendering a RouterConfig as one iproute2 `tc -batch` text.
+
+A pure function, so the exact commands are unit-tested and stored with each run
+(`router.tc`). Layout (handles are fixed so the queue monitor's output is predictable):
+
+    1:      root HTB qdisc on the device, default = the default class
+    1:1     root class, rate = ceil = the router rate
+    1:10, 1:20, ...   one leaf class per configured class, in file order
+    10:, 20:, ...     the leaf qdisc of each (pfifo, bfifo or red)
+    u32 filters on 1:, one per configured filter, in file order (prio 1, 2, ...)
+"""
+from __future__ import annotations
+
+from testbed.router.plan import FifoQueue, Queue, RedQueue, RouterClass, RouterConfig, RouterFilter
+
+ROOT_HANDLE = "1:"
+ROOT_CLASS = "1:1"
+
+
+def leaf_minor(index: int) -> int:
+    """Minor number of the index-th class (0-based): 10, 20, ... (hexadecimal in tc)."""
+    return 0x10 * (index + 1)
+
+
+def leaf_classid(index: int) -> str:
+    return f"1:{leaf_minor(index):x}"
+
+
+def leaf_qdisc_handle(index: int) -> str:
+    return f"{leaf_minor(index):x}:"
+
+
+def render_tc_batch(config: RouterConfig, dev: str) -> str:
+    """The whole router as `tc -batch` lines (without the leading `tc`), newline-terminated."""
+    if config.engine != "tc":
+        raise ValueError(f"router engine is {config.engine!r}; only engine \"tc\" is applied with tc")
+    index_of = {c.name: i for i, c in enumerate(config.classes)}
+    lines = [
+        f"qdisc add dev {dev} root handle {ROOT_HANDLE} htb default {leaf_minor(index_of[config.default_class]):x}",
+        f"class add dev {dev} parent {ROOT_HANDLE} classid {ROOT_CLASS} htb"
+        f" rate {config.rate_bps}bit ceil {config.rate_bps}bit quantum {_root_quantum(config)}",
+    ]
+    for i, cls in enumerate(config.classes):
+        lines.append(_class_line(dev, i, cls))
+        lines.append(_leaf_line(dev, i, cls.queue))
+    for prio, flt in enumerate(config.filters, start=1):
+        lines.append(_filter_line(dev, prio, flt, leaf_classid(index_of[flt.target])))
+    return "\n".join(lines) + "\n"
+
+
+def _root_quantum(config: RouterConfig) -> int:
+    return max(c.quantum_bytes for c in config.classes)
+
+
+def _class_line(dev: str, index: int, cls: RouterClass) -> str:
+    return (f"class add dev {dev} parent {ROOT_CLASS} classid {leaf_classid(index)} htb"
+            f" rate {cls.rate_bps}bit ceil {cls.ceil_bps}bit prio {cls.priority} quantum {cls.quantum_bytes}")
+
+
+def _leaf_line(dev: str, index: int, queue: Queue) -> str:
+    head = f"qdisc add dev {dev} parent {leaf_classid(index)} handle {leaf_qdisc_handle(index)}"
+    return f"{head} {queue_options(queue)}"
+
+
+def queue_options(queue: Queue) -> str:
+    """The qdisc kind and its options as tc takes them (sizes in bytes)."""
+    if isinstance(queue, FifoQueue):
+        return f"{queue.discipline} limit {queue.limit}"
+    assert isinstance(queue, RedQueue)
+    ecn = " ecn" if queue.ecn else ""
+    return (f"red limit {queue.limit} min {queue.min} max {queue.max} avpkt {queue.avpkt}"
+            f" burst {queue.burst} probability {queue.probability:g} bandwidth {queue.bandwidth_bps}bit{ecn}")
+
+
+def _filter_line(dev: str, prio: int, flt: RouterFilter, flowid: str) -> str:
+    return (f"filter add dev {dev} parent {ROOT_HANDLE} protocol ip prio {prio} u32"
+            f" {' '.join(_u32_matches(flt))} flowid {flowid}")
+
+
+def _u32_matches(flt: RouterFilter) -> list[str]:
+    """u32 selectors; ports are read at the offset of an IPv4 header without options."""
+    out = []
+    if flt.dscp is not None:
+        out.append(f"match ip dsfield 0x{flt.dscp << 2:02x} 0xfc")
+    if flt.protocol is not None:
+        out.append(f"match ip protocol {flt.protocol} 0xff")
+    if flt.src is not None:
+        out.append(f"match ip src {flt.src}")
+    if flt.dst is not None:
+        out.append(f"match ip dst {flt.dst}")
+    if flt.sport is not None:
+        out.append(f"match ip sport {flt.sport} 0xffff")
+    if flt.dport is not None:
+        out.append(f"match ip dport {flt.dport} 0xffff")
+    return out

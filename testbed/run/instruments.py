@@ -1,0 +1,248 @@
+"""Whether a replication's instruments can be trusted (docs/runner.md, "Instruments"):
+
+- every program ended by squall's request — the HTTP servers (nginx), the emulator and the
+  NPAs (`check_programs`), each capture's tcpdump (`check_captures`);
+- every capture is complete: tcpdump dropped nothing, its file holds every packet tcpdump
+  says it captured, at least every packet the emulator log saw enter the link from its host
+  (`in`) and leave the link towards it (`out`); more is fine (a packet a tc router dropped
+  before the link is in the sender's capture only);
+- the end-to-end timing error is within the scenario's tolerance (testbed/run/timing.py).
+
+Each judgement leaves its numbers in status.json (`captures`, `servers`, `timing_error`); a
+failed check makes the replication `failed` with a reason naming the program or capture and
+the numbers, a timing error beyond the tolerance makes an otherwise ok one `degraded`.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from analysis.emulog import EmulatorLog, read_emulator_log
+from analysis.errors import AnalysisInputError
+from analysis.join import join_records
+from analysis.pcap import address_texts, ip_records, read_capture
+from analysis.replication import side_addresses
+from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
+from testbed.processes import Ending, describe_code
+from testbed.run import timing
+
+LOG_FILE = "emulator.log"
+
+
+class Outcome(Protocol):
+    status: str
+
+    def fail(self, reason: str, status: str = "failed") -> None: ...
+
+
+class Stopped(Protocol):
+    """A capture or a server after its context ended (testbed/lanes/capture.py, http_server.py)."""
+    ending: Ending | None
+
+
+class StoppedCapture(Stopped, Protocol):
+    """A capture after its context ended, with when squall asked it to stop (None: unknown on
+    the emulator's clock, so every logged packet is expected in it)."""
+    stop_requested_us: int | None
+
+
+# Packets the emulator logged this shortly before a capture was asked to stop are not expected
+# in it: a received one may still have been on its way (the egress path), a sent one in
+# tcpdump's buffer. The emulator-engine router stops the captures before the emulator's STOP
+# (which takes the TUNs), so a late retransmission can enter the link after its capture ended.
+STOP_MARGIN_US = 50_000
+
+
+# --- programs ---------------------------------------------------------------------------------
+
+def check_programs(servers: dict[str, Stopped], link_exit_codes: dict[str, int] | None,
+                   outcome: Outcome, details: dict[str, Any]) -> None:
+    """The HTTP servers by flow name, then the link's programs. A server's death is the cause of
+    its client's error, so this runs before the flows are judged."""
+    details["servers"] = {}
+    for flow, server in servers.items():
+        ending = server.ending
+        details["servers"][flow] = {"program": "nginx", "ending": None if ending is None else asdict(ending)}
+        if ending is not None and not ending.clean:
+            outcome.fail(f"flow {flow}: the HTTP server (nginx) {ending.describe()}")
+    # The emulator exits 0 after STOP, the NPAs on SIGTERM: anything else is a death that
+    # happened after the flows (a death during them is already the reason).
+    if outcome.status == "ok":
+        for name, code in (link_exit_codes or {}).items():
+            if code != 0:
+                outcome.fail(f"the {name} ended ({describe_code(code)}), not by squall's stop")
+
+
+def check_samplers(exit_codes: dict[str, int | None], outcome: Outcome, details: dict[str, Any]) -> None:
+    """squall-tcp-sampler ends with 0 on squall's SIGTERM; anything else lost its series."""
+    details["tcp_samplers"] = dict(exit_codes)
+    for stem, code in exit_codes.items():
+        if code != 0:
+            outcome.fail(f"the TCP sampler at the {stem} host (squall-tcp-sampler) "
+                         f"{'never ended' if code is None else 'ended (' + describe_code(code) + ')'}, "
+                         f"not by squall's stop: its {stem}.tcpinfo.tsv is incomplete")
+
+
+# --- captures ---------------------------------------------------------------------------------
+
+@dataclass
+class Capture:
+    """One capture point's file read back."""
+    side: str                         # fixed | mobile
+    records: np.ndarray | None        # IP frames (analysis.pcap records); None: unreadable
+    sources: list[str]                # each IP frame's source address
+    frames: int = 0                   # every frame in the file
+    error: str | None = None
+
+
+def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Outcome, details: dict[str, Any],
+                   *, tolerance_us: int, router_between: bool) -> None:
+    """Reads the log and the captures once: each capture's health, then the timing error
+    (judged only while the replication is ok)."""
+    log, log_error = _read_log(work / LOG_FILE)
+    files = {stem: _read_capture(work / f"{stem}.pcap", stem) for stem in captures}
+    details["captures"] = {}
+    for stem, capture in captures.items():
+        evidence, problems = _capture_health(stem, capture.ending, _read_text(work / f"{stem}.pcap.stderr"),
+                                             files[stem], log, log_error, _cutoff_us(capture, log))
+        details["captures"][stem] = evidence
+        if problems:
+            outcome.fail(f"the capture at the {stem} host ({stem}.pcap) {'; '.join(problems)}")
+    if log is None:
+        if outcome.status == "ok":
+            outcome.fail(f"{LOG_FILE} cannot be read, so the captures cannot be checked: {log_error}")
+        return
+    measured = _timing_error(log, files, tolerance_us, router_between)
+    if measured is None:
+        return
+    details["timing_error"] = measured
+    beyond = details["timing_error"]["beyond_tolerance"]
+    if beyond and outcome.status == "ok":
+        outcome.fail(f"timing error beyond the tolerance of {tolerance_us} us: {'; '.join(beyond)}",
+                     status="degraded")
+
+
+def _timing_error(log: EmulatorLog, files: dict[str, Capture], tolerance_us: int,
+                  router_between: bool) -> dict[str, Any] | None:
+    """timing.measure over the readable captures; None without a t = 0 or a readable capture."""
+    points = {stem: _matched(f, log) for stem, f in files.items() if f.records is not None}
+    if log.start_realtime_us is None or not points:
+        return None
+    return timing.measure(points, log.start_realtime_us, tolerance_us, router_between, log.counts("lateness_us"))
+
+
+def capture_timing(log: EmulatorLog, pcaps: dict[str, Path], tolerance_us: int) -> dict[str, Any] | None:
+    """The end-to-end timing error of a link without a tc router, from capture files by host
+    side (fixed | mobile), as a replication measures it (for bench/emulator.py)."""
+    return _timing_error(log, {side: _read_capture(path, side) for side, path in pcaps.items()}, tolerance_us, False)
+
+
+def _read_log(path: Path) -> tuple[EmulatorLog | None, str | None]:
+    try:
+        return read_emulator_log(path), None
+    except (AnalysisInputError, OSError) as e:
+        return None, str(e)
+
+
+def _read_capture(path: Path, side: str) -> Capture:
+    try:
+        capture = read_capture(path)
+    except (AnalysisInputError, OSError) as e:
+        return Capture(side, None, [], error=str(e))
+    r = ip_records(capture)
+    return Capture(side, r, address_texts(r["ip_version"], r["src"]) if len(r) else [], len(capture.records))
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _cutoff_us(capture: StoppedCapture, log: EmulatorLog | None) -> int | None:
+    """The emulator time after which the log's packets are not expected in the capture."""
+    if capture.stop_requested_us is None or log is None or log.start_realtime_us is None:
+        return None
+    return capture.stop_requested_us - log.start_realtime_us - STOP_MARGIN_US
+
+
+def _capture_health(stem: str, ending: Ending | None, stderr: str, file: Capture, log: EmulatorLog | None,
+                    log_error: str | None, cutoff_us: int | None = None) -> tuple[dict[str, Any], list[str]]:
+    """status.json's entry of one capture (its tcpdump's ending and stderr, the file) and what
+    is wrong with it (empty: nothing). Logged packets later than `cutoff_us` (emulator time)
+    are not counted against the capture."""
+    stats, messages = parse_tcpdump_statistics(stderr), tcpdump_messages(stderr)
+    evidence: dict[str, Any] = {"file": f"{stem}.pcap", "ending": None if ending is None else asdict(ending),
+                                "tcpdump": stats, "frames_in_file": file.frames if file.error is None else None}
+    if messages:
+        evidence["tcpdump_messages"] = messages
+    problems = []
+    if ending is not None and not ending.clean:
+        problems.append(f"tcpdump {ending.describe()}" + (f": {' | '.join(messages)}" if messages else ""))
+    if not stats:
+        problems.append("tcpdump printed no statistics at its end")
+    dropped = {k: v for k, v in stats.items() if k.startswith("dropped") and v}
+    if dropped:
+        problems.append("tcpdump lost packets: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in dropped.items()))
+    if file.error is not None:
+        problems.append(f"cannot be read: {file.error}")
+        return evidence, problems
+    if "captured" in stats and file.frames < stats["captured"]:
+        problems.append(f"holds {file.frames} packets, but tcpdump captured {stats['captured']}")
+    if log is not None:
+        counts = _directions(stem, file, log, cutoff_us)
+        evidence.update(counts)
+        if cutoff_us is not None:
+            evidence["log_counted_until_us"] = cutoff_us
+        sent, received = counts["sent"], counts["received"]
+        if sent["captured"] < sent["log_in"]:
+            problems.append(f"holds {sent['captured']} packets the {stem} host sent, but the emulator log saw "
+                            f"{sent['log_in']} enter the link from it (`in` {timing.SENDS[stem]})")
+        if received["captured"] < received["log_out"]:
+            problems.append(f"holds {received['captured']} packets the {stem} host received, but the emulator log "
+                            f"sent {received['log_out']} towards it (`out` {_other_direction(stem)})")
+    elif log_error is not None:
+        evidence["log_error"] = log_error
+    return evidence, problems
+
+
+def _other_direction(side: str) -> str:
+    return "up" if timing.SENDS[side] == "down" else "down"
+
+
+def _directions(side: str, file: Capture, log: EmulatorLog, cutoff_us: int | None = None) -> dict[str, dict[str, int]]:
+    """Packets of the capture the host sent / received through the link (by source address,
+    the log's sides) against the log's `in` events of the host's direction and `out` events
+    of the other one (less those the emulator could not deliver), up to `cutoff_us`."""
+    sides = side_addresses(log)
+    other = "mobile" if side == "fixed" else "fixed"
+    table = log.table
+    send_dir, receive_dir = timing.SENDS[side], _other_direction(side)
+    undeliverable = log.counts("undeliverable")
+    lost_in_emulator = undeliverable.get(receive_dir, 0) + undeliverable.get("send_errors", 0)
+    counted = np.ones(len(table), bool) if cutoff_us is None else table.ints["time_us"] <= cutoff_us
+    log_in = int(np.count_nonzero(table.is_("event", "in") & table.is_("dir", send_dir) & counted))
+    log_out = int(np.count_nonzero(table.is_("event", "out") & table.is_("dir", receive_dir) & counted))
+    return {"sent": {"captured": sum(s in sides[side] for s in file.sources), "log_in": log_in},
+            "received": {"captured": sum(s in sides[other] for s in file.sources),
+                         "log_out": max(0, log_out - lost_in_emulator)}}
+
+
+def _matched(file: Capture, log: EmulatorLog) -> dict[str, np.ndarray]:
+    """The capture's packets joined with the log by identity (analysis/join.py): capture
+    times and `in` times of what the host sent, capture times and `out` times of what it
+    received (timing.measure's input)."""
+    r = file.records
+    assert r is not None
+    fates = join_records(r, log, file.side)       # received copies join `out` events
+    rows = np.searchsorted(r["frame_no"], fates.frame_no)
+    ts = r["ts_us"][rows].astype(np.int64)
+    mine = side_addresses(log)[file.side]
+    sent = np.fromiter((file.sources[row] in mine for row in rows.tolist()), bool, len(rows))
+    received = ~sent & (fates.fate_names() == "out")
+    return {"sent_ts": ts[sent], "sent_in": fates.in_us[sent],
+            "received_ts": ts[received], "received_out": fates.end_us[received]}

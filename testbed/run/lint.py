@@ -1,0 +1,166 @@
+"""Warnings about scenarios that load but probably do not do what was meant (docs/scenarios.md).
+
+Not errors: such a run is valid and may be intended (an overloaded link is an experiment too),
+but it is said on stderr by `squall show` and `squall run`:
+- a UDP stream faster than its link (the send buffer overflows; most datagrams are dropped),
+  one alone or the UDP streams of one direction together;
+- a UDP stream still sending at the timeout (every replication ends as `timeout`);
+- a DiffServ filter that classifies nothing: it matches no packet of the cell's flows, or only
+  packets going up (the router shapes the downlink only), or only uplink flows' ACKs/requests.
+(A class no filter sends packets to is not said: the studies' routers keep their UDP class in the
+cells without a UDP stream, and an empty class changes nothing.)
+
+Which packets a flow sends where follows the flows (testbed/scenario/flows.py): flow i (file order)
+listens on port(i) at its server/receiver, every program of a flow marks its packets with the
+flow's TOS except the HTTP server (nginx), whose responses carry TOS 0.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
+from testbed.scenario.cell import ResolvedCell
+from testbed.scenario.flows import BulkFlow, CommandFlow, Flow, HttpFlow, UdpFlow
+from testbed.scenario.link_section import DirectionConfig
+from testbed.scenario.loader import Scenario, udp_end_us
+
+IP_UDP_HEADERS = 28          # IPv4 (no options) + UDP header bytes on the link per datagram
+TCP, UDP = PROTOCOL_NUMBERS["tcp"], PROTOCOL_NUMBERS["udp"]
+
+
+@dataclass(frozen=True)
+class Packets:
+    """The packets one side of a flow sends in one direction of the link; None: an ephemeral port."""
+    flow: Flow
+    link_direction: str          # down | up
+    what: str                    # data, ACKs, requests, responses
+    protocol: int
+    tos: int
+    sport: int | None
+    dport: int | None
+
+
+def scenario_warnings(sc: Scenario) -> list[str]:
+    """One line per warning, naming the file, the cells it applies to (all when not said) and the key."""
+    found: dict[str, list[str]] = {}
+    for cell in sc.cells:
+        for key, message in cell_warnings(cell, sc.timeout_us):
+            found.setdefault(f"{key}: {message}", []).append(cell.cell_id)
+    lines = []
+    for text, cells in found.items():
+        scope = ""
+        if len(cells) < len(sc.cells):
+            scope = f" (cells {', '.join(cells[:3])}{f' and {len(cells) - 3} more' if len(cells) > 3 else ''})"
+        lines.append(f"{sc.path}{scope}: {text}")
+    return lines
+
+
+def cell_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
+    """(key path, message) pairs for one cell."""
+    found = _udp_warnings(cell, timeout_us)
+    if cell.router is not None and cell.router.diffserv:
+        found += _router_warnings(cell.router, cell.flows)
+    return found
+
+
+# --- UDP streams and the link ------------------------------------------------------------------
+
+def _wire_bps(flow: UdpFlow, link: DirectionConfig) -> float:
+    """The stream's rate on the link: its payload rate with IP/UDP headers and the link's overhead."""
+    size = flow.stream.size
+    return flow.stream.rate_bps * (size + IP_UDP_HEADERS + link.overhead) / size
+
+
+def _fastest_bps(link: DirectionConfig) -> int | None:
+    """The link direction's highest rate, None when unlimited at any time."""
+    rates = [s.rate_bps for s in link.bandwidth]
+    return None if any(r is None for r in rates) else max(r for r in rates if r is not None)
+
+
+def _udp_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
+    found = []
+    udp = [f for f in cell.flows if isinstance(f, UdpFlow)]
+    for flow in udp:
+        end = udp_end_us(flow)
+        if end >= timeout_us:
+            found.append((f"flows.{flow.name}", f"the stream sends until {end / 1e6:g} s, not before the "
+                          f"scenario's timeout ({timeout_us / 1e6:g} s): every replication will end as timeout"))
+    for direction in ("down", "up"):
+        link = cell.link.direction(direction)
+        link_bps = _fastest_bps(link)
+        streams = [f for f in udp if f.direction == direction]
+        if link_bps is None or not streams:
+            continue
+        for flow in streams:
+            wire = _wire_bps(flow, link)
+            if wire > link_bps:
+                found.append((f"flows.{flow.name}", f"{flow.stream.rate_bps / 1e3:g} kbit/s of UDP payload is "
+                              f"{wire / 1e3:.4g} kbit/s on the link with IP/UDP headers, above the {direction}link's "
+                              f"{link_bps / 1e3:g} kbit/s: the link's send buffer overflows and the stream loses "
+                              "datagrams all along"))
+        total = sum(_wire_bps(f, link) for f in streams)
+        if len(streams) > 1 and total > link_bps and all(_wire_bps(f, link) <= link_bps for f in streams):
+            found.append(("flows", f"the UDP streams {', '.join(f.name for f in streams)} together send "
+                          f"{total / 1e3:.4g} kbit/s on the {direction}link (headers included), above its "
+                          f"{link_bps / 1e3:g} kbit/s (if they overlap in time, the link drops datagrams)"))
+    return found
+
+
+# --- DiffServ filters and classes ------------------------------------------------------------
+
+def flow_packets(flow: Flow, index: int) -> list[Packets]:
+    """What each side of flow number `index` sends, in which direction of the link."""
+    port = flow.port(index)
+    up = flow.direction == "up"
+    towards, back = ("up", "down") if up else ("down", "up")
+    if flow.kind == "http":
+        # client -> server: requests (with the flow's TOS); server -> client: responses (nginx: TOS 0)
+        return [Packets(flow, back, "requests", TCP, flow.tos, None, port),
+                Packets(flow, towards, "responses", TCP, 0, port, None)]
+    if flow.kind == "bulk":
+        return [Packets(flow, towards, "data", TCP, flow.tos, None, port),
+                Packets(flow, back, "ACKs", TCP, flow.tos, port, None)]
+    if flow.kind == "command":
+        # any program: taken to use its port and its TOS, over TCP or UDP, either way
+        return [Packets(flow, d, "packets", proto, flow.tos, sport, dport)
+                for d in ("down", "up") for proto in (TCP, UDP) for sport, dport in ((None, port), (port, None))]
+    return [Packets(flow, towards, "data", UDP, flow.tos, None, port)]
+
+
+def _matches(f: RouterFilter, p: Packets) -> bool:
+    return ((f.dscp is None or f.dscp == p.tos >> 2) and (f.protocol is None or f.protocol == p.protocol)
+            and (f.sport is None or f.sport == p.sport) and (f.dport is None or f.dport == p.dport))
+
+
+def _router_warnings(router: RouterConfig, flows: tuple[Flow, ...]) -> list[tuple[str, str]]:
+    packets = [p for i, flow in enumerate(flows) for p in flow_packets(flow, i)]
+    found = []
+    for i, f in enumerate(router.filters):
+        if f.src is not None or f.dst is not None:
+            continue      # addresses depend on the testbed (lane or lab hosts): not judged here
+        down = [p for p in packets if p.link_direction == "down" and _matches(f, p)]
+        up = [p for p in packets if p.link_direction == "up" and _matches(f, p)]
+        key = f"router.filters[{i}]"
+        if not down and not up:
+            found.append((key, "matches no packet of this cell's flows, so it classifies nothing (ports: "
+                          f"HTTP {HttpFlow.PORT_BASE} + i, bulk {BulkFlow.PORT_BASE} + i, UDP {UdpFlow.PORT_BASE} + i, "
+                          f"command {CommandFlow.PORT_BASE} + i "
+                          "for flow i in file order, on the server/receiver)"))
+        elif not down:
+            hint = ""
+            if any(p.flow.kind == "http" and p.what == "requests" for p in up):
+                hint = " (the HTTP server does not mark its responses with the flow's DSCP)"
+            found.append((key, f"matches only packets going up ({_described(up)}); the router shapes the "
+                          f"downlink only, so it classifies nothing{hint}"))
+        elif all(p.flow.direction == "up" for p in down):
+            found.append((key, f"matches only uplink flows ({', '.join(sorted({p.flow.name for p in down}))}); the "
+                          f"router shapes the downlink only, where they send just their {_whats(down)}"))
+    return found
+
+
+def _described(packets: list[Packets]) -> str:
+    return ", ".join(f"{p.flow.name} {p.what}" for p in packets)
+
+
+def _whats(packets: list[Packets]) -> str:
+    return " and ".join(sorted({p.what for p in packets}))

@@ -1,0 +1,217 @@
+"""The results directory of a run (DESIGN.md §3.4).
+
+    results/<scenario>-<UTC timestamp>/
+      scenario.toml  expanded.json  meta.json
+      cells/<cell-id>/rep-<NN>/ status.json, emulator.log.gz, captures (*.pcap.gz), ...
+      cells/<cell-id>/attempts/rep-<NN>-<k>/   earlier failed attempts, kept
+
+A replication is written into `rep-NN.partial/` and renamed to `rep-NN/` only when
+its status.json is in place, so every replication directory is complete or absent. Its
+emulator log and captures are gzip-compressed just before (analysis/stored.py); what could not
+be compressed (a full disk) stays plain and is named in status.json's `kept_uncompressed`.
+A cluster worker writes it in node-local storage instead; it is then copied beside its
+place as a hidden `.rep-NN.incoming-…` directory and renamed in, so it still appears whole.
+A failed replication that is redone on resume is moved to `attempts/`, never deleted.
+
+Statuses: `ok`; `failed` (a program or an instrument failed: the numbers cannot be trusted);
+`timeout`; `degraded` (everything ran and was captured, but the end-to-end timing error was
+beyond the scenario's `timing_tolerance`: the numbers are there, their times less exact).
+A resume redoes failed, timed-out and missing replications, degraded ones only when asked.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import socket
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from analysis.atomic_file import write_text_atomically
+from analysis.stored import compress_replication
+from testbed.errors import ConfigError
+
+STATUSES = ("ok", "failed", "timeout", "degraded")
+RUN_FILES = ("scenario.toml", "expanded.json", "meta.json")
+
+
+@dataclass(frozen=True)
+class Status:
+    status: str                  # ok | failed | timeout | degraded
+    reason: str
+    started_utc: str
+    duration_s: float
+    details: dict[str, Any]
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+
+
+def utc_stamp(t: float | None = None) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
+
+
+def failure_text(e: BaseException, results: Path) -> str:
+    """What went wrong, for a status or the runner's errors; a full results disk says so."""
+    if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+        return f"no space left on the disk of {results} ({e}); free some, then resume the run"
+    return f"{type(e).__name__}: {e}"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_text_atomically(path, json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _move_in(work: Path, final: Path) -> None:
+    """Renames work to final; across file systems (node-local work, shared results) it copies
+    to a hidden sibling first, so final appears complete or not at all."""
+    try:
+        os.replace(work, final)
+        return
+    except OSError as e:
+        if e.errno != errno.EXDEV:
+            raise
+    incoming = final.with_name(f".{final.name}.incoming-{socket.gethostname()}-{os.getpid()}")
+    shutil.rmtree(incoming, ignore_errors=True)
+    try:
+        shutil.copytree(work, incoming)
+        _fsync_tree(incoming)
+        os.replace(incoming, final)
+    except BaseException:
+        shutil.rmtree(incoming, ignore_errors=True)
+        raise
+    shutil.rmtree(work)
+
+
+def _fsync_tree(root: Path) -> None:
+    for path in root.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+
+
+@dataclass(frozen=True)
+class RunDir:
+    root: Path
+
+    @classmethod
+    def create(cls, results: Path, scenario_name: str, scenario_source: str,
+               expanded: Any, meta: dict[str, Any]) -> "RunDir":
+        results.mkdir(parents=True, exist_ok=True)
+        root = results / f"{scenario_name}-{utc_stamp()}"
+        suffix = 1
+        while True:
+            try:
+                root.mkdir()
+                break
+            except FileExistsError:   # two runs in one second: never overwrite
+                suffix += 1
+                root = results / f"{scenario_name}-{utc_stamp()}-{suffix}"
+        try:
+            write_text_atomically(root / "scenario.toml", scenario_source)
+            write_json_atomic(root / "expanded.json", expanded)
+            write_json_atomic(root / "meta.json", meta)
+        except BaseException:       # a run directory is whole or absent too
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        return cls(root)
+
+    @classmethod
+    def open(cls, root: Path, where: str | None = None) -> "RunDir":
+        """An existing run directory; a ConfigError at `where` (default: the path) when it is none."""
+        where = where or str(root)
+        if not root.is_dir():
+            raise ConfigError(where, "no such directory; expected a run directory "
+                              "(results/<name>-<UTC timestamp>)")
+        missing = [name for name in RUN_FILES if not (root / name).is_file()]
+        if missing:
+            raise ConfigError(where, f"is not a squall run directory (no {', '.join(missing)}); "
+                              "expected one that squall run created")
+        run_dir = cls(root)
+        run_dir.read_json("meta.json")
+        run_dir.read_json("expanded.json", expect=(dict, list))
+        return run_dir
+
+    def read_json(self, name: str, expect: type | tuple[type, ...] = dict) -> Any:
+        """One of the run's own JSON files (an object unless said); a ConfigError naming it when damaged."""
+        path = self.root / name
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError) as e:
+            raise ConfigError(str(path), f"cannot be read as the run's {name} ({e}); the run directory is damaged")
+        if not isinstance(data, expect):
+            raise ConfigError(str(path), "is not what squall run writes there; the run directory is damaged")
+        return data
+
+    def replication(self, cell_id: str, rep: int) -> Path:
+        return self.root / "cells" / cell_id / f"rep-{rep:02d}"
+
+    def status(self, cell_id: str, rep: int) -> Status | None:
+        path = self.replication(cell_id, rep) / "status.json"
+        if not path.is_file():
+            return None
+        return Status(**json.loads(path.read_text()))
+
+    def needs_run(self, cell_id: str, rep: int, redo_degraded: bool = False) -> bool:
+        """Missing, failed or timed out; degraded too with redo_degraded."""
+        status = self.status(cell_id, rep)
+        return status is None or status.status not in (("ok",) if redo_degraded else ("ok", "degraded"))
+
+    def begin(self, cell_id: str, rep: int, work_root: Path | None = None) -> Path:
+        """A fresh work directory for the replication (under `work_root` when given, e.g. a
+        cluster node's local disk); an earlier result (failed, degraded) is moved aside."""
+        final = self.replication(cell_id, rep)
+        if final.exists():
+            self._keep_attempt(final)
+        work = final.with_name(final.name + ".partial")
+        if work_root is not None:
+            work = work_root / cell_id / work.name
+            shutil.rmtree(work, ignore_errors=True)     # this node's own leftover, never results
+        elif work.exists():       # an interrupted attempt: keep it for inspection too
+            self._keep_attempt(work)
+        work.mkdir(parents=True)
+        return work
+
+    def finish(self, cell_id: str, rep: int, work: Path, status: Status) -> Path:
+        """The replication moved in place, its log and captures compressed (analysis/stored.py)."""
+        kept_plain = compress_replication(work)
+        if kept_plain:
+            status.details["kept_uncompressed"] = kept_plain
+        write_json_atomic(work / "status.json", asdict(status))
+        final = self.replication(cell_id, rep)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _move_in(work, final)
+        return final
+
+    def _keep_attempt(self, path: Path) -> None:
+        attempts = path.parent / "attempts"
+        attempts.mkdir(exist_ok=True)
+        base = path.name.removesuffix(".partial")
+        k = 1
+        while (attempts / f"{base}-{k}").exists():
+            k += 1
+        shutil.move(str(path), attempts / f"{base}-{k}")
+
+    def incomplete(self, cell_ids: list[str], replications: int) -> list[str]:
+        """`cell rep-NN: missing` (or partial: abandoned mid-way; or failed, timeout) for every
+        selected replication without a result to analyse (ok, or degraded: complete but beyond the
+        timing tolerance)."""
+        found = []
+        for cell_id in cell_ids:
+            for rep in range(1, replications + 1):
+                status = self.status(cell_id, rep)
+                if status is not None and status.status in ("ok", "degraded"):
+                    continue
+                partial = self.replication(cell_id, rep).with_name(f"rep-{rep:02d}.partial").exists()
+                what = status.status if status is not None else "partial" if partial else "missing"
+                found.append(f"{cell_id} rep-{rep:02d}: {what}")
+        return found
+
+    def statuses(self) -> Iterator[tuple[str, int, Status]]:
+        for status_file in sorted(self.root.glob("cells/*/rep-*/status.json")):
+            rep_dir = status_file.parent
+            yield rep_dir.parent.name, int(rep_dir.name.split("-")[1]), Status(**json.loads(status_file.read_text()))

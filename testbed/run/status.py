@@ -1,0 +1,167 @@
+"""What a run has done so far, as a table: the end of `squall run` and `squall status RUN_DIR`
+(or, with --json, one JSON object).
+
+Per cell: ok/failed/timeout/degraded/missing counts and the median over the ok replications of
+each flow's main metric, read from the generators' own summaries (workloads.json), so it needs
+no analysis; per replication its status and reason; the Slurm jobs of a --slurm run.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import statistics
+import sys
+from pathlib import Path
+from typing import Any, Mapping, TextIO
+
+from testbed.run.meta import RUN_OPTIONS_KEY
+from testbed.run.replication import WORKLOADS_FILE
+from testbed.run.results import STATUSES, RunDir
+from testbed.run.slurm import SlurmError, job_states
+from testbed.run.submission import all_submissions
+from testbed.scenario.cell import ResolvedCell
+from testbed.scenario.flows import FLOW_TYPES
+
+COUNTED = (*STATUSES, "missing")      # the table's count columns, in this order
+
+
+def print_report(run_dir: RunDir, cells: list[ResolvedCell], replications: int, out: TextIO) -> None:
+    print(f"results: {run_dir.root}", file=out)
+    rows = [cell_row(run_dir, cell.cell_id, replications) for cell in cells]
+    print_table(rows, out)
+
+
+def print_table(rows: list[list[Any]], out: TextIO) -> None:
+    headers = ["cell", *COUNTED, "median of the flows' main metric"]
+    widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(len(headers) - 1)]
+    for row in [headers] + rows:
+        print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)) + "  " + str(row[-1]), file=out)
+
+
+def cell_row(run_dir: RunDir, cell_id: str, replications: int) -> list[Any]:
+    """The table's row: the cell, its counts, the medians as text."""
+    state = cell_state(run_dir, cell_id, replications)
+    return [cell_id, *state["counts"].values(), medians_text(state["medians"])]
+
+
+def cell_state(run_dir: RunDir, cell_id: str, replications: int) -> dict[str, Any]:
+    """A cell's counts per status, its flows' median main metrics and each replication's status."""
+    counts = dict.fromkeys(COUNTED, 0)
+    workloads, reps = [], []
+    for rep in range(1, replications + 1):
+        status = run_dir.status(cell_id, rep)
+        counts["missing" if status is None else status.status] += 1
+        reps.append({"replication": rep, "status": "missing"} if status is None else
+                    {"replication": rep, "status": status.status, "reason": status.reason,
+                     "started_utc": status.started_utc, "duration_s": status.duration_s})
+        path = run_dir.replication(cell_id, rep) / WORKLOADS_FILE
+        if status is not None and status.status == "ok" and path.is_file():
+            workloads.append(json.loads(path.read_text()))
+    return {"cell": cell_id, "counts": counts, "medians": median_metrics(workloads), "replications": reps}
+
+
+def median_metrics(workloads: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per flow (in the order of the first replication), the median over the ok replications of each
+    of its main metrics, from the generators' summaries (seconds, bit/s, a fraction for loss)."""
+    medians: dict[str, dict[str, float]] = {}
+    for name in workloads[0] if workloads else {}:
+        values: dict[str, list[float]] = {}
+        for w in workloads:
+            for metric, value in main_metrics(w.get(name, {})).items():
+                values.setdefault(metric, []).append(value)
+        medians[name] = {metric: statistics.median(v) for metric, v in values.items()}
+    return medians
+
+
+def medians_text(medians: Mapping[str, Mapping[str, float]]) -> str:
+    if not medians:
+        return "-"
+    return "; ".join(f"{name}: {', '.join(f'{m} {_fmt(m, v)}' for m, v in metrics.items()) or '-'}"
+                     for name, metrics in medians.items())
+
+
+def flow_medians(workloads: list[dict[str, Any]]) -> str:
+    """The median over ok replications of each flow's main metric, as the table shows them."""
+    return medians_text(median_metrics(workloads))
+
+
+def main_metrics(entry: Mapping[str, Any]) -> dict[str, float]:
+    """The main metrics of a flow's workloads.json entry, as its kind reads them; {} for an unknown kind."""
+    flow_type = FLOW_TYPES.get(entry.get("kind", ""))
+    return flow_type.main_metrics(entry) if flow_type else {}
+
+
+def _fmt(metric: str, value: float) -> str:
+    if metric in ("page time", "elapsed", "run time"):
+        return f"{value:.2f} s"
+    if metric in ("goodput", "throughput"):
+        return f"{value / 1000:.1f} kbit/s"
+    if metric == "jitter":
+        return f"{value / 1000:.1f} ms"
+    if metric == "loss":
+        return f"{value * 100:.1f} %"
+    return f"{value:g}"
+
+
+def status_command(root: Path, out: TextIO | None = None, as_json: bool = False) -> int:
+    """`squall status RUN_DIR [--json]`: per cell, ok/failed/timeout/degraded/missing and the medians,
+    the replications that are not ok, the Slurm jobs; exit status 1 unless every replication is ok."""
+    out = out or sys.stdout
+    state = run_state(root)
+    if as_json:
+        print(json.dumps(state, indent=2), file=out)
+    else:
+        print(f"run {root}: {len(state['cells'])} cells x {state['replications']} replications", file=out)
+        print_table([[c["cell"], *c["counts"].values(), medians_text(c["medians"])] for c in state["cells"]], out)
+        for cell in state["cells"]:
+            for r in cell["replications"]:
+                if r["status"] not in ("ok", "missing"):
+                    print(f"{cell['cell']} rep-{r['replication']:02d}: {r['status']}: {r['reason']}", file=out)
+        _print_cluster_jobs(state["slurm"], out)
+    return 0 if state["complete"] else 1
+
+
+def run_state(root: Path) -> dict[str, Any]:
+    """Everything `squall status` says about a run, as JSON-ready data (docs/runner.md)."""
+    run_dir = RunDir.open(root)
+    exp = json.loads((root / "expanded.json").read_text())
+    stored = json.loads((root / "meta.json").read_text()).get("testbed", {}).get(RUN_OPTIONS_KEY, {})
+    replications = stored.get("replications") or exp["replications"]
+    # A resume with a larger --replications adds replications the stored options do not know.
+    replications = max([replications] + [rep for _, rep, _ in run_dir.statuses()])
+    cell_ids = [c["cell"] for c in exp["cells"]]
+    pattern = stored.get("cells")
+    cell_ids = [c for c in cell_ids if pattern is None or fnmatch.fnmatchcase(c, pattern)]
+    cells = [cell_state(run_dir, cell_id, replications) for cell_id in cell_ids]
+    totals = {status: sum(c["counts"][status] for c in cells) for status in COUNTED}
+    return {"run": str(root), "name": exp.get("name"), "replications": replications, "cells_selected": pattern,
+            "complete": totals["ok"] == len(cells) * replications, "counts": totals, "cells": cells,
+            "slurm": _cluster_jobs(root)}
+
+
+def _cluster_jobs(root: Path) -> list[dict[str, Any]]:
+    """For --slurm runs: each submission's jobs, and their states as Slurm sees them now."""
+    found = []
+    for sub in all_submissions(root):
+        entry: dict[str, Any] = {"submission": sub.number, "arrays": sub.jobs.get("arrays", []),
+                                 "analysis": sub.jobs.get("analysis")}
+        try:
+            entry["states"] = job_states(sub.job_ids())
+        except SlurmError as e:
+            entry["error"] = str(e)
+        found.append(entry)
+    return found
+
+
+def _print_cluster_jobs(submissions: list[dict[str, Any]], out: TextIO) -> None:
+    for sub in submissions:
+        arrays = ", ".join(f"{a['job_id']} ({a['units']} units)" for a in sub["arrays"])
+        head = f"slurm submission {sub['submission']}: arrays {arrays or '-'}, analysis {sub['analysis'] or '-'}"
+        if "error" in sub:
+            print(f"{head}: {sub['error']}", file=out)
+            continue
+        counts: dict[str, int] = {}
+        for state in sub["states"].values():
+            counts[state] = counts.get(state, 0) + 1
+        shown = ", ".join(f"{n} {state.lower()}" for state, n in sorted(counts.items()))
+        print(f"{head}: {shown or 'no job queued or running'}", file=out)

@@ -1,0 +1,100 @@
+"""A cluster submission's record in the run directory: what was planned and which jobs run it.
+
+    RUN/slurm/submission-K.json   {"submission": K, "lane_base": B, "lanes_per_node": L, "redo_degraded": D,
+                                   "units": [{"cell": ..., "replications": [...], "keep_lane": ...}],
+                                   "jobs": {"arrays": [{"job_id": ..., "first_unit": ..., "units": ...}],
+                                            "analysis": job_id}}
+    RUN/slurm/submission-K/       the tasks' output files (Slurm's %x-%A_%a.out)
+
+Unit N of submission K is what `squall worker RUN --submission K --unit N` runs. Each
+`squall run --slurm` or `--resume --slurm` adds a submission; the replications' status.json
+files, not these records, say what is done.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testbed.errors import ConfigError
+from testbed.run.results import write_json_atomic
+from testbed.run.unit import Unit
+
+SLURM_DIR = "slurm"
+
+
+@dataclass(frozen=True)
+class PlannedUnit:
+    cell: str
+    replications: tuple[int, ...]
+    keep_lane: bool
+
+
+@dataclass
+class Submission:
+    root: Path
+    number: int
+    lane_base: int
+    lanes_per_node: int
+    units: list[PlannedUnit]
+    jobs: dict[str, Any] = field(default_factory=dict)
+    redo_degraded: bool = False          # --redo-degraded: its workers redo degraded replications too
+
+    @property
+    def path(self) -> Path:
+        return self.root / SLURM_DIR / f"submission-{self.number}.json"
+
+    @property
+    def output_dir(self) -> Path:
+        return self.root / SLURM_DIR / f"submission-{self.number}"
+
+    @classmethod
+    def new(cls, root: Path, units: list[Unit], lane_base: int, lanes_per_node: int,
+            redo_degraded: bool = False) -> "Submission":
+        number = 1 + max((s.number for s in all_submissions(root)), default=0)
+        planned = [PlannedUnit(u.cell.cell_id, u.replications, u.keep_lane) for u in units]
+        sub = cls(root, number, lane_base, lanes_per_node, planned, redo_degraded=redo_degraded)
+        sub.output_dir.mkdir(parents=True, exist_ok=True)
+        sub.save()
+        return sub
+
+    def save(self) -> None:
+        data = {"submission": self.number, "lane_base": self.lane_base, "lanes_per_node": self.lanes_per_node,
+                "redo_degraded": self.redo_degraded, "units": [asdict(u) for u in self.units], "jobs": self.jobs}
+        write_json_atomic(self.path, data)
+
+    @classmethod
+    def load(cls, root: Path, number: int | None = None) -> "Submission":
+        """Submission `number`, or the newest."""
+        subs = all_submissions(root)
+        if not subs:
+            raise ConfigError(f"{root}", "has no cluster submission (slurm/submission-*.json); "
+                              "it was not started with --slurm")
+        if number is None:
+            return subs[-1]
+        for sub in subs:
+            if sub.number == number:
+                return sub
+        raise ConfigError("--submission", f"{number} is not a submission of {root} "
+                          f"(there are {', '.join(str(s.number) for s in subs)})")
+
+    @classmethod
+    def _read(cls, root: Path, path: Path) -> "Submission":
+        data = json.loads(path.read_text())
+        units = [PlannedUnit(u["cell"], tuple(u["replications"]), bool(u["keep_lane"])) for u in data["units"]]
+        return cls(root, int(data["submission"]), int(data["lane_base"]), int(data["lanes_per_node"]),
+                   units, data.get("jobs", {}), bool(data.get("redo_degraded", False)))
+
+    def job_ids(self) -> list[str]:
+        ids = [str(a["job_id"]) for a in self.jobs.get("arrays", [])]
+        if self.jobs.get("analysis"):
+            ids.append(str(self.jobs["analysis"]))
+        return ids
+
+
+def all_submissions(root: Path) -> list[Submission]:
+    found = []
+    for path in (root / SLURM_DIR).glob("submission-*.json"):
+        found.append(Submission._read(root, path))
+    return sorted(found, key=lambda s: s.number)

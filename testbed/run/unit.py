@@ -1,0 +1,107 @@
+"""Units of work: the replications of one cell that one lane runs in order.
+
+A unit is one replication, or the whole chain of a CBI cell (a TCP profile that keeps its
+metrics between replications), which must run in order on one lane without rebuilding it.
+The same units are run by the runner's lane workers and by cluster workers (run/worker.py).
+"""
+from __future__ import annotations
+
+import errno
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from testbed.hosts import Testbed
+from testbed.run import replication
+from testbed.run.results import RunDir, Status, failure_text, utc_stamp
+from testbed.scenario.cell import ResolvedCell
+from testbed.scenario.loader import DEFAULT_TIMING_TOLERANCE_US
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Replications of one cell that one worker runs in order."""
+    cell: ResolvedCell
+    replications: tuple[int, ...]
+    keep_lane: bool                       # CBI: metrics must survive between them
+
+
+def plan(cells: list[ResolvedCell], replications: int, run_dir: RunDir, redo_degraded: bool = False) -> list[Unit]:
+    units = []
+    for cell in cells:
+        reps = tuple(r for r in range(1, replications + 1)
+                     if run_dir.needs_run(cell.cell_id, r, redo_degraded))
+        if not reps:
+            continue
+        tcp = cell.tcp
+        if tcp is not None and not tcp.flush_metrics:
+            units.append(Unit(cell, reps, keep_lane=True))
+        else:
+            units.extend(Unit(cell, (r,), keep_lane=False) for r in reps)
+    return units
+
+
+@dataclass
+class UnitRunner:
+    """Runs units one after the other on one lane (or lab testbed), recording every replication."""
+    run_dir: RunDir
+    seed: int
+    timeout_us: int
+    stop: threading.Event
+    fresh_testbed: Callable[[], Testbed]           # a rebuilt lane, or the reset lab hosts
+    record: Callable[[str, int, Status], None]     # after each replication is in the run directory
+    provenance: dict[str, Any]                     # where and with what it ran (status.json)
+    work_root: Path | None = None                  # node-local work directories (cluster workers)
+    # Cluster workers record an interrupted replication (its files so far, status failed with this
+    # reason) so the shared run says what happened; the local runner leaves its .partial instead.
+    interrupted_reason: Callable[[], str] | None = None
+    testbed: Testbed | None = None
+    timing_tolerance_us: int = DEFAULT_TIMING_TOLERANCE_US     # the scenario's timing_tolerance
+    started: Callable[[str, int], None] | None = None          # as each replication starts (the progress line)
+    _disk_full: OSError | None = field(default=None, init=False)   # a replication found the results disk full
+
+    def run(self, unit: Unit) -> None:
+        previous_ok = False
+        for rep in unit.replications:
+            if self.stop.is_set():
+                break
+            fresh = self.testbed is None or not (unit.keep_lane and previous_ok)
+            t_lane = time.monotonic()
+            if fresh:
+                self.testbed = self.fresh_testbed()
+            lane_s = round(time.monotonic() - t_lane, 3)
+            status = self._one(unit.cell, rep)
+            if status is None and self.interrupted_reason is not None:
+                status = Status("failed", self.interrupted_reason(), utc_stamp(), 0.0,
+                                {"interrupted": True, "cell": unit.cell.cell_id, "replication": rep})
+            if status is None:
+                break      # interrupted: the .partial directory stays; RunDir.begin keeps it as an attempt
+            status.details["fresh_lane"] = fresh    # False: a CBI successor kept the TCP metrics cache
+            status.details.setdefault("timings", {})["lane_s"] = lane_s     # building it, before setup_s
+            status.details["provenance"] = self.provenance
+            self.run_dir.finish(unit.cell.cell_id, rep, self._work, status)
+            previous_ok = status.status in ("ok", "degraded")    # degraded: ran fully, its cache is sound
+            self.record(unit.cell.cell_id, rep, status)
+            if status.details.get("interrupted"):
+                break
+            if self._disk_full is not None:
+                # recorded (compressing its files made room for its status); nothing more is run
+                raise self._disk_full
+
+    def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
+        assert self.testbed is not None
+        job = replication.Job(cell, rep, self.seed, self.timeout_us, self.timing_tolerance_us)
+        self._work = self.run_dir.begin(cell.cell_id, rep, self.work_root)
+        if self.started is not None:
+            self.started(cell.cell_id, rep)
+        try:
+            return replication.run(self.testbed, job, self._work, self.stop)
+        except replication.Interrupted:
+            return None
+        except Exception as e:
+            if isinstance(e, OSError) and e.errno == errno.ENOSPC:
+                self._disk_full = e
+            return Status("failed", f"runner error: {failure_text(e, self.run_dir.root)}", utc_stamp(), 0.0,
+                          {"testbed": self.testbed.describe()})

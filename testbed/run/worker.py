@@ -1,0 +1,166 @@
+"""`squall worker RUN --unit N`: one planned unit of a cluster submission, on this node.
+
+Run by a Slurm array task (run/slurm.py). The run directory, on the cluster's shared file
+system, stays the one record of what is done: the worker skips replications already ok,
+works in node-local storage, and moves each finished replication in whole. It claims a lane
+atomically (lanes/claim.py), so tasks scheduled independently onto one node never share one,
+and it refuses to run a squall revision other than the run's, whose results would not be
+comparable. SIGTERM (scancel, a time limit) stops the replication, tears the lane down and
+records the replication as interrupted; `squall run --resume RUN --slurm` redoes it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, TextIO
+
+from testbed.errors import ConfigError
+from testbed.lanes import claim as lane_claim
+from testbed.lanes import lane as lanes
+from testbed.lanes.hosts import NamespaceTestbed
+from testbed.run import meta
+from testbed.run.results import RunDir, Status
+from testbed.run.submission import Submission
+from testbed.run.unit import Unit, UnitRunner
+from testbed.scenario import loader as scenario_mod
+
+LANE_WAIT_S = 2.0
+
+
+def worker_command(root: Path, unit_index: int, submission: int | None, err: TextIO = sys.stderr,
+                   count: int = 1) -> int:
+    """Units unit_index .. unit_index + count - 1 of the submission, one after the other on one lane."""
+    run_dir = RunDir.open(root)
+    _check_revision(root)
+    sub = Submission.load(root, submission)
+    sc = scenario_mod.load(root / "scenario.toml", base_dir=meta.scenario_dir(run_dir.read_json("meta.json")))
+    indices = [unit_index] + list(range(unit_index + 1, min(unit_index + count, len(sub.units))))
+    todo = [(i, unit) for i in indices if (unit := _pending(run_dir, sub, _unit(sc, sub, i))) is not None]
+    if not todo:
+        print(f"squall worker: units {indices[0]}..{indices[-1]} are already complete", file=err)
+        return 0
+    removed = lanes.cleanup_leftovers()
+    if removed:
+        print(f"squall worker: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
+    codes = []
+    with _claimed_lane(sub, err) as number, _local_work(root) as work_root, _stop_on_signals() as stop:
+        for index, unit in todo:
+            if stop.is_set():
+                break
+            print(f"squall worker: unit {index}: {unit.cell.cell_id} replications "
+                  f"{', '.join(map(str, unit.replications))} on lane {number}", file=err, flush=True)
+            codes.append(_run(run_dir, sc, unit, number, work_root, stop, err))
+    return max(codes, default=0)
+
+
+def _pending(run_dir: RunDir, sub: Submission, unit: Unit) -> Unit | None:
+    """The unit's replications still to do (a requeued task never redoes what is ok)."""
+    pending = tuple(r for r in unit.replications if run_dir.needs_run(unit.cell.cell_id, r, sub.redo_degraded))
+    return Unit(unit.cell, pending, unit.keep_lane) if pending else None
+
+
+def _check_revision(root: Path) -> None:
+    wanted = json.loads((root / "meta.json").read_text()).get("squall_revision")
+    here = meta.git_revision()
+    if wanted != here:
+        raise ConfigError(f"{root}/meta.json: squall_revision",
+                          f"the run was made by squall {wanted}, this node has {here}: results of "
+                          "different revisions are not comparable; install the run's revision on every node")
+
+
+def _unit(sc: scenario_mod.Scenario, sub: Submission, index: int) -> Unit:
+    if not 0 <= index < len(sub.units):
+        raise ConfigError("--unit", f"{index} is not a unit of submission {sub.number} "
+                          f"(0..{len(sub.units) - 1})")
+    planned = sub.units[index]
+    cells = {c.cell_id: c for c in sc.cells}
+    if planned.cell not in cells:
+        raise ConfigError(f"{sub.path}: units[{index}].cell", f"{planned.cell!r} is not a cell of the run's scenario")
+    return Unit(cells[planned.cell], planned.replications, planned.keep_lane)
+
+
+def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, work_root: Path, stop: "_Stop",
+         err: TextIO) -> int:
+    statuses: list[Status] = []
+
+    def reason() -> str:
+        return (f"interrupted by {stop.signal_name} (scancel, or the job's time limit); "
+                f"squall run --resume {run_dir.root} --slurm redoes it")
+
+    def record(cell_id: str, rep: int, status: Status) -> None:
+        statuses.append(status)
+        print(f"squall worker: {cell_id} rep {rep}: {status.status}"
+              f"{': ' + status.reason if status.reason else ''}", file=err, flush=True)
+
+    runner = UnitRunner(run_dir, sc.seed, sc.timeout_us, stop, fresh_testbed=lambda: NamespaceTestbed.create(number),
+                        record=record, provenance=meta.provenance(number), work_root=work_root,
+                        interrupted_reason=reason, timing_tolerance_us=sc.timing_tolerance_us)
+    try:
+        runner.run(unit)
+    finally:
+        lanes.teardown(number)
+    if stop.is_set():
+        return 128 + stop.signal_number
+    return 0 if statuses and all(s.status == "ok" for s in statuses) else 1
+
+
+@contextmanager
+def _claimed_lane(sub: Submission, err: TextIO) -> Iterator[int]:
+    """A lane of this node's range; a task that got a CPU before a lane waits for one."""
+    numbers = range(sub.lane_base, sub.lane_base + sub.lanes_per_node)
+    said = False
+    while True:
+        for number in numbers:
+            held = lane_claim.try_claim(number)
+            if held is not None:
+                with held:
+                    yield number
+                return
+        if not said:
+            print(f"squall worker: lanes {numbers.start}..{numbers.stop - 1} are all claimed; waiting",
+                  file=err, flush=True)
+            said = True
+        time.sleep(LANE_WAIT_S)
+
+
+@contextmanager
+def _local_work(root: Path) -> Iterator[Path]:
+    """Node-local work space (Slurm's $TMPDIR where set), removed at the end."""
+    base = Path(os.environ.get("SLURM_TMPDIR") or os.environ.get("TMPDIR") or tempfile.gettempdir())
+    work = Path(tempfile.mkdtemp(prefix=f"squall-{root.name}-", dir=base))
+    try:
+        yield work
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+class _Stop(threading.Event):
+    signal_number = 0
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signal_number).name if self.signal_number else "a stop"
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[_Stop]:
+    stop = _Stop()
+
+    def handle(signum: int, frame: object) -> None:
+        stop.signal_number = signum
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

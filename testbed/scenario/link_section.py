@@ -1,0 +1,250 @@
+"""The emulated link of a scenario: typed configuration, parsed from TOML tables.
+
+A link section (or a link profile) has keys that apply to both directions, and
+`down` / `up` tables that override them per direction; `profile` / `base` name a
+profile to start from, `channel` a channel profile. Every value is checked here, with
+the key path in the error, so the emulator never sees a config it would reject.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from testbed.errors import ConfigError
+from testbed.scenario.units import parse_rate_bps, parse_size_bytes, parse_time_us
+
+DIRECTIONS = ("down", "up")
+STATES = ("good", "bad")
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """A state-length distribution, times in µs (see emulator/CONFIG.md)."""
+    kind: str                   # fixed | uniform | exponential
+    a_us: int                   # fixed value, uniform low bound, exponential mean
+    b_us: int | None = None     # uniform high bound
+    min_us: int | None = None   # exponential truncation
+    max_us: int | None = None
+
+    def render(self) -> str:
+        if self.kind == "fixed":
+            return f"fixed({self.a_us}us)"
+        if self.kind == "uniform":
+            return f"uniform({self.a_us}us, {self.b_us}us)"
+        if self.min_us is None:
+            return f"exponential({self.a_us}us)"
+        return f"exponential({self.a_us}us, min={self.min_us}us, max={self.max_us}us)"
+
+
+@dataclass(frozen=True)
+class ChannelConfig:
+    initial: str
+    good: Distribution | None
+    bad: Distribution | None
+    trace: str | None = None    # path of a (state, duration) trace; replaces good/bad
+
+
+@dataclass(frozen=True)
+class RateStep:
+    at_us: int
+    rate_bps: int | None        # None = unlimited
+
+
+@dataclass(frozen=True)
+class DirectionConfig:
+    bandwidth: tuple[RateStep, ...]
+    delay_us: int
+    mtu: int
+    send_buffer: int
+    recv_buffer: int
+    overhead: int
+    error_good: float
+    error_bad: float
+    arq_retransmissions: int
+    arq_delay_us: int
+    in_order: bool
+
+    @property
+    def rate_bps(self) -> int | None:
+        """The constant rate, or None if unlimited; ValueError for a schedule."""
+        if len(self.bandwidth) != 1:
+            raise ValueError("the bandwidth is a schedule, not a constant rate")
+        return self.bandwidth[0].rate_bps
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    name: str
+    channel: ChannelConfig
+    down: DirectionConfig
+    up: DirectionConfig
+
+    def direction(self, name: str) -> DirectionConfig:
+        return self.down if name == "down" else self.up
+
+
+_DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
+                   "error", "arq", "in_order"}
+_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up"}
+_CHANNEL_KEYS = {"initial", "good", "bad", "trace", "description", "profile"}
+_DIST = re.compile(r"^\s*(fixed|uniform|exponential)\s*\((.*)\)\s*$")
+
+
+def parse_distribution(text: object, where: str) -> Distribution:
+    if not isinstance(text, str) or not (m := _DIST.match(text)):
+        raise ConfigError(where, f"{text!r} is not a distribution; expected \"fixed(2s)\", "
+                          "\"uniform(1.4s, 3s)\", \"exponential(6s)\" or \"exponential(6s, min=0s, max=9s)\"")
+    kind, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+    if kind == "fixed" and len(args) == 1:
+        return Distribution("fixed", _positive_time(args[0], where))
+    if kind == "uniform" and len(args) == 2:
+        a, b = (parse_time_us(x, where) for x in args)
+        if not 0 < a <= b:
+            raise ConfigError(where, f"uniform({args[0]}, {args[1]}) needs 0 < low <= high")
+        return Distribution("uniform", a, b)
+    if kind == "exponential" and len(args) == 1:
+        return Distribution("exponential", _positive_time(args[0], where))
+    if kind == "exponential" and len(args) == 3:
+        return _truncated_exponential(args, where)
+    raise ConfigError(where, f"\"{text}\": wrong number of arguments for {kind}")
+
+
+def _truncated_exponential(args: list[str], where: str) -> Distribution:
+    mean = _positive_time(args[0], where)
+    bounds = dict(a.split("=", 1) for a in args[1:] if "=" in a)
+    if set(bounds) != {"min", "max"}:
+        raise ConfigError(where, "a truncated exponential needs exactly min=... and max=...")
+    lo, hi = (parse_time_us(bounds[k].strip(), where) for k in ("min", "max"))
+    if lo >= hi:
+        raise ConfigError(where, f"exponential truncation needs min < max (got {lo} us >= {hi} us)")
+    return Distribution("exponential", mean, min_us=lo, max_us=hi)
+
+
+def _positive_time(text: str, where: str) -> int:
+    value = parse_time_us(text, where)
+    if value <= 0:
+        raise ConfigError(where, f"\"{text}\" must be greater than zero")
+    return value
+
+
+def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None) -> ChannelConfig:
+    """`base`: the directory a relative trace path is relative to (the scenario file's)."""
+    _reject_unknown(table, _CHANNEL_KEYS, where)
+    initial = table.get("initial", "good")
+    if initial not in STATES:
+        raise ConfigError(f"{where}.initial", f"{initial!r} is not a state; expected \"good\" or \"bad\"")
+    if "trace" in table:
+        trace = table["trace"]
+        if not isinstance(trace, str) or not trace or "\0" in trace:
+            raise ConfigError(f"{where}.trace", f"{trace!r}: expected the path of a trace file")
+        beside = sorted({"good", "bad", "initial"} & set(table))
+        if beside:
+            raise ConfigError(f"{where}.{beside[0]}", "a trace replaces good, bad and initial (it starts with its "
+                              "first line); give either trace or the distributions")
+        return ChannelConfig(initial, None, None, str((base or Path()) / trace))
+    for state in STATES:
+        if state not in table:
+            raise ConfigError(f"{where}.{state}", "missing: the length distribution of the state")
+    return ChannelConfig(initial, parse_distribution(table["good"], f"{where}.good"),
+                         parse_distribution(table["bad"], f"{where}.bad"))
+
+
+def parse_bandwidth(value: object, where: str) -> tuple[RateStep, ...]:
+    """"64kbit", "unlimited", or a schedule [["0s", "64kbit"], ["10s", "0bit"], ...]."""
+    if value == "unlimited":
+        return (RateStep(0, None),)
+    if isinstance(value, str):
+        rate = parse_rate_bps(value, where)
+        if rate <= 0:
+            raise ConfigError(where, "a constant bandwidth must be greater than zero")
+        return (RateStep(0, rate),)
+    if not isinstance(value, list) or not value:
+        raise ConfigError(where, "expected a rate (\"64kbit\"), \"unlimited\", or a schedule [[\"0s\", \"64kbit\"], ...]")
+    steps = tuple(_rate_step(item, f"{where}[{i}]") for i, item in enumerate(value))
+    if steps[0].at_us != 0:
+        raise ConfigError(f"{where}[0]", "a schedule must start at \"0s\"")
+    for i in range(1, len(steps)):
+        if steps[i].at_us <= steps[i - 1].at_us:
+            raise ConfigError(f"{where}[{i}]", "schedule times must increase")
+    if steps[-1].rate_bps == 0:
+        raise ConfigError(f"{where}[{len(steps) - 1}]", "the last rate of a schedule must be greater than zero")
+    return steps
+
+
+def _rate_step(item: object, where: str) -> RateStep:
+    if not (isinstance(item, list) and len(item) == 2):
+        raise ConfigError(where, "expected a [time, rate] pair such as [\"10s\", \"32kbit\"]")
+    rate = None if item[1] == "unlimited" else parse_rate_bps(item[1], where)
+    return RateStep(parse_time_us(item[0], where), rate)
+
+
+def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
+    """merged: the both-directions keys overlaid with this direction's own."""
+    for key in ("bandwidth", "delay", "mtu"):
+        if key not in merged:
+            raise ConfigError(f"{where}.{key}", "missing")
+    error = _table(merged.get("error", {}), f"{where}.error", {"good", "bad"})
+    arq = _table(merged.get("arq", {}), f"{where}.arq", {"retransmissions", "delay"})
+    mtu = parse_size_bytes(merged["mtu"], f"{where}.mtu")
+    config = DirectionConfig(
+        bandwidth=parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
+        delay_us=parse_time_us(merged["delay"], f"{where}.delay"),
+        mtu=mtu,
+        send_buffer=parse_size_bytes(merged.get("send_buffer", "9600B"), f"{where}.send_buffer"),
+        recv_buffer=parse_size_bytes(merged.get("recv_buffer", "9600B"), f"{where}.recv_buffer"),
+        overhead=parse_size_bytes(merged.get("overhead", "0B"), f"{where}.overhead"),
+        error_good=_probability(error.get("good", 0.0), f"{where}.error.good"),
+        error_bad=_probability(error.get("bad", 0.0), f"{where}.error.bad"),
+        arq_retransmissions=_count(arq.get("retransmissions", 0), f"{where}.arq.retransmissions"),
+        arq_delay_us=parse_time_us(arq.get("delay", "0ms"), f"{where}.arq.delay"),
+        in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
+    )
+    return config     # the rules about the values are the emulator's: testbed/link/check.py
+
+
+def parse_link(table: Mapping[str, Any], where: str, name: str,
+               channel: ChannelConfig) -> LinkConfig:
+    """table: a link section with profiles already merged in (see profiles.py)."""
+    _reject_unknown(table, _LINK_KEYS, where)
+    both = {k: v for k, v in table.items() if k in _DIRECTION_KEYS}
+    directions = {}
+    for d in DIRECTIONS:
+        own = table.get(d, {})
+        if not isinstance(own, Mapping):
+            raise ConfigError(f"{where}.{d}", "expected a table of per-direction keys")
+        _reject_unknown(own, _DIRECTION_KEYS, f"{where}.{d}")
+        directions[d] = parse_direction({**both, **own}, f"{where}.{d}")
+    return LinkConfig(name, channel, directions["down"], directions["up"])
+
+
+def _reject_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(table) - known)
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}", f"unknown key; expected one of {', '.join(sorted(known))}")
+
+
+def _table(value: object, where: str, known: set[str]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(where, f"expected a table with keys {', '.join(sorted(known))}")
+    _reject_unknown(value, known, where)
+    return value
+
+
+def _probability(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise ConfigError(where, f"{value!r} is not a probability; expected a number in [0, 1]")
+    return float(value)
+
+
+def _count(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(where, f"{value!r} is not a count; expected a whole number >= 0")
+    return value
+
+
+def _bool(value: object, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(where, f"{value!r} is not true or false")
+    return value
