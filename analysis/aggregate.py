@@ -2,13 +2,27 @@
 
 Percentiles use linear interpolation between the closest ranks (Hyndman & Fan type 7,
 numpy's default): for sorted x[0..n-1], p-th percentile = x[k] + f * (x[k+1] - x[k]) with
-k + f = p/100 * (n - 1)."""
+k + f = p/100 * (n - 1).
+
+Confidence interval of the median: percentile bootstrap. B = 2000 resamples of the n values
+(drawn with replacement), the median of each, and the 2.5th and 97.5th percentiles (type 7)
+of those medians give the 95 % interval. The resample indices come from
+`numpy.random.default_rng([BOOTSTRAP_SEED, n])`, so an interval depends only on the values:
+the same values give the same interval in every run, cell and metric. No interval for
+fewer than 3 values (every resample of 1 or 2 values spans just the values)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
+
+import numpy as np
+
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_SEED = 2004
+CI_LEVEL = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +35,8 @@ class Summary:
     p75: float | None
     max: float | None
     mean: float | None
+    median_ci_low: float | None = None    # 95 % bootstrap interval of the median
+    median_ci_high: float | None = None
 
 
 def percentile(sorted_values: Sequence[float], p: float) -> float:
@@ -43,10 +59,37 @@ def summarize(values: Sequence[float | None], failed: int = 0) -> Summary:
     failed += sum(v is None for v in values)
     if not present:
         return Summary(0, failed, None, None, None, None, None, None)
+    low, high = median_ci(present)
     return Summary(n=len(present), failed=failed, min=present[0],
                    p25=percentile(present, 25), median=percentile(present, 50),
                    p75=percentile(present, 75), max=present[-1],
-                   mean=sum(present) / len(present))
+                   mean=sum(present) / len(present), median_ci_low=low, median_ci_high=high)
+
+
+@lru_cache(maxsize=64)
+def _resamples(n: int) -> np.ndarray:
+    """BOOTSTRAP_RESAMPLES rows of n indices into n sorted values, each row sorted (so
+    that the median of a row of sorted values is its middle element or pair)."""
+    rng = np.random.default_rng([BOOTSTRAP_SEED, n])
+    rows = np.sort(rng.integers(0, n, size=(BOOTSTRAP_RESAMPLES, n)), axis=1)
+    rows.setflags(write=False)
+    return rows
+
+
+def median_ci(values: Sequence[float], level: float = CI_LEVEL) -> tuple[float | None,
+                                                                         float | None]:
+    """The percentile-bootstrap interval of the median (module docstring); (None, None)
+    for fewer than 3 values."""
+    n = len(values)
+    if n < 3:
+        return None, None
+    x = np.sort(np.asarray(values, dtype=float))
+    picked = x[_resamples(n)]          # rows are sorted: x is sorted, the indices too
+    half = n // 2
+    medians = picked[:, half] if n % 2 else (picked[:, half - 1] + picked[:, half]) / 2
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return float(low), float(high)
 
 
 def jain_index(values: Sequence[float]) -> float | None:

@@ -1,12 +1,14 @@
 """`squall analyze | report | plot RUN_DIR` (registered into testbed/cli.py's parser).
 
-- analyze: every replication -> summary/connections.csv, runs.csv, cells.csv (+
-  analysis.json); progress on stderr; exit 1 when some replication was unanalysable.
+- analyze: every replication -> summary/connections, runs, cells, throughput, delays
+  (.csv and .parquet; + analysis.json); progress on stderr; exit 1 when some replication
+  was unanalysable.
 - report: summary/report.md (also printed) and the self-contained summary/report.html;
   analyses the run first unless summary/analysis.json is newer than every replication's
   status.json (--reanalyse to redo anyway).
-- plot: PNGs into summary/plots/ (box plots and channel timeline of the run, and per
-  replication the time-sequence diagram and the queue plot)."""
+- plot: PNG and SVG into summary/plots/ (box plots, CDFs, throughput over time and the
+  channel timeline of the run; per chosen replication, --replication N|all, the
+  time-sequence diagram, the throughput and link delay series and the queue plot)."""
 
 from __future__ import annotations
 
@@ -16,29 +18,24 @@ from pathlib import Path
 
 from analysis.errors import AnalysisInputError
 from analysis.run import RunAnalysis, analyse_run
-from analysis.summary import ANALYSIS_JSON, SUMMARY_DIR, load_analysis, write_summary
+from analysis.loader import stale
+from analysis.summary import SUMMARY_DIR, load_analysis, write_summary
+from analysis.series import SERIES_INTERVAL_US
 from analysis.tcp_metrics import RTO_FLOOR_US
 
 
 def _analyse(args: argparse.Namespace) -> RunAnalysis:
-    analysis = analyse_run(Path(args.run_dir), jobs=args.jobs, rto_floor_us=args.rto_floor_us)
+    analysis = analyse_run(Path(args.run_dir), jobs=args.jobs, rto_floor_us=args.rto_floor_us,
+                           interval_us=round(args.interval_ms * 1000))
     out = write_summary(analysis)
-    print(f"squall analyze: wrote {out}/connections.csv, runs.csv, cells.csv", file=sys.stderr)
+    print(f"squall analyze: wrote {out}/connections, runs, cells, throughput, delays "
+          "(.csv and .parquet)", file=sys.stderr)
     return analysis
-
-
-def _stale(root: Path) -> bool:
-    """No saved analysis, or a replication finished after it was written (a resumed run)."""
-    saved = root / SUMMARY_DIR / ANALYSIS_JSON
-    if not saved.exists():
-        return True
-    written = saved.stat().st_mtime
-    return any(p.stat().st_mtime > written for p in root.glob("cells/*/rep-*/status.json"))
 
 
 def _analysis(args: argparse.Namespace) -> RunAnalysis:
     root = Path(args.run_dir)
-    if args.reanalyse or _stale(root):
+    if args.reanalyse or stale(root):
         return _analyse(args)
     return load_analysis(root)
 
@@ -80,7 +77,7 @@ def plot_command(args: argparse.Namespace) -> int:
     analysis = _analysis(args)
     try:
         written = plot_run(analysis, Path(args.run_dir) / SUMMARY_DIR / "plots", args.cell,
-                           args.rep, args.connection)
+                           args.rep, args.connection, args.replication)
     except ValueError as e:
         print(f"squall plot: {e}", file=sys.stderr)
         return 2
@@ -95,11 +92,31 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help="replications analysed at once (default: 2 or the number of CPUs)")
     p.add_argument("--rto-floor-us", type=int, default=RTO_FLOOR_US, metavar="US",
                    help="minimum RTO for the retransmission classes (default %(default)s)")
+    p.add_argument("--interval-ms", type=_positive_ms, default=SERIES_INTERVAL_US / 1000,
+                   metavar="MS", help="bin of the throughput time series (default %(default)g)")
+
+
+def _replication(text: str) -> int | str:
+    if text == "all":
+        return text
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r}: expected a replication number or 'all'")
+
+
+def _positive_ms(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of milliseconds") from None
+    if not 0.001 <= value <= 3_600_000:
+        raise argparse.ArgumentTypeError(f"{text} ms: expected 0.001 to 3600000")
+    return value
 
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     analyze = sub.add_parser("analyze", help="metrics of every replication of a run -> "
-                             "summary/connections.csv, runs.csv, cells.csv")
+                             "summary/ connections, runs, cells, throughput, delays (.csv, .parquet)")
     _common(analyze)
     analyze.set_defaults(func=_guarded(analyze_command))
 
@@ -110,12 +127,16 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--no-plots", action="store_true", help="tables only in report.html")
     report.set_defaults(func=_guarded(report_command))
 
-    plot = sub.add_parser("plot", help="PNG plots -> summary/plots/")
+    plot = sub.add_parser("plot", help="plots (PNG and SVG) -> summary/plots/")
     _common(plot)
     plot.add_argument("--reanalyse", action="store_true",
                       help="analyse again even if summary/analysis.json exists")
     plot.add_argument("--cell", help="only this cell (default: every cell)")
     plot.add_argument("--rep", type=int, metavar="N", help="this replication (needs --cell)")
+    plot.add_argument("--replication", type=_replication, metavar="N|all",
+                      help="the replication(s) whose time-sequence, time-series and queue "
+                           "plots are drawn, of every cell or of --cell (default: the first "
+                           "analysed one of each cell)")
     plot.add_argument("--connection", type=int, metavar="K",
                       help="only TCP connection K (1-based, by first SYN) in the time-sequence "
                            "diagram")

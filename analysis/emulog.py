@@ -10,6 +10,7 @@ from pathlib import Path
 from analysis.errors import LogFormatError
 from analysis.event_table import EventTable, fast_read
 from analysis.gc_pause import gc_paused
+from analysis.stored import open_text
 
 SUPPORTED_FORMAT = 1
 COLUMNS = ("time_us", "event", "dir", "pkt_id", "ip_len", "state", "attempt", "sbuf", "rbuf",
@@ -22,7 +23,7 @@ EVENTS = frozenset({"in", "enqueue", "drop_mtu", "drop_sbuf", "drop_router", "ec
 FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err"})
 DIRS = frozenset({"down", "up"})
 TRAILER_KEYS = ("end", "counters", "state_changes", "router", "pending", "undeliverable",
-                "rejected", "lateness_us")
+                "rejected", "control", "lateness_us")
 _INT_COLUMNS = ("pkt_id", "ip_len", "attempt", "sbuf", "rbuf", "sport", "dport", "ip_id",
                 "tcp_seq", "tcp_ack", "payload_len")
 _INT_INDEXES = tuple(COLUMNS.index(name) for name in _INT_COLUMNS)
@@ -54,7 +55,7 @@ class LogEvent:
     line: int  # line number in the file, for messages
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)  # weak: fate_index caches its lives per log
 class EmulatorLog:
     path: Path
     format: int
@@ -69,8 +70,6 @@ class EmulatorLog:
     # trailer["end"]["reason"], trailer["pending"]["count"]
     trailer: dict[str, dict[str, str]] = field(default_factory=dict)
     _events: list[LogEvent] | None = field(default=None, repr=False, compare=False)
-    # join.py's index of the packet lives, shared by the captures joined with this log
-    _fate_index: object = field(default=None, repr=False, compare=False)
 
     @property
     def events(self) -> list[LogEvent]:
@@ -100,8 +99,9 @@ def read_emulator_log(path: str | os.PathLike[str]) -> EmulatorLog:
     if log is not None:
         return log
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        with open_text(path) as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError, EOFError) as e:
         raise LogFormatError(f"{path}: cannot read the emulator log: {e}") from e
     parser = _LogParser(path)
     parser.parse(text.splitlines())

@@ -1,6 +1,6 @@
 """Which flow of the scenario each measured connection belongs to.
 
-A replication's `workloads.json` (written by testbed/replication.py) has one entry per
+A replication's `workloads.json` (written by testbed/run/replication.py) has one entry per
 flow: `{"web": {"kind": "http", "port": 8080, "direction": "down", "start_us": 0,
 "tos": 0, "client": {"argv": [...], "exit_code": 0, "summary": {...}}, ...}}` with the
 generators' JSON summaries (workloads/README.md). The summaries name the endpoints
@@ -9,21 +9,25 @@ is matched to its flow by its client endpoint first, then by its server endpoint
 the flow's server port. Also accepted: a summary directly under the flow name, a list of
 summaries, or a list of `{"flow": name, ...}` objects.
 
+A `command` flow (any program, testbed/scenario/flows.py) has no summary: its TCP connections
+and UDP flows are matched by the flow's port (`{port}` in its command lines) at either end.
+
 Without `workloads.json` connections are named by protocol and server endpoint
 (`tcp 198.18.1.1:8080`) with kind `tcp` / `udp`: the report then uses its generic table."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.errors import AnalysisInputError
+from analysis.errors import AnalysisInputError, read_json
 
 WORKLOADS_NAME = "workloads.json"
 KIND_BY_TOOL = {"squall-http": "http", "squall-bulk": "bulk", "squall-udp": "udp"}
-KINDS = ("http", "bulk", "udp")
+KINDS = ("http", "bulk", "udp", "command")
+# The flow kinds a TCP connection or a UDP flow may belong to.
+KINDS_OF_PROTOCOL = {"tcp": ("http", "bulk", "command"), "udp": ("udp", "command")}
 
 
 def endpoint_text(e: tuple[str, int]) -> str:
@@ -34,7 +38,7 @@ def endpoint_text(e: tuple[str, int]) -> str:
 @dataclass
 class FlowSpec:
     name: str
-    kind: str                                   # http | bulk | udp
+    kind: str                                   # http | bulk | udp | command
     summaries: list[dict[str, Any]] = field(default_factory=list)
     clients: set[str] = field(default_factory=set)   # client / source endpoints
     servers: set[str] = field(default_factory=set)   # server / destination endpoints
@@ -121,28 +125,25 @@ def read_workloads(rep_dir: Path) -> list[FlowSpec] | None:
     path = rep_dir / WORKLOADS_NAME
     if not path.exists():
         return None
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise AnalysisInputError(f"{path}: cannot read as JSON: {e}") from e
-    return parse_workloads(data, str(path))
+    return parse_workloads(read_json(path), str(path))
 
 
 @dataclass(frozen=True)
 class FlowMatch:
     name: str
-    kind: str   # http | bulk | udp; tcp for a TCP connection of no known flow
+    kind: str   # http | bulk | udp | command; tcp or udp for one of no known flow
 
 
 def match_flow(flows: list[FlowSpec] | None, proto: str, client: tuple[str, int],
                server: tuple[str, int]) -> FlowMatch:
     """The flow a connection (client -> server) or UDP flow (src -> dst) belongs to."""
     c, s = endpoint_text(client), endpoint_text(server)
-    wanted = ("udp",) if proto == "udp" else ("http", "bulk")
-    candidates = [f for f in flows or [] if f.kind in wanted]
+    candidates = [f for f in flows or [] if f.kind in KINDS_OF_PROTOCOL[proto]]
     by_client = [f for f in candidates if c in f.clients]
     by_server = [f for f in candidates if s in f.servers]
     by_port = [f for f in candidates if f.port == server[1]]
+    # A command's own client may listen too (iperf3 -u's data comes from the server's port).
+    by_port += [f for f in candidates if f.kind == "command" and f.port == client[1]]
     for found in (by_client, by_server, by_port):
         if found:
             return FlowMatch(found[0].name, found[0].kind)

@@ -1,62 +1,67 @@
 """Joining a host capture with the emulator log by packet identity, never by time.
 
-Identity (LOG_FORMAT.md): (proto, src, sport, dst, dport, ip_id, tcp_seq, tcp_ack,
-payload_len). Identical identities (IPv6 has no IP id; a host may resend a packet
-bit-for-bit) are matched in order: the k-th such packet in the capture is the k-th
-`in` event with that identity in the log.
+Identity (emulator/LOG_FORMAT.md, "Packet identity"): the packet columns (proto, src,
+sport, dst, dport, ip_id, tcp_seq, tcp_ack, tcp_flags, payload_len; identity.py) and the
+occurrence number at the capture point. A packet the host sent is the k-th with its
+columns in that capture and joins the k-th `in` event with them; a packet the host
+received through the link joins the k-th `out` event with them.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 
 from analysis.emulog import EmulatorLog
-from analysis.fate_index import FateIndex, FateMap, IdentityKeys, fate_index
-from analysis.identity import (CONGESTION_FATES, PENDING, PROTO_NAMES, UNSEEN, PacketFate,
-                               PacketIdentity, event_identity, packet_identity)
-from analysis.pcap import Packet
+from analysis.fate_index import ENTRY, EXIT, FateIndex, fate_index
+from analysis.fate_map import FateMap
+from analysis.identity import (CONGESTION_FATES, PENDING, PROTO_NAMES, UNSEEN, Columns,
+                               PacketFate, PacketIdentity, capture_columns, event_identity,
+                               from_addresses, identity_records, packet_identity)
+from analysis.pcap import Packet, only_ip
 
 # identity.py's names stay importable from here, where they were first defined
 __all__ = ["CONGESTION_FATES", "PENDING", "PROTO_NAMES", "UNSEEN", "PacketFate",
            "PacketIdentity", "event_identity", "packet_identity", "join_capture",
            "join_records"]
 
-
-def join_capture(packets: Iterable[Packet], log: EmulatorLog) -> Mapping[int, PacketFate]:
-    """The fate of every captured packet, by frame number. A packet the log never saw
-    gets UNSEEN; whether that is a drop depends on where the capture was taken (a sender's
-    capture: it was dropped before the link; a receiver's: it never went through it).
-    A read-only mapping (compares equal to the dict) that makes each PacketFate when it
-    is looked up."""
-    index = fate_index(log)
-    return _join(index.packet_keys(list(packets)), index)
+# a host's side of the link -> (the direction it sends in, the one it receives from)
+SIDES = {"fixed": ("down", "up"), "mobile": ("up", "down")}
 
 
-def join_records(records: np.ndarray, log: EmulatorLog) -> FateMap:
+def join_capture(packets: Iterable[Packet], log: EmulatorLog,
+                 side: str | None = None) -> Mapping[int, PacketFate]:
+    """The fate of every captured packet, by frame number. `side` is the host whose
+    capture this is ("fixed" or "mobile"): its packets from the other side's addresses
+    were received through the link and join `out` events; all others were sent and join
+    `in` events. Without a side every packet is taken as sent. A packet the log never saw
+    gets UNSEEN: sent, it was dropped before the link (tc router); received, it did not
+    come through the link. A read-only mapping (compares equal to the dict) that makes
+    each PacketFate when it is looked up."""
+    return join_records(identity_records(list(packets)), log, side)
+
+
+def join_records(records: np.ndarray, log: EmulatorLog, side: str | None = None) -> FateMap:
     """join_capture for a capture's records (pcap.Capture.records), without Packet
     objects; non-IP and malformed frames are left out as pcap.ip_packets does."""
+    r = only_ip(records)
     index = fate_index(log)
-    return _join(index.record_keys(records), index)
-
-
-def _join(packets: IdentityKeys, index: FateIndex) -> FateMap:
-    match = index.match(packets)
+    columns = capture_columns(r)
+    end = np.where(_received(columns, index, side), EXIT, ENTRY)
+    match = index.events.match(end, columns)
     if match is None:  # a hash collision: the exact, slow way
-        match = _match_exactly(packets, index)
-    return FateMap.of(packets.frame_no, index, match)
+        match = index.events.match_exactly(end, columns)
+    return FateMap.of(r["frame_no"].astype(np.int64), index, match)
 
 
-def _match_exactly(packets: IdentityKeys, index: FateIndex) -> np.ndarray:
-    """Order matching with Python dictionaries on the identity columns."""
-    queues: dict[tuple[int, ...], deque[int]] = defaultdict(deque)
-    for row, key in enumerate(zip(*(c.tolist() for c in index.in_keys.columns))):
-        queues[key].append(row)
-    match = np.full(len(packets.frame_no), -1, np.int64)
-    for i, key in enumerate(zip(*(c.tolist() for c in packets.columns))):
-        rows = queues.get(key)
-        if rows:
-            match[i] = rows.popleft()
-    return match
+def _received(columns: Columns, index: FateIndex, side: str | None) -> np.ndarray:
+    """Mask of the packets the host received through the link: sent from addresses of
+    the other side only (sources of the log's `in` events in the direction towards it)."""
+    if side is None:
+        return np.zeros(len(columns[0]), bool)
+    if side not in SIDES:
+        raise ValueError(f"side {side!r} is not one of {', '.join(SIDES)}")
+    sends, receives = SIDES[side]
+    return (from_addresses(columns, index.sources[receives])
+            & ~from_addresses(columns, index.sources[sends]))

@@ -1,7 +1,10 @@
-# The analysis's fast capture reader (analysis/README.md, "Packet records").
+# The analysis's fast capture reader (analysis/README.md, "Packet records"); it and the log
+# reader take gzip-compressed files too (zlib).
+# Its sources include each other by relative path and libpcap's system header.
+analysis_CFLAGS := -Icommon
 PROGRAMS += squall-capture-records
-squall-capture-records_SRCS = analysis/src/capture_records.c analysis/src/packet_parse.c
-squall-capture-records_LIBS = -lpcap
+squall-capture-records_SRCS = analysis/src/capture_records.c analysis/src/packet_parse.c analysis/src/gz_input.c $(VERSION_SRCS)
+squall-capture-records_LIBS = -lpcap -lz
 
 UNIT_TESTS += test_analysis_parse
 test_analysis_parse_SRCS = analysis/tests/test_packet_parse.c analysis/src/packet_parse.c
@@ -14,8 +17,8 @@ fuzz_packet_parse_LIBS =
 
 # The analysis's fast emulator log reader (emulog.py falls back to Python on odd lines).
 PROGRAMS += squall-log-records
-squall-log-records_SRCS = analysis/src/log_records.c analysis/src/log_parse.c
-squall-log-records_LIBS =
+squall-log-records_SRCS = analysis/src/log_records.c analysis/src/log_parse.c analysis/src/gz_input.c $(VERSION_SRCS)
+squall-log-records_LIBS = -lz
 
 # The log reader must survive any bytes a log file can hold.
 FUZZERS += fuzz_log_parse

@@ -48,9 +48,15 @@ class QueueSamples:
         leaves = {h for h, kind in qdiscs if kind != "htb"}
         return leaves or {h for h, _ in qdiscs}
 
-    def series(self) -> tuple[list[int], list[int], list[int]]:
-        """(time_us, backlog_pkts, backlog_bytes) per sample, over the leaf qdiscs."""
+    def leaf_parents(self) -> dict[str, str]:
+        """Each leaf qdisc's handle -> its parent (the HTB class it serves, e.g. `1:10`)."""
         leaves = self.leaves()
+        return {r.handle: r.parent for r in self.rows if r.object == "qdisc" and r.handle in leaves}
+
+    def series(self, leaf: str | None = None) -> tuple[list[int], list[int], list[int]]:
+        """(time_us, backlog_pkts, backlog_bytes) per sample, summed over the leaf qdiscs
+        (or of the one leaf qdisc with this handle)."""
+        leaves = self.leaves() if leaf is None else {leaf}
         totals: dict[int, list[int]] = {}
         for r in self.rows:
             if r.object == "qdisc" and r.handle in leaves:
@@ -60,9 +66,10 @@ class QueueSamples:
         times = sorted(totals)
         return times, [totals[t][0] for t in times], [totals[t][1] for t in times]
 
-    def counter_growth(self, column: str) -> int | None:
-        """Growth of a leaf counter (`drops`, `marks`) over the samples."""
-        leaves = self.leaves()
+    def counter_growth(self, column: str, leaf: str | None = None) -> int | None:
+        """Growth of a leaf counter (`drops`, `marks`) over the samples, summed over the
+        leaves (or of one leaf)."""
+        leaves = self.leaves() if leaf is None else {leaf}
         first: dict[str, int] = {}
         last: dict[str, int] = {}
         for r in self.rows:
@@ -133,10 +140,23 @@ class QueueStats:
     marks: int | None
 
 
-def queue_stats(samples: QueueSamples) -> QueueStats | None:
-    times, pkts, nbytes = samples.series()
+def queue_stats(samples: QueueSamples, leaf: str | None = None) -> QueueStats | None:
+    """Over all leaf qdiscs (the router's queue), or of one leaf qdisc (one class's)."""
+    times, pkts, nbytes = samples.series(leaf)
     if not times:
         return None
     return QueueStats(len(times), max(pkts), sum(pkts) / len(pkts), max(nbytes),
-                      sum(nbytes) / len(nbytes), samples.counter_growth("drops"),
-                      samples.counter_growth("marks"))
+                      sum(nbytes) / len(nbytes), samples.counter_growth("drops", leaf),
+                      samples.counter_growth("marks", leaf))
+
+
+def class_of_parent(parent: str, classes: list[str]) -> str:
+    """The scenario's name of the HTB class `1:10`, `1:20`, … `1:a0` (tc's hexadecimal
+    minors 0x10·(i+1) for the i-th class in file order, docs/router.md); the handle itself
+    when it is not one of them."""
+    major, _, minor = parent.partition(":")
+    try:
+        index = int(minor, 16) // 0x10 - 1 if int(minor, 16) % 0x10 == 0 else -1
+    except ValueError:
+        index = -1
+    return classes[index] if major == "1" and 0 <= index < len(classes) else parent

@@ -1,9 +1,13 @@
 """One replication's results directory -> per-connection and per-flow metrics.
 
-Reads `emulator.log`, `fixed.pcap` and `mobile.pcap` (DESIGN.md §3.4). Each TCP
-connection is measured in its sender's capture and each UDP flow in its receiver's,
-joined with the emulator log. Which capture is whose comes from the log: sources of
-`down` packets are on the fixed side, sources of `up` packets on the mobile side."""
+Reads `emulator.log`, `fixed.pcap` and `mobile.pcap` (DESIGN.md §3.4), plain or gzip-compressed
+(analysis/stored.py). Each TCP
+connection is measured in its sender's capture, the other endpoint's packets (the HTTP
+client's SYN and request, a bulk receiver's ACKs) in that endpoint's capture (`peer`), and
+each UDP flow in its receiver's, joined with the emulator log. Every TCP segment a host
+sent is classified once, in its own capture (`hosts`: what the kernel's counters of that
+host count). Which capture is whose comes from the log: sources of `down` packets are on
+the fixed side, sources of `up` packets on the mobile side."""
 
 from __future__ import annotations
 
@@ -13,11 +17,12 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.connections import TcpConnection, UdpFlow, tcp_connections_of, udp_flows
+from analysis.connections import Endpoint, TcpConnection, UdpFlow, tcp_connections_of, udp_flows
 from analysis.emulog import EmulatorLog, read_emulator_log
-from analysis.fate_index import FateMap
+from analysis.fate_map import FateMap
 from analysis.join import join_records
 from analysis.pcap import PROTO_UDP, ip_records, packets_of, read_capture
+from analysis.stored import stored
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics, default_sender, tcp_metrics
 from analysis.udp_metrics import UdpMetrics, udp_metrics
 
@@ -34,6 +39,18 @@ class HostCapture:
 
 
 @dataclass(slots=True)
+class Received:
+    """One direction of a TCP connection or a UDP flow as its receiver captured it: the
+    capture time (µs since the epoch) and payload length of every data packet of it
+    (retransmissions and duplicates included: what arrived)."""
+    proto: str          # tcp | udp
+    src: tuple[str, int]
+    dst: tuple[str, int]
+    ts_us: np.ndarray
+    payload: np.ndarray
+
+
+@dataclass(slots=True)
 class ReplicationMetrics:
     directory: Path
     log_cut_short: bool
@@ -42,6 +59,12 @@ class ReplicationMetrics:
     warnings: list[str] = field(default_factory=list)
     # TCP connections as each side's capture shows them (for times seen at the client)
     connections: dict[str, list[TcpConnection]] = field(default_factory=dict)
+    # what each measured connection's receiver and each UDP flow's receiver captured
+    received: list[Received] = field(default_factory=list)
+    log: EmulatorLog | None = field(default=None, repr=False, compare=False)
+    # per side: the metrics of every TCP connection's endpoint at that host, measured in
+    # its capture (its own segments: data, SYNs, requests, ACKs)
+    hosts: dict[str, list[TcpMetrics]] = field(default_factory=dict)
 
 
 def side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
@@ -54,63 +77,114 @@ def side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
 
 
 def _load(directory: Path, side: str, log: EmulatorLog) -> HostCapture | None:
-    path = directory / CAPTURES[side]
+    path = stored(directory, CAPTURES[side])
     if not path.exists():
         return None
     records = ip_records(read_capture(path))
     udp = udp_flows(packets_of(records[records["proto"] == PROTO_UDP]))
-    return HostCapture(side, join_records(records, log), tcp_connections_of(records), udp)
+    return HostCapture(side, join_records(records, log, side), tcp_connections_of(records),
+                       udp)
 
 
 def analyse_replication(directory: str | os.PathLike[str],
                         rto_floor_us: int = RTO_FLOOR_US) -> ReplicationMetrics:
     """Raises AnalysisInputError (CaptureError, LogFormatError) on unreadable inputs."""
     directory = Path(directory)
-    log = read_emulator_log(directory / LOG_NAME)
-    result = ReplicationMetrics(directory, log.cut_short)
+    log = read_emulator_log(stored(directory, LOG_NAME))
+    result = ReplicationMetrics(directory, log.cut_short, log=log)
     if log.cut_short:
-        result.warnings.append(f"{directory / LOG_NAME}: no trailer: the emulator was cut "
+        result.warnings.append(f"{stored(directory, LOG_NAME)}: no trailer: the emulator was cut "
                                "short; packets still in the link count as pending")
     sides = side_addresses(log)
     captures = {side: _load(directory, side, log) for side in CAPTURES}
+    own: dict[str, list[tuple[TcpConnection, Endpoint, TcpMetrics]]] = {}
     for side, cap in captures.items():
         if cap is None:
-            result.warnings.append(f"{directory / CAPTURES[side]}: missing; connections "
+            result.warnings.append(f"{stored(directory, CAPTURES[side])}: missing; connections "
                                    f"sent from the {side} host are not measured")
             continue
         result.connections[side] = cap.tcp
+        own[side] = _own_endpoints(directory, side, cap, sides, rto_floor_us, result.warnings)
+        result.hosts[side] = [m for _, _, m in own[side]]
+    for side, mine in own.items():
         other_side = "mobile" if side == "fixed" else "fixed"
-        for conn in cap.tcp:
-            sender = default_sender(conn)
-            if sender[0] in sides[side]:
-                m = tcp_metrics(conn, sender, cap.fates, rto_floor_us)
-                other = captures[other_side]
-                if other is not None:
-                    m.reverse_fates = _reverse_fates(conn, sender, other)
-                result.tcp.append((side, m))
-            elif sender[0] not in sides[other_side]:
-                result.warnings.append(f"{directory / CAPTURES[side]}: TCP {conn.client} -> "
-                                       f"{conn.server}: sender {sender} never reached the "
-                                       "link (not in the emulator log); not measured")
+        other = captures[other_side]
+        theirs = {id(c): m for c, _, m in own.get(other_side, [])}
+        for conn, sender, m in mine:
+            if default_sender(conn) != sender:
+                continue  # measured at the sender; this endpoint is that one's peer
+            twin = _twin(conn, other) if other is not None else None
+            if twin is not None:
+                receiver = conn.server if sender == conn.client else conn.client
+                m.peer = theirs.get(id(twin))
+                m.reverse_fates = (m.peer.fates if m.peer is not None
+                                   else other.fates.counts(twin.frames_sent_by(receiver)))
+                result.received.append(_received_tcp(twin, sender, receiver))
+            result.tcp.append((side, m))
+    for side, cap in captures.items():
+        if cap is None:
+            continue
+        other_side = "mobile" if side == "fixed" else "fixed"
         other = captures[other_side]
         for flow in cap.udp:
+            if flow.src[0] in sides[side] and other is not None \
+                    and _same_flow(other.udp, flow) is None:
+                # sent through the link and nothing of it arrived: all of it lost
+                nothing = UdpFlow(flow.src, flow.dst)
+                result.udp.append((other_side, udp_metrics(nothing, flow, cap.fates)))
             if flow.src[0] not in sides[other_side]:
                 continue  # not received through the link at this host
             sent = _same_flow(other.udp, flow) if other is not None else None
             result.udp.append((side, udp_metrics(flow, sent, other.fates if other else None)))
+            result.received.append(Received(
+                "udp", flow.src, flow.dst,
+                np.fromiter((p.ts_us for p in flow.packets), np.int64, len(flow.packets)),
+                np.fromiter((p.payload_len for p in flow.packets), np.int64, len(flow.packets))))
     return result
 
 
-def _reverse_fates(conn: TcpConnection, sender: tuple[str, int],
-                   other: HostCapture) -> dict[str, int] | None:
-    """Fates of the receiver's packets, from the receiver's own capture."""
+def _own_endpoints(directory: Path, side: str, cap: HostCapture, sides: dict[str, set[str]],
+                   rto_floor_us: int, warnings: list[str],
+                   ) -> list[tuple[TcpConnection, Endpoint, TcpMetrics]]:
+    """Each connection of the capture with its endpoint at this host and the metrics of
+    that endpoint's segments. A connection with no endpoint the log places here (its
+    sender never reached the link) is named in a warning when it carried data."""
+    out = []
+    for conn in cap.tcp:
+        endpoint = next((e for e in (conn.client, conn.server) if e[0] in sides[side]), None)
+        if endpoint is None:
+            sender = default_sender(conn)
+            other_side = "mobile" if side == "fixed" else "fixed"
+            if sender[0] not in sides[other_side]:
+                warnings.append(f"{stored(directory, CAPTURES[side])}: TCP {conn.client} -> "
+                                f"{conn.server}: sender {sender} never reached the link "
+                                "(not in the emulator log); not measured")
+            continue
+        out.append((conn, endpoint, tcp_metrics(conn, endpoint, cap.fates, rto_floor_us)))
+    return out
+
+
+def _twin(conn: TcpConnection, other: HostCapture) -> TcpConnection | None:
+    """The same connection in the other host's capture."""
     first = conn.first_packet()
-    twin = next((c for c in other.tcp if {c.client, c.server} == {conn.client, conn.server}
+    return next((c for c in other.tcp if {c.client, c.server} == {conn.client, conn.server}
                  and c.first_packet().tcp_seq == first.tcp_seq), None)
-    if twin is None:
-        return None
-    receiver = conn.server if sender == conn.client else conn.client
-    return other.fates.counts(twin.frames_sent_by(receiver))
+
+
+def _received_tcp(twin: TcpConnection, sender: tuple[str, int],
+                  receiver: tuple[str, int]) -> Received:
+    """The sender's segments with payload, in the receiver's capture."""
+    records = twin.unmade_records()
+    if records is not None:
+        payload = records["payload_len"]
+        sent = twin.sent_mask(sender) & (payload > 0)
+        # two columns only: the records are 160 bytes each
+        ts, payload = records["ts_us"][sent].astype(np.int64), payload[sent].astype(np.int64)
+    else:
+        packets = [p for p in twin.sent_by(sender) if p.payload_len > 0]
+        ts = np.fromiter((p.ts_us for p in packets), np.int64, len(packets))
+        payload = np.fromiter((p.payload_len for p in packets), np.int64, len(packets))
+    return Received("tcp", sender, receiver, ts, payload)
 
 
 def _same_flow(flows: list[UdpFlow], flow: UdpFlow) -> UdpFlow | None:

@@ -1,12 +1,23 @@
-"""The run's tables, laid out like the studies (IIP report sections 7-8, Saarto 2003).
+"""The run's report: what was run, then the results.
 
-Which layout a cell gets follows from its flows:
+What was run (every report): the run (scenario, description, seed, squall revision,
+kernel, hosts: analysis/describe.py), the parameters every cell shares and those that
+differ, and per cell how many replications are in the statistics and how many failed,
+timed out, are missing, unanalysable or degraded (with the reasons below; only ok ones are
+in the statistics).
+
+The results of the studies' own scenarios (STUDY_SCENARIOS, by the scenario's name) are laid
+out like the studies (IIP report sections 7-8, Saarto 2003), by the cells' flows:
 - an HTTP flow: IIP tables 9-30 (rows Time, Med_thro, Min_thro, Max_thro, Drops_c,
   Drops_e; columns variant x workload; one table per HTTP version and the other axes)
   and Saarto's summary (response time, main and in-line throughputs, drops, Σ maximum drops);
 - bulk TCP and/or UDP flows: IIP tables 32-36 (per flow role elapsed-time statistics,
   throughput, retransmissions, drops; UDP throughput, drops and jitter range);
 - anything else: a generic table of every metric.
+Any other scenario gets plain tables, one per flow (the cells as rows, the axes as their
+first columns), in one unit system stated in every header: times in s, throughputs in
+kbit/s, delays and jitter in ms, counts (packets) as integers, loss in %; each median with
+its 95 % bootstrap interval. Then the router queue per DiffServ class.
 
 Definitions (analysis/README.md "Run analysis"): Time is the median page response time;
 Med/Min/Max_thro the median/min/max over replications of the main object connection's
@@ -16,31 +27,15 @@ HTTP/1.0 (IIP report, table 11 note 2)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from analysis.aggregate import sum_of_maxima
+from analysis.describe import parameter_tables, read_json, run_facts
 from analysis.run import CellResult, RunAnalysis
 from analysis.run_metrics import role_names
+from analysis.table import Cell, Count, Table, count, fmt, markdown_table
+from analysis.kernel_report import kernel_table
+from analysis.timing_report import timing_table
 
-Cell = str | float | int | None
-
-
-@dataclass
-class Table:
-    title: str
-    header: list[str]
-    rows: list[list[Cell]]
-    note: str = ""
-
-
-def fmt(value: Cell) -> str:
-    """Seconds and drop counts with 3 decimals, throughputs (>= 100) with 1, like the
-    studies' tables."""
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3f}"
-    return str(value)
+__all__ = ["Cell", "Count", "Table", "build_tables", "fmt", "markdown_table", "render_markdown"]
 
 
 # --- axes -------------------------------------------------------------------------------
@@ -116,6 +111,10 @@ def sigma_max_drops(cell: CellResult, flow: str) -> float | None:
     return sum_of_maxima(values)
 
 
+def _same(value: Cell) -> Cell:
+    return value
+
+
 def _add(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a + b
 
@@ -153,7 +152,7 @@ def http_tables(cells: list[CellResult]) -> list[Table]:
         for name, metric, stat in spec:
             rows.append([name] + [c.stat(f"{_http_flow(c)[0]}.{metric}", stat) for c in group])
         for name, kind in (("Drops_c", "congestion_drops"), ("Drops_e", "error_drops")):
-            rows.append([name] + [http_drops(c, *_http_flow(c), kind) for c in group])
+            rows.append([name] + [count(http_drops(c, *_http_flow(c), kind)) for c in group])
         rows.append(["n (failed)"] + [_n_failed(c, f"{_http_flow(c)[0]}.response_time_s")
                                       for c in group])
         tables.append(Table(f"HTTP pages: {_title_of(list(key))}", header, rows,
@@ -180,9 +179,10 @@ def saarto_tables(cells: list[CellResult]) -> list[Table]:
                 ("Slowest th. (i) B/s", "inline_slowest.throughput_Bps"),
                 ("Fastest th. (i) B/s", "inline_fastest.throughput_Bps"),
                 ("Drops (c) median", "congestion_drops"), ("Drops (e) median", "error_drops")]
-        rows: list[list[Cell]] = [[name] + [c.median(f"{_http_flow(c)[0]}.{m}") for c in group]
-                                  for name, m in spec]
-        rows.append(["Σ maximum drops"] + [sigma_max_drops(c, _http_flow(c)[0]) for c in group])
+        rows: list[list[Cell]] = [[name] + [(count if "drops" in m else _same)(
+            c.median(f"{_http_flow(c)[0]}.{m}")) for c in group] for name, m in spec]
+        rows.append(["Σ maximum drops"] + [count(sigma_max_drops(c, _http_flow(c)[0]))
+                                           for c in group])
         title = f"Summary of {variant or 'the'} results: {_title_of(labels)}"
         tables.append(Table(title, header, rows, "Medians over replications; Σ maximum "
                             "drops: per connection class the largest drops (c + e) over the "
@@ -192,13 +192,19 @@ def saarto_tables(cells: list[CellResult]) -> list[Table]:
 
 # --- mixtures -----------------------------------------------------------------------------
 
-def _roles(cell: CellResult) -> list[str]:
+def bulk_roles(cell: CellResult) -> list[tuple[str, str]]:
+    """(role, metric prefix) of the cell's bulk transfers: two or more starting together
+    ranked (`fastest` … `slowest`, `tcp.<role>`), then each other transfer (one alone, or
+    one starting later) under its flow name (`<flow>`)."""
+    bulk = cell.flows_of("bulk")
+    first = min((f.start_us or 0 for f in bulk), default=0)
+    together = [f for f in bulk if (f.start_us or 0) == first]
     n = max((int(r.values.get("tcp.transfers") or 0) for r in cell.replications
-             if r.counts), default=0)
-    present = {m.split(".")[1] for m in cell.summaries if m.count(".") == 2
-               and m.startswith("tcp.")}
-    ranked = [r for r in role_names(n) if r in present] if n else []
-    return ranked + sorted(present - set(ranked))   # later-starting transfers by name
+             if r.counts), default=len(together))
+    ranked = [(r, f"tcp.{r}") for r in role_names(n)
+              if f"tcp.{r}.elapsed_s" in cell.summaries] if n > 1 else []
+    alone = [f for f in bulk if f not in together or not ranked]
+    return ranked + [(f.name, f.name) for f in alone]
 
 
 def mixture_table(cells: list[CellResult]) -> Table:
@@ -213,18 +219,17 @@ def mixture_table(cells: list[CellResult]) -> Table:
     rows: list[list[Cell]] = []
     for c in cells:
         udp = c.flows_of("udp")[0].name if c.flows_of("udp") else None
-        for i, role in enumerate(_roles(c) or [""]):
-            p = f"tcp.{role}"
+        for i, (role, p) in enumerate(bulk_roles(c) or [("", "")]):
             row: list[Cell] = [c.labels.get(a, "") if i == 0 else "" for a in axes]
             row += [role or "–"] + [c.stat(f"{p}.elapsed_s", st) for st in
                                     ("min", "p25", "median", "p75", "max", "mean")]
-            row += [c.median(f"{p}.throughput_Bps"), c.median(f"{p}.retransmissions"),
-                    c.median(f"{p}.congestion_drops"), c.median(f"{p}.error_drops")]
+            row += [c.median(f"{p}.throughput_Bps"), count(c.median(f"{p}.retransmissions")),
+                    count(c.median(f"{p}.congestion_drops")), count(c.median(f"{p}.error_drops"))]
             if with_udp:
                 lo, hi = (c.stat(f"{udp}.jitter_mean_ms", st) for st in ("min", "max")) if udp \
                     else (None, None)
-                row += [c.median(f"{udp}.congestion_drops") if udp else None,
-                        c.median(f"{udp}.error_drops") if udp else None,
+                row += [count(c.median(f"{udp}.congestion_drops")) if udp else None,
+                        count(c.median(f"{udp}.error_drops")) if udp else None,
                         c.median(f"{udp}.throughput_Bps") if udp else None,
                         None if lo is None or hi is None else f"({lo:.2f}-{hi:.2f})"]
             rows.append(row)
@@ -259,30 +264,244 @@ def failures_table(analysis: RunAnalysis) -> Table | None:
                  rows, "Counted as failed in every statistic (the `failed` column of cells.csv).")
 
 
+def replications_table(analysis: RunAnalysis) -> Table:
+    """Per cell: its labels, n in the statistics and every other outcome."""
+    axes = _axes(analysis.cells)
+    rows: list[list[Cell]] = []
+    for c in analysis.cells:
+        by = [r.ref.status for r in c.replications]
+        unanalysable = sum(r.error is not None for r in c.replications)
+        rows.append([c.cell, *(c.labels.get(a, "") for a in axes), sum(r.counts for r in
+                                                                     c.replications),
+                     by.count("ok"), by.count("degraded"), by.count("failed"),
+                     by.count("timeout"), by.count("missing"), unanalysable])
+    return Table("Replications per cell", ["cell", *axes, "n (in the statistics)", "ok",
+                                           "degraded", "failed", "timeout", "missing",
+                                           "unanalysable"], rows,
+                 "n: replications whose values enter the statistics (ok and analysable); "
+                 "degraded ones (timing error beyond the tolerance) are analysed but not "
+                 "in the statistics, like failed ones. A value undefined in some of them "
+                 "(e.g. an incomplete connection) has a smaller n of its own: see cells.csv.")
+
+
 def queue_table(cells: list[CellResult]) -> Table | None:
-    metrics = ("queue.max_backlog_pkts", "queue.mean_backlog_pkts", "queue.drops",
-               "queue.marks")
-    rows: list[list[Cell]] = [[c.cell] + [c.median(m) for m in metrics] for c in cells
-                              if any(m in c.summaries for m in metrics)]
+    """Medians over replications of the router's queue, in total and per DiffServ class."""
+    metrics = (("max_backlog_pkts", "max backlog (packets)"),
+               ("mean_backlog_pkts", "mean backlog (packets)"),
+               ("arrivals", "arrivals (packets)"), ("drops", "drops (packets)"),
+               ("marks", "ECN marks (packets)"))
+    rows: list[list[Cell]] = []
+    used: set[str] = set()
+    for c in cells:
+        classes = sorted({m.split(".")[1] for m in c.summaries if m.startswith("queue.")
+                          and m.count(".") == 2})
+        for name, prefix in [("all classes", "queue")] + [(k, f"queue.{k}") for k in classes]:
+            values = {m: c.median(f"{prefix}.{m}") for m, _ in metrics}
+            if all(v is None for v in values.values()):
+                continue
+            used |= {m for m, v in values.items() if v is not None}
+            rows.append([c.cell, name, *(values[m] if m == "mean_backlog_pkts"
+                                         else count(values[m]) for m, _ in metrics)])
     if not rows:
         return None
+    keep = [i for i, (m, _) in enumerate(metrics) if m in used]
     return Table("Router queue (medians over replications)",
-                 ["cell", "max backlog (pkts)", "mean backlog (pkts)", "drops", "ECN marks"],
-                 rows)
+                 ["cell", "class", *(metrics[i][1] for i in keep)],
+                 [row[:2] + [row[2 + i] for i in keep] for row in rows],
+                 "The tc router: its leaf qdiscs as router-queue.tsv samples them (backlog, "
+                 "drops and marks over the run); the emulator's router stage: its per-class "
+                 "counters (packets that arrived, drops, ECN marks). Per class when the "
+                 "router has several DiffServ classes.")
 
 
-def build_tables(analysis: RunAnalysis) -> list[Table]:
+# --- plain tables (scenarios other than the studies') -------------------------------------
+
+STUDY_SCENARIOS = ("iip-http", "saarto-http10", "iip-mixture")
+
+
+def is_study(analysis: RunAnalysis) -> bool:
+    """The studies' own scenarios get the studies' layouts (titles, jargon, B/s)."""
+    return analysis.layout.name in STUDY_SCENARIOS
+
+
+def _axes(cells: list[CellResult]) -> list[str]:
+    return list(dict.fromkeys(a for c in cells for a in c.labels))
+
+
+def kbit(bytes_per_s: float | None) -> float | None:
+    return None if bytes_per_s is None else bytes_per_s * 8 / 1000
+
+
+def _ci(cell: CellResult, metric: str, scale=_same) -> str | None:
+    s = cell.summaries.get(metric)
+    if s is None or s.median_ci_low is None or s.median_ci_high is None:
+        return None
+    return f"{fmt(scale(s.median_ci_low))}–{fmt(scale(s.median_ci_high))}"
+
+
+def _n(cell: CellResult, metric: str) -> list[Cell]:
+    s = cell.summaries.get(metric)
+    return [s.n if s else 0, s.failed if s else len(cell.replications)]
+
+
+def _stats(cell: CellResult, metric: str, scale=_same) -> list[Cell]:
+    """median, its 95 % interval, p25, p75, min, max."""
+    return [scale(cell.median(metric)), _ci(cell, metric, scale),
+            *(scale(cell.stat(metric, st)) for st in ("p25", "p75", "min", "max"))]
+
+
+def _stat_header(what: str, unit: str) -> list[str]:
+    return [f"{what} median ({unit})", f"95 % CI of the median ({unit})", f"p25 ({unit})",
+            f"p75 ({unit})", f"min ({unit})", f"max ({unit})"]
+
+
+def _medians(cell: CellResult, prefix: str, names: tuple[str, ...]) -> list[Cell]:
+    return [count(cell.median(f"{prefix}.{n}")) for n in names]
+
+
+DROPS = ("retransmissions", "congestion_drops", "error_drops")
+DROP_HEADER = ["retransmissions median (packets)", "congestion drops median (packets)",
+               "error drops median (packets)"]
+
+
+def plain_http_table(cells: list[CellResult], flow: str) -> Table:
+    axes = _axes(cells)
+    rows = [[c.cell, *(c.labels.get(a, "") for a in axes),
+             *_stats(c, f"{flow}.response_time_s"),
+             kbit(c.median(f"{flow}.main.response_throughput_Bps")),
+             count(c.median(f"{flow}.connections")), *_medians(c, flow, DROPS),
+             c.median(f"{flow}.link_delay_median_ms"),
+             *_n(c, f"{flow}.response_time_s")] for c in cells]
+    return Table(f"HTTP flow {flow}: page response time",
+                 ["cell", *axes, *_stat_header("page response time", "s"),
+                  "main object throughput median (kbit/s)", "connections median",
+                  *DROP_HEADER, "link delay of data packets, median (ms)", "n", "failed"],
+                 rows, "Page response time at the client (first SYN -> last server FIN, "
+                 "client capture); main object throughput = its bytes / (first data segment "
+                 "-> ACK of FIN); drops and retransmissions summed over the page's "
+                 "connections; n/failed: replications with/without a value.")
+
+
+def plain_bulk_table(cells: list[CellResult]) -> Table:
+    axes = _axes(cells)
+    rows: list[list[Cell]] = []
+    for c in cells:
+        for role, p in bulk_roles(c):
+            rows.append([c.cell, *(c.labels.get(a, "") for a in axes), role,
+                         *_stats(c, f"{p}.elapsed_s"), kbit(c.median(f"{p}.throughput_Bps")),
+                         *_medians(c, p, DROPS), count(c.median(f"{p}.rto_events")),
+                         c.median(f"{role}.link_delay_median_ms")
+                         if not p.startswith("tcp.") else None,
+                         c.median("tcp.jain_index") if p.startswith("tcp.") else None,
+                         *_n(c, f"{p}.elapsed_s")])
+    return Table("Bulk TCP transfers: elapsed time and throughput",
+                 ["cell", *axes, "transfer", *_stat_header("elapsed time", "s"),
+                  "throughput median (kbit/s)", *DROP_HEADER, "RTO events median",
+                  "link delay of data segments, median (ms)", "Jain index median", "n",
+                  "failed"], rows,
+                 "Elapsed time at the sender (first SYN -> ACK of FIN); throughput = bytes / "
+                 "elapsed time. Transfers that start together are ranked by elapsed time in "
+                 "each replication (fastest … slowest; their Jain fairness index beside "
+                 "them); a transfer alone or starting later is named by its flow.")
+
+
+def plain_udp_table(cells: list[CellResult], flow: str) -> Table:
+    axes = _axes(cells)
+    rows: list[list[Cell]] = []
+    for c in cells:
+        lo, hi = (c.stat(f"{flow}.jitter_mean_ms", st) for st in ("min", "max"))
+        rows.append([c.cell, *(c.labels.get(a, "") for a in axes),
+                     *_stats(c, f"{flow}.throughput_Bps", kbit),
+                     c.median(f"{flow}.loss_pct"), _ci(c, f"{flow}.loss_pct"),
+                     *_medians(c, flow, ("sent", "lost", "congestion_drops", "error_drops")),
+                     c.median(f"{flow}.jitter_mean_ms"),
+                     None if lo is None or hi is None else f"{fmt(lo)}–{fmt(hi)}",
+                     c.median(f"{flow}.link_delay_median_ms"),
+                     c.median(f"{flow}.link_delay_p95_ms"), *_n(c, f"{flow}.throughput_Bps")])
+    return Table(f"UDP flow {flow}: throughput, loss, jitter, delay",
+                 ["cell", *axes, *_stat_header("throughput", "kbit/s"), "loss median (%)",
+                  "95 % CI of the median (%)", "sent median (packets)",
+                  "lost median (packets)", "congestion drops median (packets)",
+                  "error drops median (packets)", "mean jitter median (ms)",
+                  "mean jitter min–max (ms)", "link delay median (ms)",
+                  "link delay 95th percentile, median (ms)", "n", "failed"], rows,
+                 "At the receiver: throughput = payload bytes / (first -> last receive); "
+                 "loss = lost / sent (sender's capture); jitter = |Δreceive − Δsend| of "
+                 "consecutive datagrams; link delay = emulator in -> out of each delivered "
+                 "datagram (its median and 95th percentile in each replication, then the "
+                 "median over replications).")
+
+
+def without_empty_columns(t: Table, keep: int = 1) -> Table:
+    """The table without the columns (after the first `keep`) that no row has a value in
+    (e.g. the median's interval with fewer than 3 replications, the Jain index of a
+    transfer alone)."""
+    used = [i for i in range(len(t.header))
+            if i < keep or any(row[i] not in (None, "") for row in t.rows)]
+    return Table(t.title, [t.header[i] for i in used], [[row[i] for i in used] for row in t.rows],
+                 t.note)
+
+
+def plain_tables(cells: list[CellResult]) -> list[Table]:
+    tables: list[Table] = []
+    for flow in dict.fromkeys(f.name for c in cells for f in c.flows_of("http")):
+        tables.append(plain_http_table([c for c in cells if any(
+            f.name == flow for f in c.flows_of("http"))], flow))
+    bulk = [c for c in cells if c.flows_of("bulk")]
+    if bulk:
+        tables.append(plain_bulk_table(bulk))
+    for flow in dict.fromkeys(f.name for c in cells for f in c.flows_of("udp")):
+        tables.append(plain_udp_table([c for c in cells if any(
+            f.name == flow for f in c.flows_of("udp"))], flow))
+    return [without_empty_columns(t, keep=1 + len(_axes(cells))) for t in tables]
+
+
+# --- the whole report ---------------------------------------------------------------------
+
+def description_tables(analysis: RunAnalysis) -> list[Table]:
+    root = analysis.layout.root
+    scenario = read_json(root / "expanded.json")
+    specs = {c.get("cell", c.get("cell_id", c.get("id"))): c
+             for c in scenario.get("cells", []) if isinstance(c, dict)}
+    chosen = {c.cell: specs.get(c.cell, {}) for c in analysis.cells}
+    labels = {c.cell: c.labels for c in analysis.cells}
+    return [run_facts(root, scenario, read_json(root / "meta.json")),
+            *parameter_tables(chosen, labels), replications_table(analysis)]
+
+
+def result_tables(analysis: RunAnalysis) -> list[Table]:
+    """The results: the studies' layouts for their scenarios, plain tables otherwise."""
+    if not is_study(analysis):
+        known = [c for c in analysis.cells if any(f.kind in ("http", "bulk", "udp")
+                                                  for f in c.flows)]
+        return plain_tables(known) + [generic_table(c) for c in analysis.cells
+                                      if c not in known]
     http = [c for c in analysis.cells if c.flows_of("http")]
     mixed = [c for c in analysis.cells if c.flows_of("bulk") or c.flows_of("udp")]
     other = [c for c in analysis.cells if c not in http and c not in mixed]
-    tables = [t for t in [failures_table(analysis)] if t]
+    tables: list[Table] = []
     if http:
         tables += http_tables(http) + saarto_tables(http)
     if mixed:
         tables.append(mixture_table(mixed))
-    tables += [generic_table(c) for c in other]
+    return tables + [generic_table(c) for c in other]
+
+
+def build_tables(analysis: RunAnalysis) -> list[Table]:
+    tables = description_tables(analysis)
+    tables += [t for t in [failures_table(analysis)] if t]
+    tables += result_tables(analysis)
     tables += [t for t in [queue_table(analysis.cells)] if t]
+    tables += [t for t in [timing_table(analysis), kernel_table(analysis)] if t]
     return tables
+
+
+UNITS = ("Units: times in s, throughputs in kbit/s (payload, 1 kbit = 1000 bit), delays and "
+         "jitter in ms, counts in packets (a median of counts may end in .5), loss in %. "
+         "Statistics over the replications in the statistics; a median's 95 % interval is a "
+         "percentile bootstrap (analysis/README.md), given from 3 replications on.")
+STUDY_UNITS = ("Units as in the studies' tables: times in s, throughputs in B/s (payload), "
+               "jitter in ms, counts in packets.")
 
 
 def overview(analysis: RunAnalysis) -> list[str]:
@@ -293,9 +512,11 @@ def overview(analysis: RunAnalysis) -> list[str]:
         by_status[r.ref.status] = by_status.get(r.ref.status, 0) + 1
     unanalysable = sum(r.error is not None for r in reps)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
-    lines = [f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
-             f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
-             f"{counting} in the statistics, {unanalysable} unanalysable."]
+    description = str(read_json(analysis.layout.root / "expanded.json").get("description") or "")
+    lines = [description] if description else []
+    lines.append(f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
+                 f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
+                 f"{counting} in the statistics, {unanalysable} unanalysable.")
     tcp = sum(int(r.values.get("run.tcp_connections") or 0) for r in reps if r.counts)
     incomplete = sum(int(r.values.get("run.tcp_incomplete") or 0) for r in reps if r.counts)
     if incomplete:
@@ -303,14 +524,8 @@ def overview(analysis: RunAnalysis) -> list[str]:
                      "sender's capture (handshake or the ACK of the sender's FIN not "
                      "captured): their elapsed and response times, and the throughputs "
                      "based on them, are undefined (–) and counted as failed.")
+    lines.append(STUDY_UNITS if is_study(analysis) else UNITS)
     return lines
-
-
-def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """The lines of a Markdown table; a `|` inside a cell is escaped."""
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
-    return out
 
 
 def render_markdown(analysis: RunAnalysis, tables: list[Table] | None = None) -> str:

@@ -12,6 +12,21 @@ def _endpoint(e: tuple[str, int]) -> str:
     return f"[{e[0]}]:{e[1]}" if ":" in e[0] else f"{e[0]}:{e[1]}"
 
 
+def sending_fields(m: TcpMetrics | None, prefix: str = "") -> Row:
+    """What one endpoint's segments went through: retransmissions by class, timeouts, SYNs
+    sent again, fast recoveries, the timeouts it undid itself, and their link fates (all
+    None when its capture was not there)."""
+    def get(attr: str) -> object:
+        return None if m is None else getattr(m, attr)
+    row: Row = {f"{prefix}{name}": get(name) for name in (
+        "packets_sent", "retransmissions", "unnecessary_retransmissions", "rto_events",
+        "spurious_rtos", "fast_retransmits", "syn_retransmissions", "loss_undos",
+        "congestion_drops", "error_drops")}
+    for kind in CLASSES:
+        row[f"{prefix}retx_{kind}"] = None if m is None else m.retransmissions_by_kind.get(kind, 0)
+    return row
+
+
 def tcp_row(side: str, m: TcpMetrics) -> Row:
     row: Row = {
         "kind": "tcp", "measured_at": side, "client": _endpoint(m.client),
@@ -35,19 +50,28 @@ def tcp_row(side: str, m: TcpMetrics) -> Row:
     for fate in ("drop_sbuf", "drop_router", "drop_err", "drop_mtu", "pending"):
         row[f"ack_fate_{fate}"] = (None if m.reverse_fates is None
                                    else m.reverse_fates.get(fate, 0))
+    row["syn_retransmissions"], row["loss_undos"] = m.syn_retransmissions, m.loss_undos
+    # the other endpoint's packets (an HTTP client's SYNs and requests, a bulk receiver's
+    # ACKs), measured in its own capture
+    row.update(sending_fields(m.peer, "peer_"))
     return row
 
 
 def udp_row(side: str, m: UdpMetrics) -> Row:
     row: Row = {
         "kind": "udp", "received_at": side, "src": _endpoint(m.src), "dst": _endpoint(m.dst),
-        "sent": m.sent, "received": m.received, "expected": m.expected, "lost": m.lost,
+        "sent": m.sent, "generator_sent": m.generator_sent, "received": m.received,
+        "expected": m.expected, "lost": m.lost,
         "duplicates": m.duplicates, "reordered": m.reordered, "bytes": m.bytes,
         "first_recv_us": m.first_recv_us, "last_recv_us": m.last_recv_us,
         "throughput_bytes_per_s": m.throughput_bytes_per_s,
         "jitter_min_us": m.jitter_min_us, "jitter_max_us": m.jitter_max_us,
         "jitter_mean_us": m.jitter_mean_us, "jitter_samples": m.jitter_samples,
         "dscp": m.dscp,
+        # as for TCP connections: congestion = send buffer + router (+ unseen: tc router)
+        "congestion_drops": None if m.fates is None else sum(
+            m.fates.get(f, 0) for f in ("drop_sbuf", "drop_router", "unseen")),
+        "error_drops": None if m.fates is None else m.fates.get("drop_err", 0),
     }
     for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
         row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)

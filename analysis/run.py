@@ -16,6 +16,7 @@ from typing import Callable, TextIO
 from analysis.aggregate import Summary, summarize
 from analysis.run_layout import RunLayout, read_layout
 from analysis.run_metrics import FlowInfo, ReplicationResult, analyse_run_replication
+from analysis.series import SERIES_INTERVAL_US
 from analysis.tcp_metrics import RTO_FLOOR_US
 
 
@@ -65,15 +66,17 @@ def _progress_printer(stream: TextIO, total: int) -> Callable[[ReplicationResult
         done[0] += 1
         what = ("analysed" if r.analysed else f"NOT ANALYSABLE: {r.error}" if r.error
                 else r.ref.status)
-        if r.analysed and r.ref.status != "ok":
+        if r.analysed and not r.counts:
             what += f" (status {r.ref.status}: not in the statistics)"
+        elif r.analysed and r.ref.status != "ok":
+            what += f" (status {r.ref.status}: {r.ref.reason})"
         print(f"[{done[0]}/{total}] {r.ref.cell} rep {r.ref.rep}: {what}", file=stream,
               flush=True)
     return report
 
 
 def _expanded_flows(spec: dict) -> list[FlowInfo]:
-    """The cell's flows as expanded.json declares them (testbed/flows.py): their workload
+    """The cell's flows as expanded.json declares them (testbed/scenario/flows.py): their workload
     label (a page given by sizes is named by them) and HTTP version."""
     flows = spec.get("flows")
     infos = []
@@ -85,9 +88,11 @@ def _expanded_flows(spec: dict) -> list[FlowInfo]:
         label = workload.get("label")
         if label in (None, "custom") and isinstance(workload.get("sizes"), list):
             label = "+".join(str(x) for x in workload["sizes"])
+        start = f.get("start_us")
         infos.append(FlowInfo(str(f["name"]), f["kind"],
                               None if f.get("http") is None else str(f["http"]),
-                              None if label in (None, "custom") else str(label)))
+                              None if label in (None, "custom") else str(label),
+                              start if isinstance(start, int) else None))
     return infos
 
 
@@ -99,6 +104,7 @@ def _merge_flows(results: list[ReplicationResult],
             known = merged.setdefault(f.name, FlowInfo(f.name, f.kind))
             known.http_version = known.http_version or f.http_version
             known.workload = known.workload or (None if f.workload == "custom" else f.workload)
+            known.start_us = known.start_us if known.start_us is not None else f.start_us
     return list(merged.values())
 
 
@@ -108,23 +114,33 @@ def cell_summaries(results: list[ReplicationResult]) -> dict[str, Summary]:
             for name in names}
 
 
+def router_classes(spec: dict) -> tuple[str, ...]:
+    """The DiffServ classes of a cell's router (expanded.json), in the scenario's order."""
+    router = spec.get("router")
+    classes = router.get("classes") if isinstance(router, dict) else None
+    return tuple(str(c["name"]) for c in classes or [] if isinstance(c, dict) and "name" in c)
+
+
 def analyse_run(root: str | os.PathLike[str], jobs: int | None = None,
                 progress: TextIO | None = sys.stderr,
-                rto_floor_us: int = RTO_FLOOR_US) -> RunAnalysis:
+                rto_floor_us: int = RTO_FLOOR_US,
+                interval_us: int = SERIES_INTERVAL_US) -> RunAnalysis:
     layout = read_layout(Path(root))
     refs = layout.replications
     report = _progress_printer(progress, len(refs)) if progress else (lambda r: None)
     results: list[ReplicationResult] = []
+    classes = {c.cell: router_classes(c.spec) for c in layout.cells}
+    args = [(ref, rto_floor_us, interval_us, classes.get(ref.cell, ())) for ref in refs]
     n = _jobs(jobs)
     if n == 1 or len(refs) <= 1:
-        for ref in refs:
-            results.append(analyse_run_replication(ref, rto_floor_us))
+        for a in args:
+            results.append(analyse_run_replication(*a))
             report(results[-1])
     else:
         # forkserver: safe when the caller has threads (squall run analyses at its end)
         with ProcessPoolExecutor(max_workers=n,
                                  mp_context=multiprocessing.get_context("forkserver")) as pool:
-            for r in pool.map(analyse_run_replication, refs, [rto_floor_us] * len(refs)):
+            for r in pool.map(analyse_run_replication, *zip(*args)):
                 results.append(r)
                 report(r)
     cells = []

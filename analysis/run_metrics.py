@@ -6,14 +6,23 @@ failed when aggregated). Names (README "Run analysis"):
 - `<flow>.*` per named flow: HTTP `response_time_s` (client capture), `main.*`,
   `inline_fastest.*`, `inline_slowest.*`, `<class>.*`; bulk `elapsed_s`, `throughput_Bps`...;
   UDP `throughput_Bps`, `jitter_*_ms`, `lost`, drops.
-- `tcp.<role>.*`: bulk transfers that start together ranked by elapsed time (fastest,
-  medium, slowest); a transfer starting later under its flow name.
-- `run.*`: totals; `queue.*`: router queue statistics."""
+- `tcp.<role>.*`: two or more bulk transfers that start together ranked by elapsed time
+  (fastest, medium, slowest); a single transfer and one starting later only under its flow
+  name (no column repeats another).
+- `run.*`: totals; `queue.*`: router queue statistics, `queue.<class>.*` per DiffServ class.
+- `host.<side>.*`: every TCP segment a host sent, by class, and `.kernel` the host's own
+  counters (analysis.kernel_truth).
+
+Besides the values, each replication gives its time series (analysis/series.py): the
+throughput of each flow over time and every packet's link delay."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from analysis.aggregate import jain_index
 from analysis.classes import http10_classes, rank_by_elapsed
@@ -22,16 +31,22 @@ from analysis.errors import AnalysisInputError
 from analysis.flows import FlowMatch, FlowSpec, match_flow, read_workloads
 from analysis.gc_pause import gc_paused
 from analysis.http import page_response_time
+from analysis.kernel_truth import host_values, read_kernel_deltas
 from analysis.queue import QUEUE_NAME, queue_stats, read_queue_samples
+from analysis.queue import class_of_parent
 from analysis.replication import CAPTURES, LOG_NAME, ReplicationMetrics, analyse_replication
+from analysis.stored import stored
+from analysis.series import SERIES_INTERVAL_US, link_delays, throughput_rows
+from analysis.tcp_samples import FlowOf, read_tcp_samples, tcpinfo_rows
 from analysis.rows import Row, tcp_row, udp_row
-from analysis.run_layout import ReplicationRef
+from analysis.run_layout import COUNTED, ReplicationRef
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics
-from analysis.udp_metrics import UdpMetrics
+from analysis.udp_metrics import UdpMetrics, against_sender
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
 REQUIRED = (LOG_NAME, *CAPTURES.values())
+TCPINFO_FILE_SUFFIX = "tcpinfo.tsv"     # <host>.tcpinfo.tsv: squall-tcp-sampler's output
 
 
 @dataclass
@@ -40,6 +55,7 @@ class FlowInfo:
     kind: str
     http_version: str | None = None
     workload: str | None = None
+    start_us: int | None = None       # offset from the emulator's t = 0
 
 
 @dataclass
@@ -51,11 +67,14 @@ class ReplicationResult:
     values: Values = field(default_factory=dict)
     flows: list[FlowInfo] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    throughput: list[Row] = field(default_factory=list)            # series.throughput_rows
+    delays: dict[str, np.ndarray] = field(default_factory=dict)    # series.link_delays
+    tcpinfo: list[Row] = field(default_factory=list)                # tcp_samples.tcpinfo_rows
 
     @property
     def counts(self) -> bool:
         """Enters the cell statistics (else counted as failed)."""
-        return self.analysed and self.ref.status == "ok"
+        return self.analysed and self.ref.status in COUNTED
 
 
 def role_names(n: int) -> list[str]:
@@ -85,11 +104,24 @@ def _tcp_values(prefix: str, m: TcpMetrics, values: Values) -> None:
     values[f"{prefix}.spurious_rtos"] = m.spurious_rtos
     values[f"{prefix}.congestion_drops"] = m.congestion_drops
     values[f"{prefix}.error_drops"] = m.error_drops
+    # the other endpoint's packets (the client's SYN and request, the receiver's ACKs)
+    for attr in PEER_VALUES:
+        values[f"{prefix}.peer_{attr}"] = None if m.peer is None else getattr(m.peer, attr)
 
 
-def _sum(ms: list[TcpMetrics], attr: str) -> float | None:
-    xs = [getattr(m, attr) for m in ms]
-    return None if any(x is None for x in xs) else sum(xs)
+# what is counted of the packets of a connection's other endpoint, or of a page's client
+PEER_VALUES = ("retransmissions", "rto_events", "syn_retransmissions", "congestion_drops",
+               "error_drops")
+
+
+def _sum(ms: Sequence[TcpMetrics | None], attr: str) -> float | None:
+    xs = [None if m is None else getattr(m, attr) for m in ms]
+    return None if any(x is None for x in xs) else sum(x for x in xs if x is not None)
+
+
+def _client_metrics(m: TcpMetrics) -> TcpMetrics | None:
+    """The metrics of the HTTP client's own packets on a connection measured at its sender."""
+    return m if m.sender == m.client else m.peer
 
 
 def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnection],
@@ -99,6 +131,10 @@ def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnecti
     values[f"{flow}.connections"] = len(ms)
     for attr in ("congestion_drops", "error_drops", "retransmissions", "bytes"):
         values[f"{flow}.{attr}"] = _sum(ms, attr)
+    # the other way: the client's SYNs, requests and ACKs, from the client's capture
+    clients = [_client_metrics(m) for m in ms]
+    for attr in PEER_VALUES:
+        values[f"{flow}.client_{attr}"] = _sum(clients, attr)
     ranked = http10_classes(ms)
     if ranked:
         _tcp_values(f"{flow}.main", ranked[0][1], values)
@@ -122,12 +158,21 @@ def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
     values[f"{flow}.jitter_mean_ms"] = ms(u.jitter_mean_us)
     values[f"{flow}.jitter_min_ms"] = ms(u.jitter_min_us)
     values[f"{flow}.jitter_max_ms"] = ms(u.jitter_max_us)
+    values[f"{flow}.sent"] = u.sent
     values[f"{flow}.received"] = u.received
     values[f"{flow}.lost"] = u.lost
+    values[f"{flow}.loss_pct"] = 100 * u.lost / u.expected if u.expected else None
     fates = u.fates
     values[f"{flow}.congestion_drops"] = None if fates is None else sum(
         fates.get(f, 0) for f in ("drop_sbuf", "drop_router", "unseen"))
     values[f"{flow}.error_drops"] = None if fates is None else fates.get("drop_err", 0)
+
+
+def _generator_sent(specs: list[FlowSpec] | None, flow: str) -> int | None:
+    """The datagrams the flow's sender says it sent (squall-udp send's `packets`)."""
+    spec = next((f for f in specs or [] if f.name == flow), None)
+    return next((s["packets"] for s in (spec.summaries if spec else [])
+                 if s.get("mode") == "send" and isinstance(s.get("packets"), int)), None)
 
 
 def _totals(tcp: list[TcpMetrics], udp: list[UdpMetrics], values: Values) -> None:
@@ -144,49 +189,83 @@ def _totals(tcp: list[TcpMetrics], udp: list[UdpMetrics], values: Values) -> Non
                                       else sum(c.get(fate, 0) for c in counts if c))
 
 
-def _queue_values(rep_dir: Path, values: Values) -> None:
+def _queue_values(rep_dir: Path, classes: list[str], values: Values) -> None:
+    """The tc router's queue (router-queue.tsv): over all leaf qdiscs, and per class when
+    there are several."""
     path = rep_dir / QUEUE_NAME
     if not path.exists():
         return
-    stats = queue_stats(read_queue_samples(path))
-    if stats is None:
+    samples = read_queue_samples(path)
+    parents = samples.leaf_parents()
+    for prefix, leaf in [("queue", None)] + ([(f"queue.{class_of_parent(p, classes)}", h)
+                                              for h, p in parents.items()]
+                                             if len(parents) > 1 else []):
+        stats = queue_stats(samples, leaf)
+        if stats is None:
+            continue
+        values[f"{prefix}.max_backlog_pkts"] = stats.max_backlog_pkts
+        values[f"{prefix}.mean_backlog_pkts"] = stats.mean_backlog_pkts
+        values[f"{prefix}.max_backlog_bytes"] = stats.max_backlog_bytes
+        values[f"{prefix}.drops"] = stats.drops
+        values[f"{prefix}.marks"] = stats.marks
+
+
+def _router_stage_values(r: ReplicationMetrics, values: Values) -> None:
+    """The emulator's router stage (its log trailer's `# router DIR CLASS` lines): packets
+    that arrived, drops and ECN marks, in total and per class when there are several."""
+    if r.log is None:
         return
-    values["queue.max_backlog_pkts"] = stats.max_backlog_pkts
-    values["queue.mean_backlog_pkts"] = stats.mean_backlog_pkts
-    values["queue.max_backlog_bytes"] = stats.max_backlog_bytes
-    values["queue.drops"] = stats.drops
-    values["queue.marks"] = stats.marks
+    lines = [k for k in r.log.trailer if k.startswith("router ")]
+    per_class: dict[str, dict[str, int]] = {}
+    for line in lines:
+        _, direction, name = line.split(" ", 2)
+        counts = r.log.counts(line)
+        key = name if direction == "down" else f"{name}.{direction}"
+        per_class[key] = counts
+    if not per_class:
+        return
+    for what in ("arrivals", "drops", "marks"):
+        values[f"queue.{what}"] = sum(c.get(what, 0) for c in per_class.values())
+    if len(per_class) > 1:
+        for name, counts in per_class.items():
+            for what in ("arrivals", "drops", "marks"):
+                values[f"queue.{name}.{what}"] = counts.get(what, 0)
 
 
 def _flow_infos(specs: list[FlowSpec] | None, seen: dict[str, FlowMatch]) -> list[FlowInfo]:
-    infos = {s.name: FlowInfo(s.name, s.kind, s.http_version, s.workload) for s in specs or []}
+    infos = {s.name: FlowInfo(s.name, s.kind, s.http_version, s.workload, s.start_us)
+             for s in specs or []}
     for match in seen.values():
         infos.setdefault(match.name, FlowInfo(match.name, match.kind))
     return list(infos.values())
 
 
-def analyse_run_replication(ref: ReplicationRef,
-                            rto_floor_us: int = RTO_FLOOR_US) -> ReplicationResult:
-    """Never raises on bad input: an unreadable replication comes back with `error`."""
+def analyse_run_replication(ref: ReplicationRef, rto_floor_us: int = RTO_FLOOR_US,
+                            interval_us: int = SERIES_INTERVAL_US,
+                            router_classes: tuple[str, ...] = ()) -> ReplicationResult:
+    """Never raises on bad input: an unreadable replication comes back with `error`.
+    `router_classes`: the DiffServ classes in the scenario's order (names the tc router's
+    per-class queues); `interval_us`: the throughput series' bin."""
     result = ReplicationResult(ref)
     if ref.status == "missing":
         return result
     try:
         for name in REQUIRED:
-            if not (ref.directory / name).exists():
-                raise AnalysisInputError(f"{ref.directory / name}: missing")
+            if not stored(ref.directory, name).exists():
+                raise AnalysisInputError(f"{ref.directory / name}: missing (plain or .gz)")
         # millions of small objects, none freed until the end: the cyclic collector
         # would only cost time (about a fifth of it)
         with gc_paused():
-            _analyse(ref, result, rto_floor_us)
+            _analyse(ref, result, rto_floor_us, interval_us, list(router_classes))
         result.analysed = True
     except AnalysisInputError as e:
         result.error = str(e)
-        result.rows, result.values = [], {}
+        result.rows, result.values, result.throughput, result.delays, result.tcpinfo = [], {}, [], {}, []
     return result
 
 
-def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) -> None:
+def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
+             interval_us: int, router_classes: list[str]) -> None:
     specs = read_workloads(ref.directory)
     r = analyse_replication(ref.directory, rto_floor_us)
     result.warnings = list(r.warnings)
@@ -201,6 +280,7 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
     for side, u in r.udp:
         match = match_flow(specs, "udp", u.src, u.dst)
         matches[match.name] = match
+        u = against_sender(u, _generator_sent(specs, match.name))
         udp.append(u)
         _udp_values(match.name, u, result.values)
         result.rows.append(_row(ref, match, match.kind, udp_row(side, u)))
@@ -208,8 +288,72 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int) 
         result.rows += [_row(ref, matches[name], classes.get(id(m), ""), tcp_row(side, m))
                         for side, m in items]
     _totals([m for _, m in r.tcp], udp, result.values)
-    _queue_values(ref.directory, result.values)
+    _queue_values(ref.directory, router_classes, result.values)
+    _router_stage_values(r, result.values)
+    try:
+        deltas = read_kernel_deltas(ref.directory)
+    except AnalysisInputError as e:
+        deltas = None
+        result.warnings.append(f"{e}; the kernel's counters are left out")
+    result.values.update(host_values(r.hosts, deltas))
     result.flows = _flow_infos(specs, matches)
+    _series(r, specs, matches, interval_us, result)
+
+
+def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
+            matches: dict[str, FlowMatch], interval_us: int, result: ReplicationResult) -> None:
+    """Throughput over time and link delays per flow (analysis/series.py)."""
+    tcp_flow = {frozenset((m.client, m.server)): match_flow(specs, "tcp", m.client, m.server).name
+                for _, m in r.tcp}
+    udp_flow = {(u.src, u.dst): match_flow(specs, "udp", u.src, u.dst).name for _, u in r.udp}
+
+    def flow_of(proto: str, src: tuple[str, int], dst: tuple[str, int]) -> str | None:
+        if proto == "tcp":
+            return tcp_flow.get(frozenset((src, dst)))
+        return udp_flow.get((src, dst)) if proto == "udp" else None
+
+    parts: dict[str, list] = {}
+    for rx in r.received:
+        name = flow_of(rx.proto, rx.src, rx.dst)
+        if name is not None:
+            parts.setdefault(name, []).append((rx.ts_us, rx.payload))
+    t0 = r.log.start_realtime_us if r.log is not None else None
+    if t0 is not None:
+        kinds = {name: m.kind for name, m in matches.items()}
+        result.throughput = throughput_rows(parts, kinds, t0, interval_us)
+    if r.log is not None:
+        result.delays = link_delays(r.log, flow_of)
+        _delay_values(result.delays, result.values)
+    if t0 is not None:
+        result.tcpinfo = _tcpinfo(r.directory, t0, flow_of, result.warnings)
+
+
+def _tcpinfo(directory: Path, t0_us: int, flow_of: FlowOf, warnings: list[str]) -> list[Row]:
+    """The kernel's tcp_info series of each host (analysis/tcp_samples.py), where sampled."""
+    rows: list[Row] = []
+    for host in ("fixed", "mobile"):
+        path = directory / f"{host}.{TCPINFO_FILE_SUFFIX}"
+        if not path.exists():
+            continue
+        try:
+            samples = read_tcp_samples(path)
+        except AnalysisInputError as e:     # the series is lost, the replication's metrics are not
+            warnings.append(f"{e}; its TCP samples are left out")
+            continue
+        if not samples.complete:
+            warnings.append(f"{path}: no trailer: the sampler did not end by squall's stop")
+        rows += tcpinfo_rows(samples, t0_us, host, flow_of)
+    return rows
+
+
+def _delay_values(delays: dict[str, np.ndarray], values: Values) -> None:
+    """`<flow>.link_delay_median_ms` and `_p95_ms`: over the flow's delivered data packets
+    (with payload: TCP segments, not pure ACKs; UDP datagrams)."""
+    data = (delays["payload_len"] > 0) & ~np.isnan(delays["delay_ms"])
+    for flow in dict.fromkeys(delays["flow"][data].tolist()):
+        xs = delays["delay_ms"][data & (delays["flow"] == flow)]
+        values[f"{flow}.link_delay_median_ms"] = float(np.percentile(xs, 50))
+        values[f"{flow}.link_delay_p95_ms"] = float(np.percentile(xs, 95))
 
 
 def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
@@ -239,19 +383,21 @@ def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
 
 def _bulk_roles(bulk: list[tuple[str, TcpMetrics]], starts: dict[str, int | None],
                 values: Values, classes: dict[int, str]) -> None:
-    """Transfers that start together are ranked by elapsed time (fastest .. slowest) and
-    their fairness is the Jain index of their throughputs; a transfer starting later
-    keeps its flow name as its role (IIP table 33's "3rd flow")."""
+    """Two or more transfers that start together are ranked by elapsed time (fastest ..
+    slowest, `tcp.<role>.*`) and their fairness is the Jain index of their throughputs; a
+    transfer starting later keeps its flow name as its role (IIP table 33's "3rd flow") and
+    its values are its flow's (`<flow>.*`), like those of a transfer alone."""
     if not bulk:
         return
     first = min((starts.get(name) or 0) for name, _ in bulk)
     together = [m for name, m in bulk if (starts.get(name) or 0) == first]
     later = [(name, m) for name, m in bulk if (starts.get(name) or 0) != first]
-    roles = [(role, m) for (_, m), role in zip(rank_by_elapsed(together),
-                                               role_names(len(together)))]
-    for role, m in roles + later:
-        classes[id(m)] = role
-        _tcp_values(f"tcp.{role}", m, values)
+    if len(together) > 1:
+        for (_, m), role in zip(rank_by_elapsed(together), role_names(len(together))):
+            classes[id(m)] = role
+            _tcp_values(f"tcp.{role}", m, values)
+    for name, m in later:
+        classes[id(m)] = name
     values["tcp.transfers"] = len(together)
     tputs = [m.throughput_bytes_per_s for m in together if m.throughput_bytes_per_s is not None]
     if len(together) > 1:

@@ -48,10 +48,24 @@ class UdpMetrics:
     jitter_mean_us: float | None
     jitter_samples: int
     sent: int | None               # datagrams in the sender's capture (None without it)
-    expected: int                  # highest sequence + 1 (or `sent` when known)
+    expected: int                  # what the sender sent: generator_sent, else sent, else
+                                   # highest sequence received + 1
     lost: int                      # expected - distinct received
     fates: dict[str, int] | None   # link fate -> count over the sent datagrams
     dscp: int | None = None        # DSCP of the first received datagram (DiffServ class)
+    generator_sent: int | None = None  # what the sender's own summary says it sent
+
+
+def against_sender(m: UdpMetrics, generator_sent: int | None) -> UdpMetrics:
+    """The loss counted against what the generator says it sent (squall-udp send's summary,
+    `packets`): datagrams lost at the end of the stream count too, whatever the captures
+    hold. Unchanged without that number."""
+    if generator_sent is None:
+        return m
+    m.generator_sent = generator_sent
+    m.expected = max(generator_sent, m.received)
+    m.lost = m.expected - m.received
+    return m
 
 
 def _jitter(arrivals: list[tuple[int, GeneratorHeader]]) -> list[int]:
