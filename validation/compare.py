@@ -6,6 +6,8 @@ nothing: they get `difference` = ours − reference in percentage points instead
 """
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 
 from .measures import Measurements
@@ -51,3 +53,76 @@ def join(reference: list[RefRow], ours: Measurements) -> tuple[list[Comparison],
 
 def _table_order(table: str) -> tuple[int, str]:
     return (int(table), "") if table.isdigit() else (10**6, table)
+
+
+# Metric families of the report's agreement table: (family, metrics, is a count, target for
+# the median |ln ratio|). Counts (drops, retransmissions) are often 0 in the tables, so their
+# ratio is taken of (value + 1): 0 against 0 agrees, 1 against 0 is a factor 2.
+FAMILIES = (
+    ("response and elapsed times", ("Time", "response_time", "Elapsed_min", "Elapsed_perc25",
+                                    "Elapsed_median", "Elapsed_perc75", "Elapsed_max", "Elapsed_avg"),
+     False, 0.15),
+    ("throughputs", ("Med_thro", "Min_thro", "Max_thro", "Med_th_m", "Slowest_th_i", "Fastest_th_i"),
+     False, 0.25),
+    ("congestion drops", ("Drops_c",), True, math.log(1.5)),
+    ("error drops", ("Drops_e",), True, math.log(1.5)),
+    ("Σ maximum drops", ("Sum_max_drops",), True, None),
+    ("retransmissions", ("Rext_pkts",), True, None),
+    ("jitter", ("Jitter_min", "Jitter_max"), False, None),
+    ("response time differences (%)", ("response_time_diff",), False, None),
+)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    family: str
+    reference_values: int          # in the tables, with a number, not marked corrupt
+    compared: int
+    median_abs_ln: float | None    # of squall / reference ((x + 1) for counts)
+    within_20: float | None        # share of the compared values within ±20 %
+    within_50: float | None
+    median_abs_difference: float | None   # percentage points, for the differences family
+    target: float | None           # for median_abs_ln
+
+    @property
+    def coverage(self) -> float:
+        return self.compared / self.reference_values if self.reference_values else 0.0
+
+    @property
+    def met(self) -> bool | None:
+        if self.target is None or self.median_abs_ln is None:
+            return None
+        return self.median_abs_ln <= self.target
+
+
+def _family_of(metric: str) -> str | None:
+    name = metric.split(".")[-1]
+    return next((family for family, metrics, _, _ in FAMILIES if name in metrics), None)
+
+
+def _ratio(c: Comparison, count: bool) -> float | None:
+    if count:
+        return (c.ours + 1) / (c.reference + 1) if c.ours >= 0 and c.reference >= 0 else None
+    return c.ratio if c.ratio is not None and c.ratio > 0 else None
+
+
+def agreement(reference: list[RefRow], rows: list[Comparison]) -> list[Agreement]:
+    """Per metric family: how much of the tables squall covers and how close it comes."""
+    out = []
+    for family, _, count, target in FAMILIES:
+        refs = [r for r in reference if r.value is not None and _family_of(r.key.metric) == family]
+        mine = [c for c in rows if _family_of(c.key.metric) == family]
+        if not refs:
+            continue
+        if family.startswith("response time differences"):
+            diffs = [abs(c.difference) for c in mine if c.difference is not None]
+            out.append(Agreement(family, len(refs), len(mine), None, None, None,
+                                 statistics.median(diffs) if diffs else None, None))
+            continue
+        ratios = [r for c in mine if (r := _ratio(c, count)) is not None]
+        logs = [abs(math.log(r)) for r in ratios]
+        share = (lambda low, high: sum(low <= r <= high for r in ratios) / len(ratios)) if ratios else None
+        out.append(Agreement(family, len(refs), len(mine), statistics.median(logs) if logs else None,
+                             share(0.8, 1.2) if share else None, share(0.5, 1.5) if share else None,
+                             None, target))
+    return out

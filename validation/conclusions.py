@@ -62,12 +62,15 @@ def verdict(results: Iterable[bool | None]) -> str:
 
 def reference_lookup(rows: Iterable[RefRow]) -> Lookup:
     """Reference values by key; Saarto's variants, printed as % differences from the
-    baseline, also get their response time (baseline × (1 + diff/100))."""
+    variant their table is relative to (BL+TS, or BL-TS at high persistency), also get their
+    response time (that variant's × (1 + diff/100))."""
+    rows = list(rows)
     values = {r.key: r.value for r in rows}
-    for key, diff in list(values.items()):
+    for r in rows:
+        key, diff = r.key, r.value
         if key.metric == "response_time_diff" and diff is not None:
-            base = values.get(Key(key.study, key.link, "baseline", key.workload, key.http,
-                                  "response_time"))
+            base = values.get(Key(key.study, key.link, r.relative_to or "baseline", key.workload,
+                                  key.http, "response_time"))
             if base is not None:
                 values.setdefault(Key(key.study, key.link, key.variant, key.workload, key.http,
                                       "response_time"), base * (1 + diff / 100))

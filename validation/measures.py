@@ -4,16 +4,21 @@ The cell's labels give the key: `link`, `tcp` (the variant), `workload` (or the 
 HTTP flow), `http` (or the flow's version). The metrics follow the report tables of the
 analysis package (analysis/report.py), so a value here is the one `squall report` prints:
 
-- IIP HTTP: Time = median page response time; Med/Min/Max_thro = median/min/max over the
-  replications of the main object's throughput; Drops_c/Drops_e = median drops (HTTP/1.0:
-  the highest median of the connection classes).
+- IIP HTTP: Time = median page response time; Med_thro = median over the replications of
+  the main object's throughput; Min/Max_thro = the smallest/largest throughput of any
+  connection in any replication — for HTTP/1.0 the in-line objects' connections included
+  (the report's exception 1 of 7.2 restricts only the median to main objects; its e0 s+2s
+  Min_thro of 845 B/s against a main-object median of 1809 B/s can only come from in-line
+  connections), for HTTP/1.1 the one connection's (the main object's); Drops_c/Drops_e =
+  median drops (HTTP/1.0: the highest median of the connection classes).
 - Saarto: response_time, Med_th_m, Slowest_th_i, Fastest_th_i, Drops_c/Drops_e (page
   medians), Sum_max_drops; response_time_diff = a variant's median response time relative
-  to the baseline's of the same link and workload, in %.
+  to that of the variant the slides' table is relative to (BL+TS, BL-TS at arq-high) on the
+  same link and workload, in %.
 - Mixtures: per flow role the elapsed-time statistics, Med_thro, Drops_c, Drops_e,
   Rext_pkts; roles fastest/medium/slowest are the analysis' ranking; with a flow started
   later (3tcp-0s-0s-5s) the analysis ranks only the two early flows (the tables'
-  faster/slower) and keeps the late one's flow name (the tables' `third`). UDP: Drops_c,
+  faster/slower); the late one's values are its flow's, `tcp3.*` (the tables' `third`). UDP: Drops_c,
   Drops_e, Med_thro, Jitter_min/Jitter_max = range over the replications of the mean jitter.
 
 Besides the joined metrics every cell gets `spurious_rtos` and `rto_events` (mean over the
@@ -23,7 +28,7 @@ per-replication congestion drops (`Measurements.series`), which the conclusions 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from analysis.report import http_drops, sigma_max_drops
 from analysis.run import CellResult
@@ -74,19 +79,31 @@ def _http_metrics(study: str, cell: CellResult) -> dict[str, float | None]:
             "Drops_e": cell.stat(f"{name}.error_drops", "median"),
             "Sum_max_drops": sigma_max_drops(cell, name),
         }
+    main = f"{name}.main.throughput_Bps"
+    # HTTP/1.0: every connection; per replication its slowest and fastest in-line object
+    slowest = (main, f"{name}.inline_slowest.throughput_Bps") if version == "1.0" else (main,)
+    fastest = (main, f"{name}.inline_fastest.throughput_Bps") if version == "1.0" else (main,)
     return {
         "Time": cell.stat(f"{name}.response_time_s", "median"),
-        "Med_thro": cell.stat(f"{name}.main.throughput_Bps", "median"),
-        "Min_thro": cell.stat(f"{name}.main.throughput_Bps", "min"),
-        "Max_thro": cell.stat(f"{name}.main.throughput_Bps", "max"),
+        "Med_thro": cell.stat(main, "median"),
+        "Min_thro": _over_connections(cell, slowest, min),
+        "Max_thro": _over_connections(cell, fastest, max),
         "Drops_c": http_drops(cell, name, version, "congestion_drops"),
         "Drops_e": http_drops(cell, name, version, "error_drops"),
     }
 
 
-def _tcp_role_metrics(cell: CellResult, table_role: str, role: str) -> dict[str, float | None]:
-    """The tables' `<table_role>.*` from the analysis' `tcp.<role>.*` summaries."""
-    p = f"tcp.{role}"
+def _over_connections(cell: CellResult, metrics: tuple[str, ...],
+                      pick: Callable[[list[float]], float]) -> float | None:
+    """`pick` (min or max) over the counted replications' values of `metrics`."""
+    values = [v for r in cell.replications if r.counts for m in metrics
+              if (v := r.values.get(m)) is not None]
+    return pick(values) if values else None
+
+
+def _tcp_role_metrics(cell: CellResult, table_role: str, p: str) -> dict[str, float | None]:
+    """The tables' `<table_role>.*` from the analysis' `<p>.*` summaries (`tcp.<role>` for a
+    ranked transfer, the flow's name for one starting later)."""
     out = {f"{table_role}.{name}": cell.stat(f"{p}.elapsed_s", stat)
            for name, stat in ELAPSED_STATS}
     for name, metric in (("Med_thro", "throughput_Bps"), ("Drops_c", "congestion_drops"),
@@ -99,9 +116,9 @@ def _mixture_metrics(cell: CellResult, workload: str) -> dict[str, float | None]
     out: dict[str, float | None] = {}
     if workload.startswith("3tcp") and not workload.endswith("-0s-0s-0s"):
         # the tables' role -> the analysis' (two transfers start together, tcp3 later)
-        roles = {"faster": "fastest", "slower": "slowest", "third": LATE_FLOW}
+        roles = {"faster": "tcp.fastest", "slower": "tcp.slowest", "third": LATE_FLOW}
     else:
-        roles = {role: role for role in ("fastest", "medium", "slowest")}
+        roles = {role: f"tcp.{role}" for role in ("fastest", "medium", "slowest")}
     for table_role, role in roles.items():
         out.update(_tcp_role_metrics(cell, table_role, role))
     for flow in cell.flows_of("udp"):
@@ -134,12 +151,23 @@ def measure_cell(study: str, cell: CellResult, into: Measurements) -> None:
     into.replications[base] = sum(r.counts for r in cell.replications)
 
 
+# The variant each of Saarto's difference tables is relative to (scenarios/reference/
+# saarto-arq-*-response-time-diff.csv, column relative_to): BL+TS, but BL-TS at high persistency.
+SAARTO_DIFF_BASE = {"arq-high": "baseline-nots"}
+
+
+def saarto_diff_base(link: str) -> str:
+    return SAARTO_DIFF_BASE.get(link, "baseline")
+
+
 def add_response_time_diffs(m: Measurements) -> None:
-    """Saarto's `response_time_diff`: % of a variant's response time over the baseline's."""
+    """Saarto's `response_time_diff`: % of a variant's response time over that of the variant
+    the slides' table of the link is relative to (`saarto_diff_base`)."""
     for key, value in list(m.values.items()):
-        if key.study != "saarto" or key.metric != "response_time" or key.variant == "baseline":
+        base_variant = saarto_diff_base(key.link)
+        if key.study != "saarto" or key.metric != "response_time" or key.variant == base_variant:
             continue
-        base = m.values.get(Key(key.study, key.link, "baseline", key.workload, key.http,
+        base = m.values.get(Key(key.study, key.link, base_variant, key.workload, key.http,
                                 "response_time"))
         diff = None if value is None or not base else (value / base - 1) * 100
         m.values[Key(key.study, key.link, key.variant, key.workload, key.http,

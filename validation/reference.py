@@ -7,6 +7,10 @@ scenarios/iip-mixture.toml labels its cells:
 - workload: 2tcp+1udp workloads get "-ds" / "-nods" (3tcp ones have one class only);
 - variant: "baseline+red" for the baseline with a RED queue (a router setting);
 - metric: "<flow_role>.<metric>", e.g. "fastest.Elapsed_median", "udp.Jitter_max".
+
+A row whose `corrupt` column gives a reason (the mixture tables' copying errors, tables 32 and
+36; docs/reference-tables.md) is a value the source printed but that cannot be the measurement:
+`load_reference` leaves it out, so no comparison and no conclusion uses it.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ REFERENCE_DIR = Path(__file__).resolve().parent.parent / "scenarios" / "referenc
 HTTP_COLUMNS = ("study", "table", "http", "link", "variant", "source_label", "workload",
                 "metric", "value", "unit", "relative_to")
 MIXTURE_COLUMNS = ("study", "table", "workload", "diffserv", "link", "variant", "queue",
-                   "source_label", "flow_role", "metric", "value", "unit")
+                   "source_label", "flow_role", "metric", "value", "unit", "corrupt")
 
 
 @dataclass(frozen=True, order=True)
@@ -39,6 +43,7 @@ class RefRow:
     table: str               # source table: IIP number or the slides' table name
     source_label: str
     relative_to: str = ""    # response_time_diff: the variant it is relative to
+    corrupt: str = ""        # "corrupt: <reason>" for a value that cannot be the measurement
 
 
 def mixture_workload(workload: str, diffserv: str) -> str:
@@ -78,17 +83,20 @@ def read_reference_file(path: Path) -> list[RefRow]:
         return [RefRow(Key(r["study"], r["link"], mixture_variant(r["variant"], r["queue"]),
                            mixture_workload(r["workload"], r["diffserv"]), "",
                            f"{r['flow_role']}.{r['metric']}"), _value(r["value"], path),
-                       r["unit"], r["table"], r["source_label"]) for r in reader]
+                       r["unit"], r["table"], r["source_label"], corrupt=r["corrupt"])
+                for r in reader]
     return []
 
 
-def load_reference(directory: Path = REFERENCE_DIR) -> list[RefRow]:
+def load_reference(directory: Path = REFERENCE_DIR, *, keep_corrupt: bool = False) -> list[RefRow]:
     """Every result row, one per key: a key printed in two tables (the slides repeat the
-    baseline response times) keeps its first row in file-name order."""
+    baseline response times) keeps its first row in file-name order. Rows marked corrupt are
+    left out unless `keep_corrupt`."""
     rows: dict[Key, RefRow] = {}
     for path in sorted(directory.glob("*.csv")):
         for row in read_reference_file(path):
-            rows.setdefault(row.key, row)
+            if keep_corrupt or not row.corrupt:
+                rows.setdefault(row.key, row)
     if not rows:
         raise ValueError(f"{directory}: no reference result tables (*.csv with the columns of "
                          "scenarios/reference/README.md)")

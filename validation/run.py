@@ -3,6 +3,7 @@
     python -m validation.run                 # reduced: a few cells, 2-3 replications
     python -m validation.run --full          # every cell, the scenarios' replications
     python -m validation.run --from-runs DIR...   # only compare runs made before
+    python -m validation.run --from-data [DIR]    # the committed full validation (validation/data)
 
 The runs go to validation/out/runs/, the report to validation/report.md. The reduced plan
 runs two groups of runs at the same time, each on its own lanes (--lane-base N uses lanes
@@ -23,12 +24,14 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Iterable
 
 from analysis.run import CellResult, analyse_run, cell_summaries
 from analysis.summary import write_summary
 
-from .compare import Comparison, Coverage, join
+from .compare import Agreement, Comparison, Coverage, agreement, join
 from .conclusions import Verdict, check_all
+from .data import DataError, load_study, load_study_record
 from .measures import connection_totals, measure
 from .reference import load_reference
 from .report import ReportContext, RunSummary, render
@@ -37,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "validation" / "out"
 REPORT = ROOT / "validation" / "report.md"
 RECORD = OUT / "validation.json"      # the last validation's runs and time, for --rerender
+DATA = ROOT / "validation" / "data"   # the full validation's compact results (validation.full)
 TITLE = "Reproducing the studies: squall beside the IIP report and Saarto's slides"
 SCENARIOS = ROOT / "scenarios"
 DEFAULT_LANE_BASE = 110
@@ -73,17 +77,16 @@ REDUCTION_TEXT = [
     "replications instead of 20–30, chosen so that every conclusion below has cases: the s+2s "
     "page over e0 with all six variants and both HTTP versions; the baseline s+2s page over r0 "
     "and r4 (ARQ persistency); baseline and CBI+FRTO with the l+8m page over e0 (CBI); "
-    "Saarto's three lossy links with BL+TS, BL-TS and IW4 on s+2s, and BL+TS with l+8m over "
+    "Saarto's three lossy links with BL+TS, BL-TS, IW4+TS and IW4-TS on s+2s, and BL+TS with l+8m over "
     "arq-low and arq-high (error drops need a longer page); the 2 TCP + 1 UDP mixture "
     "over e0 with and without DiffServ and 3 TCP with Baseline and FRTO-CBI-IW4. Medians of 2–3 "
     "replications are noisy: ratios far from 1 in single cells say little, the conclusions "
-    "weigh many cells. RED cells are not run (this kernel has no sch_red, see "
-    "scenarios/iip-mixture.toml).",
-    "**Full reproduction**: `.venv/bin/python -m validation.run --full` (every cell of "
-    "scenarios/iip-http.toml, saarto-http10.toml and iip-mixture.toml with their 30/30/20 "
-    "replications: 324 cells, 9 120 replications, several days on one machine; add "
-    "`--parallel K` for more lanes). A single study: `squall run scenarios/iip-http.toml "
-    "--parallel 4`, then `python -m validation.run --from-runs results/iip-http-...`.",
+    "weigh many cells. RED cells are not in the reduced plan.",
+    "**Full validation**: `.venv/bin/python -m validation.full` runs every cell of "
+    "scenarios/iip-http.toml, saarto-http10.toml and iip-mixture.toml in rounds of one "
+    "replication per cell, resumable across sittings, and commits compact results to "
+    "validation/data/; `python -m validation.run --from-data` renders this report from them "
+    "(validation/README.md).",
 ]
 
 
@@ -168,12 +171,14 @@ def execute_plan(plan: tuple[StudyRun, ...], lane_base: int,
     return [results[i] for i in sorted(results)], errors
 
 
-def load_cells(run_dir: Path) -> list[CellResult]:
-    """The run analysed (summary/ rewritten), with the per-replication sums of every TCP
-    connection's spurious RTOs and RTO events added as `conn.*` values."""
+def load_cells(run_dir: Path, *, rewrite_summary: bool = True) -> list[CellResult]:
+    """The run analysed (summary/ rewritten unless told not to, e.g. while the run goes on),
+    with the per-replication sums of every TCP connection's spurious RTOs and RTO events
+    added as `conn.*` values."""
     analysis = analyse_run(run_dir, progress=None)
-    write_summary(analysis)
-    # the rows summary/connections.csv was just written from
+    if rewrite_summary:
+        write_summary(analysis)
+    # the rows summary/connections.csv is written from
     totals = connection_totals(row for r in analysis.replications for row in r.rows)
     for cell in analysis.cells:
         for r in cell.replications:
@@ -184,19 +189,74 @@ def load_cells(run_dir: Path) -> list[CellResult]:
     return analysis.cells
 
 
-def environment() -> str:
+def environment(command: str = "make validate") -> str:
     rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                          text=True).stdout.strip() or "unknown"
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return (f"Generated by `make validate` ({now}; squall {rev}; Linux {platform.release()}, "
+    return (f"Generated by `{command}` ({now}; squall {rev}; Linux {platform.release()}, "
             f"{os.cpu_count()} CPUs).")
 
 
-def compare_runs(run_dirs: list[Path]) -> tuple[list[Verdict], list[Comparison], Coverage]:
+Outcome = tuple[list[Verdict], list[Comparison], Coverage, list[Agreement]]
+
+
+def compare_cells(studies: Iterable[tuple[str, list[CellResult]]]) -> Outcome:
+    """(reference study, cells) pairs -> the verdicts, the joined rows, coverage and agreement."""
     reference = load_reference()
-    measured = measure((study_of(d), load_cells(d)) for d in run_dirs)
+    measured = measure(studies)
     rows, coverage = join(reference, measured)
-    return check_all(reference, measured), rows, coverage
+    return check_all(reference, measured), rows, coverage, agreement(reference, rows)
+
+
+def compare_runs(run_dirs: list[Path]) -> Outcome:
+    return compare_cells((study_of(d), load_cells(d)) for d in run_dirs)
+
+
+def data_summary(directory: Path, record: dict, cells: list[CellResult]) -> RunSummary:
+    statuses: dict[str, int] = {}
+    for r in (r for c in cells for r in c.replications):
+        statuses[r.ref.status] = statuses.get(r.ref.status, 0) + 1
+    most = max((r.ref.rep for c in cells for r in c.replications), default=0)
+    return RunSummary(record["reference_study"], record["scenario"], "", most, _shown(directory),
+                      statuses, sum(float(s) for s in record.get("round_seconds", {}).values()))
+
+
+def data_text(records: list[tuple[dict, list[CellResult]]]) -> str:
+    parts = []
+    for record, cells in records:
+        counted = [sum(r.counts for r in c.replications) for c in cells]
+        busy = sum(float(r.values.get("duration_s") or 0) for c in cells for r in c.replications)
+        parts.append(f"{record['study']} ({record['scenario']}, squall {str(record.get('squall_revision'))[:12]}): "
+                     f"{len(cells)} cells, {min(counted, default=0)}–{max(counted, default=0)} counted "
+                     f"replications per cell, rounds finished {record.get('rounds_done') or 'none yet'}, "
+                     f"{record.get('lanes')} lanes, {busy / 3600:.1f} lane-hours of replications, "
+                     f"exported {record.get('exported_utc')}")
+    return ("**Full validation** (`python -m validation.full`, rendered from the committed "
+            "validation/data/ by `python -m validation.run --from-data`): every cell of the three "
+            "studies, a replication per cell and round. " + "; ".join(parts) + ". The wall time "
+            "below is the sum of the finished rounds'.")
+
+
+def from_data(directory: Path, report: Path) -> int:
+    """validation/report.md from the committed compact results alone."""
+    try:
+        studies = [(record, load_study(d)) for d in sorted(p for p in directory.iterdir() if p.is_dir())
+                   if (record := load_study_record(d))]
+    except (DataError, OSError, ValueError) as e:
+        print(f"validate: {e}", file=sys.stderr)
+        return 2
+    if not studies:
+        print(f"validate: {_shown(directory)} holds no study's data (validation.full writes it)",
+              file=sys.stderr)
+        return 2
+    verdicts, rows, coverage, agreements = compare_cells(
+        (record["reference_study"], cells) for record, cells in studies)
+    runs = [data_summary(directory / record["study"], record, cells) for record, cells in studies]
+    ctx = ReportContext(TITLE, [data_text(studies)], runs, sum(r.seconds for r in runs),
+                        environment("python -m validation.run --from-data"))
+    report.write_text(render(ctx, verdicts, rows, coverage, agreements))
+    print(f"validate: wrote {report} from {_shown(directory)}", file=sys.stderr)
+    return 0
 
 
 def reduction_text(plan: str, errors: list[str]) -> list[str]:
@@ -214,12 +274,12 @@ def rerender(report: Path) -> int:
         return 2
     record = json.loads(RECORD.read_text())
     runs = [RunSummary(**r) for r in record["runs"]]
-    verdicts, rows, coverage = compare_runs([ROOT / r.run_dir for r in runs])
+    verdicts, rows, coverage, agreements = compare_runs([ROOT / r.run_dir for r in runs])
     plan = record.get("plan") or ("reduced" if record["reduction"][0].startswith("**Reduced")
                                   else "full")
     ctx = ReportContext(TITLE, reduction_text(plan, record.get("errors", [])), runs,
                         record["total_seconds"], environment())
-    report.write_text(render(ctx, verdicts, rows, coverage))
+    report.write_text(render(ctx, verdicts, rows, coverage, agreements))
     print(f"validate: wrote {report} (runs of {_shown(RECORD)} compared again)", file=sys.stderr)
     return 0
 
@@ -235,11 +295,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rerender", action="store_true",
                    help=f"compare the runs the last validation recorded in {_shown(RECORD)} again "
                         "(after a change of the comparison); run nothing")
+    p.add_argument("--from-data", nargs="?", type=Path, const=DATA, metavar="DIR",
+                   help="render from the full validation's committed results (default validation/data); "
+                        "run nothing")
     p.add_argument("--report", type=Path, default=REPORT, help="where to write the report")
     args = p.parse_args(argv)
     started = time.monotonic()
     if args.rerender:
         return rerender(args.report)
+    if args.from_data:
+        return from_data(args.from_data, args.report)
     if args.from_runs:
         run_dirs = [d.resolve() for d in args.from_runs]
         runs = [RunSummary(study_of(d), d.name, "", 0, _shown(d), statuses_of(d), 0.0) for d in run_dirs]
@@ -249,14 +314,14 @@ def main(argv: list[str] | None = None) -> int:
         runs, errors = execute_plan(FULL if args.full else REDUCED, args.lane_base, args.parallel)
         run_dirs = [ROOT / r.run_dir for r in runs]   # _shown: relative to ROOT
         reduction = reduction_text("full" if args.full else "reduced", errors)
-    verdicts, rows, coverage = compare_runs(run_dirs)
+    verdicts, rows, coverage, agreements = compare_runs(run_dirs)
     ctx = ReportContext(TITLE, reduction, runs, time.monotonic() - started, environment())
     if not args.from_runs:
         OUT.mkdir(parents=True, exist_ok=True)
         RECORD.write_text(json.dumps({"plan": "full" if args.full else "reduced", "errors": errors,
                                       "total_seconds": ctx.total_seconds,
                                       "runs": [asdict(r) for r in runs]}, indent=1) + "\n")
-    args.report.write_text(render(ctx, verdicts, rows, coverage))
+    args.report.write_text(render(ctx, verdicts, rows, coverage, agreements))
     print(f"validate: wrote {args.report}", file=sys.stderr)
     for error in errors:
         print(f"validate: {error}", file=sys.stderr)

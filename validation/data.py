@@ -1,0 +1,122 @@
+"""A study's compact results: what the validation needs of a run, small enough to commit.
+
+    validation/data/<study>/cells.json        every cell: its labels and flows
+    validation/data/<study>/replications.csv  every replication: status, duration, metrics
+    validation/data/<study>/study.json        scenario, run, revision, rounds and their times
+
+`export_study` writes them from an analysed run (`validation.run.load_cells`), `load_study`
+turns them back into the cells `validation.measures.measure` takes, so the report rendered
+from the committed files is the one rendered from the run directories (floats are written
+with `repr`, which reads back to the same number). replications.csv has the columns `cell`,
+`replication`, `status`, `reason`, `analysed`, `duration_s` and then one per metric, in the
+names of the run's summary/runs.csv (docs: analysis/README.md) plus `conn.spurious_rtos` and
+`conn.rto_events` (validation.measures.connection_totals); an empty field is a metric the
+replication has no value of. Read back, `duration_s` (the replication's wall time from its
+status.json) is one of the replication's values.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+from analysis.atomic_file import write_text_atomically
+from analysis.run import CellResult, cell_summaries
+from analysis.run_layout import ReplicationRef
+from analysis.run_metrics import FlowInfo, ReplicationResult
+
+CELLS = "cells.json"
+REPLICATIONS = "replications.csv"
+STUDY = "study.json"
+FIXED_COLUMNS = ("cell", "replication", "status", "reason", "analysed", "duration_s")
+
+
+class DataError(ValueError):
+    pass
+
+
+def _duration(ref: ReplicationRef) -> float | None:
+    try:
+        return float(json.loads((ref.directory / "status.json").read_text())["duration_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _field(value: float | None) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def _csv_text(cells: list[CellResult]) -> str:
+    metrics = sorted({name for c in cells for r in c.replications for name in r.values})
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*FIXED_COLUMNS, *metrics])
+    for cell in cells:
+        for r in sorted(cell.replications, key=lambda r: r.ref.rep):
+            writer.writerow([cell.cell, r.ref.rep, r.ref.status, r.ref.reason, int(r.analysed),
+                             _field(_duration(r.ref)), *(_field(r.values.get(m)) for m in metrics)])
+    return out.getvalue()
+
+
+def export_study(cells: list[CellResult], target: Path, study: dict) -> list[Path]:
+    """Write the three files of one study into `target` (each replaced whole, never half)."""
+    target.mkdir(parents=True, exist_ok=True)
+    described = [{"cell": c.cell, "labels": c.labels, "flows": [asdict(f) for f in c.flows]}
+                 for c in cells]
+    written = [target / CELLS, target / REPLICATIONS, target / STUDY]
+    write_text_atomically(written[0], json.dumps(described, indent=1) + "\n")
+    write_text_atomically(written[1], _csv_text(cells))
+    write_text_atomically(written[2], json.dumps(study, indent=1, sort_keys=True) + "\n")
+    return written
+
+
+def _number(text: str, where: str) -> float | None:
+    if text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise DataError(f"{where}: {text!r} is not a number") from None
+
+
+def _replication(row: dict[str, str], path: Path, line: int) -> ReplicationResult:
+    where = f"{path}:{line}"
+    try:
+        rep = int(row["replication"])
+    except (TypeError, ValueError):
+        raise DataError(f"{where}: replication {row.get('replication')!r} is not a number") from None
+    ref = ReplicationRef(row["cell"], rep, Path(row["cell"]) / f"rep-{rep:02d}",
+                         row["status"], row["reason"])
+    values = {name: _number(text, f"{where}: {name}") for name, text in row.items()
+              if name not in FIXED_COLUMNS or name == "duration_s"}
+    return ReplicationResult(ref, analysed=row["analysed"] == "1",
+                             values={k: v for k, v in values.items() if v is not None})
+
+
+def load_study(directory: Path) -> list[CellResult]:
+    """The cells of one study's committed data, with their replications and summaries."""
+    try:
+        described = json.loads((directory / CELLS).read_text())
+        with open(directory / REPLICATIONS, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in FIXED_COLUMNS if c not in (reader.fieldnames or ())]
+            if missing:
+                raise DataError(f"{directory / REPLICATIONS}: columns {', '.join(missing)} missing")
+            replications = [_replication(row, directory / REPLICATIONS, i)
+                            for i, row in enumerate(reader, start=2)]
+    except OSError as e:
+        raise DataError(f"{directory}: {e.strerror or e} ({e.filename})") from None
+    except json.JSONDecodeError as e:
+        raise DataError(f"{directory / CELLS}: not JSON ({e})") from None
+    cells = []
+    for entry in described:
+        mine = [r for r in replications if r.ref.cell == entry["cell"]]
+        flows = [FlowInfo(**f) for f in entry["flows"]]
+        cells.append(CellResult(entry["cell"], dict(entry["labels"]), flows, mine, cell_summaries(mine)))
+    return cells
+
+
+def load_study_record(directory: Path) -> dict:
+    return json.loads((directory / STUDY).read_text())
