@@ -138,7 +138,7 @@ def _stages(rep: Path) -> dict[str, float]:
     for side in ("fixed", "mobile"):
         records = timed("capture_reader", lambda p: ip_records(read_capture(p)),
                         rep / f"{side}.pcap")
-        fates = timed("join", join_records, records, log)
+        fates = timed("join", join_records, records, log, side)
         conns = timed("connections", tcp_connections_of, records)
         if side == "fixed":
             sender = timed("connections", default_sender, conns[0])

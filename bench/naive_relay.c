@@ -35,11 +35,21 @@
 #include "../npa/src/netconf.h"
 #include "../npa/src/netspec.h"
 #include "../npa/src/tun.h"
+#include "squall_version.h"
+#include "stop_signals.h"
 
 #define MAX_ROUTES 32
 #define PACKETS_PER_WAKEUP 64
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
+
+/* SIGINT/SIGTERM through a signalfd (common/stop_signals.h); a closed stdout must not kill us
+ * before clean-up either. */
+static int ignore_sigpipe_and_take_stop_signals(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	return sq_stop_signals_fd();
+}
 
 struct side {
 	const char *netns;
@@ -262,24 +272,15 @@ static void print_counters(const struct relay *r)
 	}
 }
 
-static int open_signal_fd(void)
-{
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	signal(SIGPIPE, SIG_IGN);  /* a closed stdout must not kill us before clean-up */
-	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-}
-
 int main(int argc, char **argv)
 {
+	if (sq_version_asked(argc, argv, "squall-naive-relay"))
+		return 0;
 	struct relay r = { .mtu = 1500, .side = { { .tun_fd = -1 }, { .tun_fd = -1 } } };
 	strcpy(r.dev, "wl0");
 	if (parse_args(&r, argc, argv) != 0)
 		return EXIT_USAGE;
-	int signal_fd = open_signal_fd();
+	int signal_fd = ignore_sigpipe_and_take_stop_signals();
 	int rc = signal_fd < 0 ? -1 : 0;
 	if (signal_fd < 0)
 		snprintf(r.err, sizeof(r.err), "cannot set up signal handling: %s", strerror(errno));

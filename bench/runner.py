@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from bench.emulator import machine
-from testbed.runner import RunOptions, run_command
+from testbed.run.runner import RunOptions, run_command
 
 REPLICATIONS = 12
 PARALLEL = (1, 6)

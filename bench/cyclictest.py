@@ -1,0 +1,102 @@
+"""The machine's own timer latency, measured beside a benchmark: cyclictest (Debian rt-tests).
+
+    with Cyclictest(priority=10, seconds=7, workdir=tmp) as ct:
+        ...                                   # the measurement it runs beside
+    ct.result()                               # {"n", "p50", "p99", "max", ...} in µs
+
+cyclictest wakes every `interval_us` (100 µs: 10 000 wakeups/s, the emulator's rate at
+10 000 packets/s) with an absolute clock_nanosleep on CLOCK_MONOTONIC under SCHED_FIFO at
+the given priority (SCHED_OTHER for 0), memory locked, and histograms how late each
+wakeup was. Its percentiles are the floor for anything else that sleeps on this machine
+at that priority at the same time: the emulator's lateness is reported as a ratio to them.
+"""
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from pathlib import Path
+
+HISTOGRAM_US = 20_000       # 1 µs buckets up to 20 ms; later wakeups are counted as overflows
+INTERVAL_US = 100
+
+
+class CyclictestMissing(RuntimeError):
+    """cyclictest is not installed (Debian package rt-tests, scripts/install-deps)."""
+
+
+def command(priority: int, seconds: int, interval_us: int = INTERVAL_US) -> list[str]:
+    exe = shutil.which("cyclictest")
+    if exe is None:
+        raise CyclictestMissing("cyclictest is not installed: apt-get install rt-tests (scripts/install-deps)")
+    policy = ["-p", str(priority)] if priority > 0 else ["--policy", "other"]
+    return [exe, "-m", *policy, "-i", str(interval_us), "-D", str(seconds), "-q", "-h", str(HISTOGRAM_US)]
+
+
+def parse(text: str) -> dict:
+    """cyclictest -q -h N output -> {"n", "p50", "p99", "p999", "max", "overflows", "avg"} (µs)."""
+    hist: dict[int, int] = {}
+    fields: dict[str, int] = {}
+    for line in text.splitlines():
+        if line[:1].isdigit():
+            bucket, count = line.split()[:2]
+            if int(count):
+                hist[int(bucket)] = int(count)
+        elif line.startswith("# ") and ":" in line:
+            key, _, value = line[2:].partition(":")
+            words = value.split()
+            if words and words[0].isdigit():
+                fields[key.strip()] = int(words[0])
+    overflows = fields.get("Histogram Overflows", 0)
+    n = sum(hist.values()) + overflows
+    out = {"n": n, "max": fields.get("Max Latencies"), "avg": fields.get("Avg Latencies"),
+           "overflows": overflows}
+    for name, q in (("p50", 0.50), ("p99", 0.99), ("p999", 0.999)):
+        out[name] = quantile(hist, overflows, q, out["max"])
+    return out
+
+
+def quantile(hist: dict[int, int], overflows: int, q: float, maximum: int | None) -> int | None:
+    """The smallest bucket with at least ceil(q * n) samples at or below it (as the emulator's)."""
+    n = sum(hist.values()) + overflows
+    if n == 0:
+        return None
+    rank = max(1, math.ceil(q * n))
+    seen = 0
+    for bucket in sorted(hist):
+        seen += hist[bucket]
+        if seen >= rank:
+            return bucket
+    return maximum
+
+
+class Cyclictest:
+    """cyclictest running while the context lasts (it stops by itself after `seconds`)."""
+
+    def __init__(self, priority: int, seconds: int, workdir: Path, interval_us: int = INTERVAL_US):
+        self.argv = command(priority, seconds, interval_us)
+        self.priority, self.seconds, self.interval_us = priority, seconds, interval_us
+        self.workdir = Path(workdir)
+        self.proc: subprocess.Popen | None = None
+        self.output = self.workdir / "cyclictest.out"
+
+    def __enter__(self) -> "Cyclictest":
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with open(self.output, "wb") as out:
+            self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is None:
+            return
+        try:
+            self.proc.wait(self.seconds + 10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+    def result(self) -> dict:
+        text = self.output.read_text(errors="replace")
+        if self.proc is None or self.proc.returncode != 0:
+            raise RuntimeError(f"`{' '.join(self.argv)}` failed ({self.proc and self.proc.returncode}): {text[-500:]}")
+        return {"command": " ".join(["cyclictest", *self.argv[1:]]), **parse(text)}
