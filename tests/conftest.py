@@ -1,8 +1,9 @@
 """Shared fixtures: a fresh lane per namespace test, and the check that nothing is left.
 
 Namespace tests are marked `@pytest.mark.netns`; they are skipped (with the reason)
-when not run as root. They use lanes from $SQUALL_TEST_LANE_BASE (default 20) on,
-so several people can test on one machine with different bases.
+when not run as root. They use lanes from $SQUALL_TEST_LANE_BASE (default 20) on, ten of
+them (five lane tests, five workload test files), so several people can test on one machine
+with different bases.
 """
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from typing import Iterator
 
 import pytest
 
-from testbed import lane as lanes
+from testbed.lanes import lane as lanes
 from testbed import netns
 from testbed.addresses import LaneAddresses, namespaces
-from testbed.link_session import bin_dir
-from testbed.measure import summary as program_summary
+from testbed.link.session import bin_dir
+from testbed.link.measure import summary as program_summary
 
 
 LANES_PER_SESSION = 5     # the lane tests use lane_base() ... lane_base() + 4
@@ -26,6 +27,15 @@ LANES_PER_SESSION = 5     # the lane tests use lane_base() ... lane_base() + 4
 
 def lane_base() -> int:
     return int(os.environ.get("SQUALL_TEST_LANE_BASE", "20"))
+
+
+WORKLOAD_LANES = 5        # the workload tests use one lane each after those: lane_base() + 5 ... + 9
+
+
+def workload_lane(k: int) -> int:
+    """The lane (veth net or emulated link) of the k-th workload test file, 0 <= k < WORKLOAD_LANES."""
+    assert 0 <= k < WORKLOAD_LANES
+    return lane_base() + LANES_PER_SESSION + k
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

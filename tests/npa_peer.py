@@ -14,7 +14,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from testbed import netns, wire
+from testbed import netns
+
+from testbed.link import wire
 
 SO_RCVBUFFORCE = 33   # asm-generic/socket.h; not in Python 3.11's socket module
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
-from testbed.runner import RunOptions, run_command
+from testbed.run.runner import RunOptions, run_command
 
 # A page, a bulk transfer and a voice stream over a 1 Mbit/s link: short enough for a test,
 # every kind of flow present.
@@ -14,6 +15,7 @@ name = "{name}"
 seed = {seed}
 replications = 2
 timeout = "40s"
+timing_tolerance = "{tolerance}"
 router = "saarto"
 
 [link]
@@ -41,16 +43,37 @@ dscp = "EF"
 """
 
 
-def three_flow_scenario(name: str, seed: int, udp: str = "500ms", extra: str = "") -> str:
+# The tests of the results and the analysis run on a machine shared with builds, where the
+# timing error's p99 can reach milliseconds; the timing judgement has tests of its own
+# (test_instruments*.py), so these replications are only degraded by a second of it.
+LENIENT_TIMING = "1s"
+
+
+def lenient_copy(scenario: Path, directory: Path) -> Path:
+    """A copy of a scenario file in directory, with the LENIENT_TIMING tolerance: for runs of the
+    project's scenarios in tests that are not about timing."""
+    text = scenario.read_text()
+    assert text.count("\ntimeout = ") == 1, f"{scenario}: no top-level timeout line"
+    directory.mkdir(parents=True, exist_ok=True)
+    copy = directory / scenario.name
+    text = re.sub(r'(?m)^timing_tolerance = .*\n', "", text)       # the scenario's own, if any
+    copy.write_text(text.replace("\ntimeout = ", f'\ntiming_tolerance = "{LENIENT_TIMING}"\ntimeout = ', 1))
+    return copy
+
+
+def three_flow_scenario(name: str, seed: int, udp: str = "500ms", extra: str = "",
+                        tolerance: str = LENIENT_TIMING) -> str:
     """The scenario's TOML text; udp is the voice stream's duration, extra is appended
-    (a [matrix] table, say)."""
-    return _SCENARIO.format(name=name, seed=seed, udp=udp) + extra
+    (a [matrix] table, say), tolerance is its timing_tolerance."""
+    return _SCENARIO.format(name=name, seed=seed, udp=udp, tolerance=tolerance) + extra
 
 
 def run_squall(path: Path | None, results: Path, lane_base: int, parallel: int = 1,
-               resume: Path | None = None, analyse: bool = False) -> tuple[int, str, str]:
+               resume: Path | None = None, analyse: bool = False,
+               redo_degraded: bool = False) -> tuple[int, str, str]:
     """`squall run` in this process: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
-    options = RunOptions(parallel=parallel, results=results, lane_base=lane_base, analyse=analyse)
+    options = RunOptions(parallel=parallel, results=results, lane_base=lane_base, analyse=analyse,
+                         redo_degraded=redo_degraded)
     code = run_command(path, options, resume, out, err)
     return code, out.getvalue(), err.getvalue()

@@ -98,16 +98,22 @@ def test_event_after_trailer_and_time_backwards_are_errors_on_the_fast_path(
 
 # --- the join ---------------------------------------------------------------------------
 
-def reference_join(packets, log) -> dict[int, PacketFate]:
-    """Order matching as LOG_FORMAT.md defines it, one event at a time."""
-    by_identity: dict[tuple, deque[int]] = defaultdict(deque)
+def reference_join(packets, log, side: str | None = None) -> dict[int, PacketFate]:
+    """Order matching as LOG_FORMAT.md defines it, one event at a time: a packet the
+    capture's host sent is the k-th with its identity there and joins the k-th `in` with
+    it; one it received (from addresses of the other side only) joins the k-th `out`.
+    Without a side every packet counts as sent."""
+    at_end: dict[str, dict[tuple, deque[int]]] = {"in": defaultdict(deque),
+                                                  "out": defaultdict(deque)}
+    sources: dict[str | None, set[str]] = defaultdict(set)
     lives: dict[int, list] = {}
     for e in log.events:
         if e.pkt_id is None:
             continue
         if e.event == "in":
-            by_identity[event_identity(e)].append(e.pkt_id)
-            lives[e.pkt_id] = [e.dir, e.time_us, PENDING, None, 0, False]
+            at_end["in"][event_identity(e)].append(e.pkt_id)
+            sources[e.dir].add(e.src)
+            lives[e.pkt_id] = [e.dir, e.time_us, PENDING, None, 0, False, event_identity(e)]
             continue
         life = lives.get(e.pkt_id)
         if life is None:
@@ -118,14 +124,18 @@ def reference_join(packets, log) -> dict[int, PacketFate]:
             life[5] = True
         elif e.event in FINAL_EVENTS:
             life[2], life[3] = e.event, e.time_us
+        if e.event == "out":  # with its packet's identity, as logged at its `in`
+            at_end["out"][life[6]].append(e.pkt_id)
+    sends, receives = {"fixed": ("down", "up"), "mobile": ("up", "down")}.get(side, (None, None))
     fates = {}
     for p in packets:
-        ids = by_identity.get(packet_identity(p))
+        received = side is not None and p.src in sources[receives] - sources[sends]
+        ids = at_end["out" if received else "in"].get(packet_identity(p))
         if not ids:
             fates[p.frame_no] = PacketFate(p.frame_no, UNSEEN, None, None, None, None, 0)
             continue
         pkt_id = ids.popleft()
-        d, in_us, fate, end_us, hits, marked = lives[pkt_id]
+        d, in_us, fate, end_us, hits, marked, _ = lives[pkt_id]
         fates[p.frame_no] = PacketFate(p.frame_no, fate, pkt_id, d, in_us, end_us, hits, marked)
     return fates
 
@@ -178,6 +188,27 @@ def test_join_falls_back_to_exact_matching_on_a_hash_collision(
     monkeypatch.setattr(fate_index, "_hash", lambda columns, n: fate_index.np.zeros(
         n, fate_index.np.uint64))  # every identity collides
     assert dict(join_capture(packets, read_emulator_log(log_path))) == expected
+
+
+@pytest.mark.parametrize("collide", [False, True])
+@pytest.mark.parametrize("seed", range(12))
+def test_vectorised_join_at_either_end_of_the_link_is_order_matching(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, collide: bool) -> None:
+    """Each host's capture, with its side: what it sent joins `in` events, what it
+    received joins `out` events. collide: every hash is equal, so the exact matching
+    does the work."""
+    from analysis import fate_index
+    fixed, log_path = random_transfer(random.Random(seed), tmp_path)
+    reference_log = python_parse(log_path)
+    if collide:
+        monkeypatch.setattr(fate_index, "_hash", lambda columns, n: fate_index.np.zeros(
+            n, fate_index.np.uint64))
+    log = read_emulator_log(log_path)
+    for side, path in (("fixed", fixed), ("mobile", fixed.parent / "mobile.pcap")):
+        packets = read_packets(path)
+        expected = reference_join(packets, reference_log, side)
+        assert dict(join_capture(packets, log, side)) == expected
+        assert dict(join_records(read_capture(path).records, log, side)) == expected
 
 
 # --- connections ------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from analysis.http import group_pages, page_response_time
 from analysis.join import join_capture
 from analysis.pcap import read_packets
 from analysis.tcp_metrics import tcp_metrics
-from analysis.udp_metrics import udp_metrics
+from analysis.udp_metrics import against_sender, udp_metrics
 from test_analysis_support import (FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp,
                                    udp_datagram)
 
@@ -115,6 +115,22 @@ def test_udp_without_sender_capture_uses_sequence_numbers(tmp_path: Path) -> Non
     m = udp_metrics(flow)
     assert (m.received, m.duplicates, m.expected, m.lost) == (3, 1, 4, 1)
     assert m.sent is None and m.fates is None
+
+
+def test_udp_loss_at_the_end_of_a_stream_counts_against_the_senders_count(tmp_path: Path) -> None:
+    """The receiver's sequence numbers cannot show the last datagrams lost: the sender's own
+    summary (squall-udp send's `packets`) can."""
+    link = ScriptedLink()
+    for seq in range(10):  # the last 3 are error-dropped
+        link.send(seq * 20 * MS, udp_datagram(seq, START_REALTIME_US + seq * 20 * MS),
+                  fate="drop_err" if seq >= 7 else "out", hits=1)
+    _, mobile, _ = link.write(tmp_path)
+    [flow] = udp_flows(read_packets(mobile))
+    m = udp_metrics(flow)
+    assert (m.received, m.expected, m.lost) == (7, 7, 0)
+    m = against_sender(m, 10)
+    assert (m.received, m.generator_sent, m.expected, m.lost) == (7, 10, 10, 3)
+    assert against_sender(udp_metrics(flow), None).lost == 0
 
 
 def test_http10_classes_rank_inline_objects_by_throughput(tmp_path: Path) -> None:

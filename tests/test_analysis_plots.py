@@ -1,4 +1,5 @@
-"""`squall plot`: PNGs of a run (time-sequence, queues, box plots, channel timeline)."""
+"""`squall plot`: PNG and SVG plots of a run (time-sequence, time series, CDFs, queues, box
+plots, channel timeline), of chosen replications or of all."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.plots import bad_periods, load_view
+from analysis.plots import bad_periods, caption, load_view
 from test_analysis_report import build_mixture
 from testbed.cli import main as squall
 
@@ -47,14 +48,60 @@ def test_bad_periods_from_state_events(mixture: Path) -> None:
     assert periods == [(0.15, 0.3), (0.5, end)] and end == pytest.approx(0.721)
 
 
+CELL = "tcp-baseline_link-e0"
+
+
+def _is_svg(path: Path) -> bool:
+    return path.exists() and b"<svg" in path.read_bytes()[:2000]
+
+
 def test_run_plots_are_written(mixture: Path, capsys) -> None:
     assert squall(["plot", str(mixture)]) == 0
     written = [Path(p) for p in capsys.readouterr().out.split()]
     plots = mixture / "summary" / "plots"
-    assert {p.name for p in written} == {"boxes.png", "channel.png",
-                                         "tsd_tcp-baseline_link-e0_rep-01.png",
-                                         "queues_tcp-baseline_link-e0_rep-01.png"}
+    assert {p.name for p in written} == {"boxes.png", "channel.png", "cdf-times.png",
+                                         "cdf-delay.png", f"throughput_{CELL}.png",
+                                         f"tsd_{CELL}_rep-01.png", f"series_{CELL}_rep-01.png",
+                                         f"queues_{CELL}_rep-01.png"}
     assert all(p.parent == plots and _is_png(p) for p in written)
+    assert all(_is_svg(p.with_suffix(".svg")) for p in written)
+    assert all(caption(p) for p in written)
+    assert "at the time it happened in the link" in caption(plots / f"tsd_{CELL}_rep-01.png")
+
+
+def test_every_replication_or_one(mixture: Path, capsys) -> None:
+    assert squall(["plot", str(mixture), "--replication", "all"]) == 0
+    names = {Path(p).name for p in capsys.readouterr().out.split()}
+    assert {f"{kind}_{CELL}_rep-{r:02d}.png" for kind in ("tsd", "series", "queues")
+            for r in (1, 2, 3)} <= names and "boxes.png" in names
+    assert squall(["plot", str(mixture), "--cell", CELL, "--replication", "3"]) == 0
+    names = [Path(p).name for p in capsys.readouterr().out.split()]
+    assert names == [f"tsd_{CELL}_rep-03.png", f"series_{CELL}_rep-03.png",
+                     f"queues_{CELL}_rep-03.png"]
+    assert squall(["plot", str(mixture), "--replication", "7"]) == 2
+    assert "no analysed replication 7" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as bad:
+        squall(["plot", str(mixture), "--replication", "x"])
+    assert bad.value.code == 2
+    assert "expected a replication number or 'all'" in capsys.readouterr().err
+
+
+def test_link_fates_are_drawn_at_their_link_time(mixture: Path, monkeypatch) -> None:
+    import analysis.plots as plots
+
+    drawn: dict[str, list[float]] = {}
+    real = plots.plt.Axes.scatter
+
+    def scatter(ax, xs, ys, label=None, **kw):
+        drawn[label] = list(xs)
+        return real(ax, xs, ys, label=label, **kw)
+
+    monkeypatch.setattr(plots.plt.Axes, "scatter", scatter)
+    view = load_view(mixture / "cells" / CELL / "rep-01")
+    plots.plot_time_sequence(view, mixture / "summary" / "plots" / "t.png", "t")
+    # rep 1: transfer B's second segment, sent at 210 ms, hit at 210.001 ms and dropped
+    # at 210.002 ms (the scripted link's drop_err one µs after its hit)
+    assert drawn["error drop"] == [pytest.approx(0.210002)]
 
 
 def test_one_connection_of_one_replication(mixture: Path, capsys) -> None:

@@ -31,7 +31,7 @@ def _table(markdown: str, title: str) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def http_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    root = build_run(tmp_path_factory.mktemp("http") / "fixture-20261122T030000Z")
+    root = build_run(tmp_path_factory.mktemp("http") / "iip-http-20261122T030000Z", "iip-http")
     truncate_capture(root / "cells" / "tcp-iw4" / "rep-02" / "mobile.pcap")
     assert squall(["report", str(root), "--jobs", "1"]) == 0
     return root, (root / "summary" / "report.md").read_text()
@@ -50,8 +50,8 @@ def test_http_table_like_iip_tables_9_to_30(http_report, capsys) -> None:
         ["Min_thro", "4545.5", "2381.0"],
         ["Max_thro", "4545.5", "4545.5"],
         # highest class median: main [0, 1] congestion drops; inline2 [1, 0] error drops
-        ["Drops_c", "0.000", "0.500"],
-        ["Drops_e", "0.000", "0.500"],
+        ["Drops_c", "0", "0.5"],
+        ["Drops_e", "0", "0.5"],
         ["n (failed)", "1 (2)", "2 (1)"],
     ]
 
@@ -65,10 +65,10 @@ def test_saarto_summary_with_sum_of_maximum_drops(http_report) -> None:
         # slowest in-line object: 500 B in 410 ms (rep 1), 500 B in 210 ms (rep 3)
         ["Slowest th. (i) B/s", f"{(500 / 0.41 + 500 / 0.21) / 2:.1f}"],
         ["Fastest th. (i) B/s", "4545.5"],
-        ["Drops (c) median", "0.500"],
-        ["Drops (e) median", "0.500"],
+        ["Drops (c) median", "0.5"],
+        ["Drops (e) median", "0.5"],
         # main: max(0, 1) + inline1: 0 + inline2: max(1, 0)
-        ["Σ maximum drops", "2.000"],
+        ["Σ maximum drops", "2"],
     ]
 
 
@@ -87,8 +87,11 @@ def test_report_is_printed_and_html_is_self_contained(http_report, capsys) -> No
     assert "<td>3463.2</td>" in html and "Σ maximum drops" in html
     images = re.findall(r'<img[^>]*src="([^"]*)"', html)
     assert len(images) >= 4 and all(src.startswith("data:image/png;base64,") for src in images)
-    # nothing outside the file: no links, scripts, style sheets or remote resources
-    assert not re.search(r'(href|src)="(?!data:)', html)
+    # nothing outside the file: no links (but to its own sections), scripts, style sheets
+    # or remote resources
+    assert not re.search(r'(href|src)="(?!data:|#)', html)
+    anchors = re.findall(r'href="#([^"]+)"', html)
+    assert anchors and all(f'id="{a}"' in html for a in anchors)
     assert "<script" not in html and "<link" not in html and "url(" not in html
     squall(["report", str(root)])  # from summary/analysis.json this time
     assert capsys.readouterr().out.strip() == md.strip()
@@ -140,13 +143,15 @@ MIXTURE_REPS = [  # (drops of the 3 transfers A 1000 B, B 1000 B, C 1500 B), jit
 ]
 
 
-def build_mixture(root: Path, starts_us: dict[str, int] | None = None) -> Path:
-    """One cell, 3 replications; `starts_us`: the flows' declared start offsets."""
+def build_mixture(root: Path, starts_us: dict[str, int] | None = None,
+                  name: str = "mix") -> Path:
+    """One cell, 3 replications; `starts_us`: the flows' declared start offsets; `name`: the
+    scenario's (a study's name gets the study's tables)."""
     starts_us = starts_us or {}
     root.mkdir(parents=True)
-    (root / "scenario.toml").write_text('name = "mix"\nseed = 1\nreplications = 3\n'
+    (root / "scenario.toml").write_text(f'name = "{name}"\nseed = 1\nreplications = 3\n'
                                         'link = "e0"\n')
-    (root / "expanded.json").write_text(json.dumps({"name": "mix", "cells": [
+    (root / "expanded.json").write_text(json.dumps({"name": name, "cells": [
         {"cell": "tcp-baseline_link-e0", "axes": {"tcp": "baseline", "link": "e0"}}]}))
     for rep, (drops, jitter, lost) in enumerate(MIXTURE_REPS, start=1):
         d = root / "cells" / "tcp-baseline_link-e0" / f"rep-{rep:02d}"
@@ -169,7 +174,7 @@ def build_mixture(root: Path, starts_us: dict[str, int] | None = None) -> Path:
 
 
 def test_mixture_table_like_iip_tables_32_to_36(tmp_path: Path) -> None:
-    root = build_mixture(tmp_path / "mix-20261122T030000Z")
+    root = build_mixture(tmp_path / "iip-mixture-20261122T030000Z", name="iip-mixture")
     assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
     md = (root / "summary" / "report.md").read_text()
     rows = _table(md, "Traffic mixture: TCP transfers by elapsed time and the UDP flow")
@@ -180,19 +185,20 @@ def test_mixture_table_like_iip_tables_32_to_36(tmp_path: Path) -> None:
                        "UDP jitter (ms) (min-max)"]
     # elapsed per replication: A 420/620/420 ms, B 620/420/420, C 430/430/630
     # -> fastest 420, 420, 420; medium 430, 430, 420; slowest 620, 620, 630
-    udp = ["0.000", "0.000", f"{1320 / 0.183:.1f}", "(1.00-3.00)"]
+    udp = ["0", "0", f"{1320 / 0.183:.1f}", "(1.00-3.00)"]
     assert rows[1] == ["baseline", "e0", "fastest", "0.420", "0.420", "0.420", "0.420",
-                       "0.420", "0.420", f"{1000 / 0.42:.1f}", "0.000", "0.000", "0.000", *udp]
+                       "0.420", "0.420", f"{1000 / 0.42:.1f}", "0", "0", "0", *udp]
     assert rows[2] == ["", "", "medium", "0.420", "0.425", "0.430", "0.430", "0.430",
-                       f"{(0.43 + 0.43 + 0.42) / 3:.3f}", f"{1500 / 0.43:.1f}", "0.000",
-                       "0.000", "0.000", *udp]
+                       f"{(0.43 + 0.43 + 0.42) / 3:.3f}", f"{1500 / 0.43:.1f}", "0",
+                       "0", "0", *udp]
     assert rows[3] == ["", "", "slowest", "0.620", "0.620", "0.620", "0.625", "0.630",
-                       f"{(0.62 + 0.62 + 0.63) / 3:.3f}", f"{1000 / 0.62:.1f}", "1.000",
-                       "0.000", "1.000", *udp]
+                       f"{(0.62 + 0.62 + 0.63) / 3:.3f}", f"{1000 / 0.62:.1f}", "1",
+                       "0", "1", *udp]
 
 
 def test_a_transfer_starting_later_keeps_its_name(tmp_path: Path) -> None:
-    root = build_mixture(tmp_path / "mix-20261122T030000Z", {"bulkC": 5_000_000})
+    root = build_mixture(tmp_path / "iip-mixture-20261122T030000Z", {"bulkC": 5_000_000},
+                         "iip-mixture")
     assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
     md = (root / "summary" / "report.md").read_text()
     rows = _table(md, "Traffic mixture: TCP transfers by elapsed time and the UDP flow")
@@ -228,7 +234,7 @@ def test_report_reanalyses_after_a_replication_is_redone(tmp_path: Path, capsys)
     import os
     import time
 
-    root = build_run(tmp_path / "fixture-20261122T030000Z")
+    root = build_run(tmp_path / "iip-http-20261122T030000Z", "iip-http")
     assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
     assert "| n (failed) | 1 (2) | 3 (0) |" in capsys.readouterr().out
     # the failed baseline replication is redone (as `squall run --resume` would)
@@ -257,3 +263,126 @@ def test_without_workloads_json_connections_get_a_generic_table(tmp_path: Path) 
     assert rows["run.error_drops"][1:] == ["0.000", "0.000", "0.000", "0.500", "1.000",
                                            "0.333", "3", "0"]
     assert "tcp 198.18.60.1:8080.response_throughput_Bps" not in rows  # 3 connections
+
+
+# --- a scenario of the user's own: plain tables, and a report that says what was run ----
+
+USER_CELL = {
+    "link": {"name": "custom", "channel": {"initial": "good", "trace": None,
+                                           "good": {"kind": "exponential", "a_us": 4_000_000,
+                                                    "b_us": None, "min_us": None, "max_us": None},
+                                           "bad": {"kind": "uniform", "a_us": 500_000,
+                                                   "b_us": 1_500_000, "min_us": None,
+                                                   "max_us": None}},
+             "down": {"bandwidth": [{"at_us": 0, "rate_bps": 384000}], "delay_us": 100_000,
+                      "mtu": 1500, "send_buffer": 1500, "arq_retransmissions": 3,
+                      "arq_delay_us": 200_000, "error_bad": 0.5, "in_order": True},
+             "up": {"bandwidth": [{"at_us": 0, "rate_bps": 64000}], "delay_us": 100_000}},
+    "router": {"engine": "emulator", "classes": [
+        {"name": "EF", "rate_bps": 128000, "priority": 0,
+         "queue": {"discipline": "pfifo", "limit": 10}},
+        {"name": "BE", "rate_bps": 256000, "priority": 1,
+         "queue": {"discipline": "pfifo", "limit": 20}}],
+        "filters": [{"target": "EF", "dscp": 46, "sport": None}]},
+    "flows": [{"name": "voice", "kind": "udp", "start_us": 0, "tos": 184,
+               "stream": {"label": "custom", "size": 132, "rate_bps": 52800}}],
+}
+USER_META = {"squall_revision": "0123abc", "kernel": "Linux 6.1.0-test", "machine": "x86_64",
+             "testbed": {"backend": "namespaces", "lanes": [121], "run": {"replications": 3}},
+             "tools": {"tcpdump": "tcpdump version 4.99.3"}}
+
+
+def build_user_run(root: Path) -> Path:
+    """The mixture fixture as a scenario of one's own, described in full, with a DiffServ
+    router stage."""
+    build_mixture(root, name="umts-mix")
+    data = json.loads((root / "expanded.json").read_text())
+    data.update(description="bulk TCP and a CBR stream in EF over a 384/64 kbit/s link",
+                seed=7, replications=3, timeout_us=120_000_000)
+    for i, cell in enumerate(data["cells"]):
+        cell.update(json.loads(json.dumps(USER_CELL)), tcp={"name": "baseline", "initcwnd": 2})
+    (root / "expanded.json").write_text(json.dumps(data))
+    (root / "meta.json").write_text(json.dumps(USER_META))
+    for log in root.glob("cells/*/rep-*/emulator.log"):
+        log.write_text(log.read_text() + (
+            "# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 marks 0 "
+            "backlog_pkts 0 backlog_bytes 0\n# router down BE arrivals 30 enqueued 27 drops 3 "
+            "tail_drops 3 red_drops 0 marks 0 backlog_pkts 0 backlog_bytes 0\n"))
+    return root
+
+
+@pytest.fixture(scope="module")
+def user_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = build_user_run(tmp_path_factory.mktemp("user") / "umts-mix-20261122T030000Z")
+    assert squall(["report", str(root), "--jobs", "1"]) == 0
+    return root, (root / "summary" / "report.md").read_text()
+
+
+def test_the_report_says_what_was_run(user_report) -> None:
+    _, md = user_report
+    assert "bulk TCP and a CBR stream in EF over a 384/64 kbit/s link" in md.split("##")[0]
+    run = {r[0]: r[1] for r in _table(md, "The run")[1:]}
+    assert (run["seed"], run["squall revision"], run["kernel"]) == ("7", "0123abc",
+                                                                    "Linux 6.1.0-test")
+    assert run["testbed"] == "namespaces; lanes 121" and run["timeout per replication"] == "120 s"
+    params = {r[0]: r[1] for r in _table(md, "Parameters of every cell")[1:]}
+    assert params["link.down.bandwidth"] == "384 kbit/s"
+    assert params["link.up.bandwidth"] == "64 kbit/s"
+    assert params["link.down.delay"] == "100 ms" and params["link.down.mtu"] == "1500 B"
+    assert params["link.down.arq_delay"] == "200 ms"
+    assert params["link.channel.good"] == "exponential(4 s)"
+    assert params["link.channel.bad"] == "uniform(500 ms, 1.5 s)"
+    assert params["router.classes.EF.rate"] == "128 kbit/s"
+    assert params["router.classes.BE.queue.limit"] == "20"
+    assert params["router.filters[0].dscp"] == "46" and "router.filters[0].sport" not in params
+    assert params["flows.voice.stream.rate"] == "52.8 kbit/s"
+    assert params["tcp.initcwnd"] == "2"
+    reps = _table(md, "Replications per cell")
+    assert reps[0][:6] == ["cell", "tcp", "link", "n (in the statistics)", "ok", "degraded"]
+    assert reps[1][3:6] == ["3", "3", "0"]
+
+
+def test_degraded_replications_are_counted_and_named(tmp_path: Path) -> None:
+    root = build_run(tmp_path / "run")
+    status = root / "cells" / "tcp-iw4" / "rep-03" / "status.json"
+    status.write_text(json.dumps({"status": "degraded",
+                                  "reason": "timing error: mobile ingress p99 2300 us"}))
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    md = (root / "summary" / "report.md").read_text()
+    reps = {r[0]: r for r in _table(md, "Replications per cell")[1:]}
+    # n, ok, degraded, failed, timeout, missing, unanalysable
+    assert reps["tcp-iw4"][2:] == ["2", "2", "1", "0", "0", "0", "0"]
+    assert reps["tcp-baseline"][2:] == ["1", "1", "0", "1", "0", "1", "0"]
+    assert ["tcp-iw4", "3", "degraded", "timing error: mobile ingress p99 2300 us"] in _table(
+        md, "Replications not in the statistics")
+
+
+def test_plain_tables_for_a_scenario_of_ones_own(user_report) -> None:
+    _, md = user_report
+    for jargon in ("Traffic mixture", "Rext pkts", "conges drops", "TCP flow", "B/s",
+                   "| only |"):
+        assert jargon not in md
+    bulk = _table(md, "Bulk TCP transfers: elapsed time and throughput")
+    header = bulk[0]
+    # every number states its unit; the 95 % interval of the median is there (n = 3)
+    unitless = {"cell", "tcp", "link", "transfer", "RTO events median", "Jain index median",
+                "n", "failed"}
+    assert all("(" in h for h in header if h not in unitless), header
+    row = dict(zip(header, bulk[1]))
+    assert row["transfer"] == "fastest" and row["n"] == "3" and row["failed"] == "0"
+    assert row["elapsed time median (s)"] == "0.420"
+    assert row["95 % CI of the median (s)"] == "0.420–0.420"
+    assert row["throughput median (kbit/s)"] == f"{1000 / 0.42 * 8 / 1000:.3f}"
+    slowest = dict(zip(header, bulk[3]))
+    assert slowest["retransmissions median (packets)"] == "1"     # a count, not 1.000
+    udp = dict(zip(*_table(md, "UDP flow voice: throughput, loss, jitter, delay")[:2]))
+    # 10 datagrams of 132 B in 183 ms; replication 3 lost one of its 10
+    assert udp["throughput median (kbit/s)"] == f"{1320 / 0.183 * 8 / 1000:.3f}"
+    assert udp["loss median (%)"] == "0.000" and udp["sent median (packets)"] == "10"
+    # even datagrams 100 ms, odd ones 100 + jitter (2, 3, 1 ms): medians 101, 101.5, 101
+    assert udp["link delay median (ms)"] == "101.0"
+    queue = _table(md, "Router queue (medians over replications)")
+    assert queue[0] == ["cell", "class", "arrivals (packets)", "drops (packets)",
+                        "ECN marks (packets)"]
+    assert [r[1:] for r in queue[1:]] == [["all classes", "40", "3", "0"], ["BE", "30", "3", "0"],
+                                          ["EF", "10", "0", "0"]]

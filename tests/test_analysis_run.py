@@ -102,7 +102,7 @@ def test_missing_file_is_unanalysable_and_named(tmp_path: Path) -> None:
     analysis = analyse_run(root, jobs=1, progress=None)
     r = next(r for r in analysis.replications if r.ref.cell == "tcp-iw4" and r.ref.rep == 1)
     assert not r.analysed and r.error is not None
-    assert r.error.endswith("rep-01/emulator.log: missing")
+    assert r.error.endswith("rep-01/emulator.log: missing (plain or .gz)")
     out = write_summary(analysis)
     assert (out / "cells.csv").exists()
 
@@ -125,6 +125,24 @@ def test_runner_workloads_shape_matches_connections_by_endpoint() -> None:
     assert match_flow(flows, "udp", ("198.18.1.1", 9), ("198.18.1.2", 6001)).name == "voice"
     unknown = match_flow(flows, "tcp", ("198.18.1.1", 1), ("198.18.1.2", 80))
     assert (unknown.name, unknown.kind) == ("tcp 198.18.1.2:80", "tcp")
+
+
+def test_command_flows_are_matched_by_their_port_for_tcp_and_udp() -> None:
+    """A command flow (any program) prints no summary: its connections and datagrams are its port's."""
+    flows = parse_workloads({
+        "perf": {"kind": "command", "port": 7001, "workload": "iperf3",
+                 "client": {"argv": ["iperf3", "-c"], "exit_code": 0, "summary": None},
+                 "server": {"argv": ["iperf3", "-s"], "exit_code": -15, "summary": None}},
+        "bulk": {"kind": "bulk", "port": 5002, "sender": {"summary": None}},
+    }, "workloads.json")
+    assert [(f.name, f.kind) for f in flows] == [("perf", "command"), ("bulk", "bulk")]
+    for proto in ("tcp", "udp"):
+        match = match_flow(flows, proto, ("198.18.1.2", 40000), ("198.18.1.1", 7001))
+        assert (match.name, match.kind) == ("perf", "command")
+    # iperf3 -u -R: the server sends the datagrams from its port to the client's
+    assert match_flow(flows, "udp", ("198.18.1.1", 7001), ("198.18.1.2", 40000)).name == "perf"
+    assert match_flow(flows, "tcp", ("198.18.1.2", 40000), ("198.18.1.1", 5002)).name == "bulk"
+    assert match_flow(flows, "udp", ("198.18.1.2", 40000), ("198.18.1.1", 5002)).name == "udp 198.18.1.1:5002"
 
 
 QUEUE_TSV = """# squall-queue-monitor samples

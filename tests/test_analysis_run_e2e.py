@@ -69,10 +69,18 @@ def test_page_times_agree_with_the_client(analysed_run: Path) -> None:
         assert float(r["bulk1.elapsed_s"]) > 0
 
 
-def test_report_has_the_http_and_mixture_tables(analysed_run: Path) -> None:
+def test_report_has_a_table_per_flow_and_says_what_was_run(analysed_run: Path) -> None:
     md = (analysed_run / "summary" / "report.md").read_text()
-    assert "## HTTP pages: HTTP 1.0" in md and "| Name | s+2s |" in md
-    assert "## Traffic mixture: TCP transfers by elapsed time and the UDP flow" in md
-    assert "## Router queue (medians over replications)" in md
+    # a scenario of its own: plain tables, not the studies' layouts
+    for title in ("The run", "Parameters of every cell", "Replications per cell",
+                  "HTTP flow web: page response time",
+                  "Bulk TCP transfers: elapsed time and throughput",
+                  "UDP flow voice: throughput, loss, jitter, delay",
+                  "Router queue (medians over replications)"):
+        assert f"## {title}" in md, title
+    assert "HTTP pages" not in md and "Traffic mixture" not in md
+    assert "| squall revision |" in md and "| link.down.bandwidth |" in md
     html = (analysed_run / "summary" / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 4
+    for name in ("connections", "runs", "cells", "throughput", "delays"):
+        assert (analysed_run / "summary" / f"{name}.parquet").exists()

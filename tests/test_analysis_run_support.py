@@ -97,12 +97,13 @@ def write_replication(rep_dir: Path, status: str, drops: dict[str, tuple[int, st
 CELLS = {"tcp-baseline": {"tcp": "baseline"}, "tcp-iw4": {"tcp": "iw4"}}
 
 
-def build_run(root: Path) -> Path:
+def build_run(root: Path, name: str = "fixture") -> Path:
     """2 cells x 3 replications: baseline rep 1 clean, rep 2 failed, rep 3 never run;
     iw4 rep 1 with an error drop (small in-line object), rep 2 with a truncated mobile
-    capture, rep 3 with a congestion drop (main object)."""
+    capture, rep 3 with a congestion drop (main object). `name`: the scenario's (a study's
+    name gets the study's tables)."""
     root.mkdir(parents=True)
-    (root / "scenario.toml").write_text('name = "fixture"\nseed = 1\nreplications = 3\n'
+    (root / "scenario.toml").write_text(f'name = "{name}"\nseed = 1\nreplications = 3\n'
                                         'link = "e0"\n')
     (root / "expanded.json").write_text(json.dumps(
         [{"cell": cell, "axes": labels, "flows": {"web": {"workload": "tiny"}}}

@@ -9,12 +9,14 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scapy.all import IP, TCP, UDP, Ether, Raw  # type: ignore[attr-defined]
+from scapy.all import IP, TCP, UDP, Ether, IPv6, Raw  # type: ignore[attr-defined]
 from scapy.packet import Packet as ScapyPacket
 
 START_REALTIME_US = 1_795_312_345_000_000
 FIXED = "198.18.60.1"
 MOBILE = "198.18.61.2"
+FIXED6 = "2001:db8:60::1"   # the same hosts over IPv6 (no IP id)
+MOBILE6 = "2001:db8:61::2"
 COLUMNS = ("time_us event dir pkt_id ip_len state attempt sbuf rbuf proto src sport dst "
            "dport ip_id tcp_seq tcp_ack tcp_flags payload_len note")
 FLAG_LETTERS = "FSRPAUEC"
@@ -36,15 +38,21 @@ class ScriptedLink:
     ip_id: int = 100
 
     def send(self, t_us: int, pkt: ScapyPacket, fate: str = "out", delay_us: int = 100_000,
-             hits: int = 0, in_log: bool = True, ecn_mark: bool = False) -> ScapyPacket:
+             hits: int = 0, in_log: bool = True, ecn_mark: bool = False,
+             ip_id: int | None = None) -> ScapyPacket:
         """The host owning pkt's source sends it at t_us. fate `out`: delivered delay_us
         later; `drop_sbuf`/`drop_router`/`drop_mtu`: dropped on entry; `drop_err`: dropped
         after `hits` hit attempts. ecn_mark: the router stage marks it. in_log=False: it never reaches the emulator (a tc router
-        drop before the link)."""
-        self.ip_id += 1
-        pkt[IP].id = self.ip_id
-        pkt = IP(bytes(pkt))  # fill lengths and checksums
-        down = pkt[IP].src == FIXED
+        drop before the link). An IPv4 packet gets `ip_id`, else the link's next IP id."""
+        if IP in pkt:
+            if ip_id is None:
+                self.ip_id += 1
+                ip_id = self.ip_id
+            pkt[IP].id = ip_id
+            pkt = IP(bytes(pkt))  # fill lengths and checksums
+        else:
+            pkt = IPv6(bytes(pkt))
+        down = _ip(pkt).src in (FIXED, FIXED6)
         sender = self.fixed_frames if down else self.mobile_frames
         receiver = self.mobile_frames if down else self.fixed_frames
         sender.append((t_us, self._frame(pkt, ethernet=down)))
@@ -80,7 +88,8 @@ class ScriptedLink:
 
     def _event(self, t: int, event: str, d: str, pkt_id: int, pkt: ScapyPacket,
                attempt: int | None = None) -> None:
-        ip = pkt[IP]
+        ip = _ip(pkt)
+        v4 = IP in pkt
         if TCP in pkt:
             l4 = pkt[TCP]
             proto, sport, dport = "tcp", str(l4.sport), str(l4.dport)
@@ -91,12 +100,13 @@ class ScriptedLink:
             proto, sport, dport, seq, ack, flags = "udp", str(l4.sport), str(l4.dport), "-", "-", "-"
             payload = len(bytes(l4.payload))
         else:  # the emulator logs no ports, TCP fields or payload length for other protocols
-            proto = {1: "icmp"}.get(ip.proto, str(ip.proto))
+            number = ip.proto if v4 else ip.nh
+            proto = {1: "icmp", 58: "icmp6"}.get(number, str(number))
             sport = dport = seq = ack = flags = "-"
             payload = None
-        cols = [str(t), event, d, str(pkt_id), str(ip.len), "good",
+        cols = [str(t), event, d, str(pkt_id), str(ip.len if v4 else 40 + ip.plen), "good",
                 "-" if attempt is None else str(attempt), "0", "0", proto, ip.src, sport,
-                ip.dst, dport, str(ip.id), seq, ack, flags,
+                ip.dst, dport, str(ip.id) if v4 else "-", seq, ack, flags,
                 "-" if payload is None else str(payload), "-"]
         self.log_lines.append((t, len(self.log_lines), "\t".join(cols)))
 
@@ -137,10 +147,20 @@ def write_pcap(path: Path, frames: list[tuple[int, bytes]], linktype: int,
     path.write_bytes(b"".join(out))
 
 
+def _ip(pkt: ScapyPacket) -> ScapyPacket:
+    return pkt[IP] if IP in pkt else pkt[IPv6]
+
+
 def tcp(src: str, dst: str, sport: int, dport: int, seq: int, ack: int, flags: str,
-        payload: int = 0, sack: list[tuple[int, int]] | None = None) -> ScapyPacket:
+        payload: int = 0, sack: list[tuple[int, int]] | None = None,
+        ts: tuple[int, int] | None = None) -> ScapyPacket:
+    """A TCP segment over IPv4, or IPv6 between IPv6 addresses; ts: the timestamp option
+    (TSval, TSecr)."""
     options = [("SAck", tuple(x for block in sack for x in block))] if sack else []
-    pkt = IP(src=src, dst=dst) / TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags,
+    if ts is not None:
+        options.append(("Timestamp", ts))
+    ip = IPv6(src=src, dst=dst) if ":" in src else IP(src=src, dst=dst)
+    pkt = ip / TCP(sport=sport, dport=dport, seq=seq, ack=ack, flags=flags,
                                      window=65535, options=options)
     return pkt / Raw(b"d" * payload) if payload else pkt
 

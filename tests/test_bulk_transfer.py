@@ -1,5 +1,6 @@
 """squall-bulk over a real veth pair: every byte arrives, the receiver's times match the
-capture, several connections into one receiver, TOS marking and start offset."""
+capture, several connections into one receiver, TOS marking and start offset, and the
+receiver's --delayed-acks."""
 from __future__ import annotations
 
 import json
@@ -7,22 +8,19 @@ import time
 from pathlib import Path
 
 import pytest
-from scapy.layers.inet import IP, TCP
+from scapy.layers.inet import TCP
 
-from conftest import require_programs, run_to_completion
+from conftest import require_programs, run_to_completion, workload_lane
+from support_tcp import data_segments, payload_len, pure_acks
 from testbed import netns
-from testbed.capture import Capture, read_packets
-from testbed.link_session import bin_dir
+from testbed.lanes.capture import Capture, read_packets
+from testbed.link.session import bin_dir
 from testbed.processes import ProgramGroup
-from testbed.workload_testnet import veth_net
+from support_testnet import veth_net
 
 pytestmark = pytest.mark.netns
-LANE = 44
+LANE = workload_lane(1)
 PORT = 5001
-
-
-def payload_len(p: IP) -> int:
-    return p.len - p.ihl * 4 - p[TCP].dataofs * 4
 
 
 def delivered_bytes(packets: list, sport: int) -> int:
@@ -64,6 +62,39 @@ def test_transfer_arrives_complete_with_times_and_tos(tmp_path: Path) -> None:
     events = [line.split("\t")[1] for line in (tmp_path / "recv.log").read_text().splitlines()
               if not line.startswith("#")]
     assert events == ["accept", "first_byte", "last_byte", "end"]
+
+
+def receiver_acks(tmp_path: Path, net, delayed_acks: bool) -> tuple[dict, list[str], int, int]:
+    """One 90 x 2096 B transfer at 2 Mbit/s: the receiver's summary, log header, pure ACKs, and
+    the data segments it received."""
+    bulk = str(bin_dir() / "squall-bulk")
+    tmp_path.mkdir()
+    with ProgramGroup(tmp_path / "progs") as group, \
+            Capture(net.mobile_ns, "eth0", tmp_path / "mobile.pcap", f"tcp port {PORT}"):
+        group.start("recv", net.mobile_ns, [bulk, "recv", "--listen", f"{net.mobile_addr}:{PORT}",
+                                            "--log", str(tmp_path / "recv.log")]
+                    + (["--delayed-acks"] if delayed_acks else []))
+        group.wait_ready("recv", "listening", 5)
+        run_to_completion(group, "send", net.fixed_ns, [bulk, "send", "--connect", f"{net.mobile_addr}:{PORT}"], 60)
+        assert group.wait_exit("recv", 10) == 0, group.stderr()["recv"]
+        received = json.loads(group.programs["recv"].stdout().splitlines()[-1])
+    header = [line for line in (tmp_path / "recv.log").read_text().splitlines() if line.startswith("#")]
+    packets = read_packets(tmp_path / "mobile.pcap")
+    return received, header, pure_acks(packets, net.mobile_addr), data_segments(packets, net.fixed_addr)
+
+
+def test_delayed_acks_receiver_sends_fewer_pure_acks(tmp_path: Path) -> None:
+    require_programs("squall-bulk")
+    with veth_net(LANE, rate="2mbit") as net:
+        quick = receiver_acks(tmp_path / "quick", net, False)
+        delayed = receiver_acks(tmp_path / "delayed", net, True)
+    assert (quick[0]["delayed_acks"], delayed[0]["delayed_acks"]) == (False, True)
+    assert "# delayed_acks\toff" in quick[1] and "# delayed_acks\ton" in delayed[1]
+    assert quick[0]["bytes"] == delayed[0]["bytes"] == 90 * 2096
+    # segments 6 ms apart: quick ACKs at the start of the transfer, then one ACK per two
+    # segments; with --delayed-acks one per two segments from the start (workloads/README.md)
+    (_, _, quick_acks, _), (_, _, delayed_acks, segments) = quick, delayed
+    assert delayed_acks <= segments // 2 + 5 < quick_acks
 
 
 def test_receiver_takes_several_connections(tmp_path: Path) -> None:

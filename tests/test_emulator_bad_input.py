@@ -18,10 +18,11 @@ from scapy.packet import Packet, Raw
 from analysis.emulog import read_emulator_log
 from analysis.pcap import read_packets
 from conftest import require_programs
-from testbed import netns, wire
-from testbed.capture import Capture
-from testbed.link_session import LinkSession
-from testbed.simple_link import error_free
+from testbed import netns
+from testbed.link import wire
+from testbed.lanes.capture import Capture
+from testbed.link.session import LinkSession
+from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns
 TYPES = {t.value: t.name for t in wire.MsgType}
@@ -78,14 +79,21 @@ def test_bad_datagrams_are_counted_never_forwarded_and_the_run_goes_on(lane, tmp
             ("bad_role", bytes(SquallWire(token=token, role=9) / Raw(echo))),
             ("unexpected_type", bytes(SquallWire(token=token, type=wire.MsgType.WELCOME, role=wire.Role.ROUTER))),
             ("unexpected_role", bytes(SquallWire(token=token, type=wire.MsgType.START, role=wire.Role.MOBILE))),
-            ("bad_payload", bytes(SquallWire(token=token, type=wire.MsgType.START, role=wire.Role.CONTROL)
+            ("bad_payload", bytes(SquallWire(token=token, type=wire.MsgType.KEEPALIVE) / Raw(b"\0" * 8))),
+            # With the right token: START and STOP are the control socket's, and the mobile
+            # role is held by the live mobile NPA.
+            ("udp_control", bytes(SquallWire(token=token, type=wire.MsgType.START, role=wire.Role.CONTROL))),
+            ("udp_control", bytes(SquallWire(token=token, type=wire.MsgType.STOP, role=wire.Role.CONTROL))),
+            ("udp_control", bytes(SquallWire(token=token, type=wire.MsgType.STOP, role=wire.Role.CONTROL)
                                   / Raw(b"\0" * 8))),
+            ("role_taken", bytes(SquallWire(token=token, type=wire.MsgType.HELLO))),
         ]
         with Capture(lane.ns.mobile, lane.mobile_wireless.dev, pcap):
-            for ns, host in ((lane.ns.emu, "127.0.0.1"), (lane.ns.mobile, lane.emu_carrier.address)):
+            # The emulator listens on the carrier address only: the emu namespace reaches it there.
+            for ns in (lane.ns.emu, lane.ns.mobile):
                 with netns.socket_in(ns, socket.AF_INET, socket.SOCK_DGRAM) as sock:
                     for _, datagram in crafted:
-                        sock.sendto(datagram, (host, lane.emulator_port))
+                        sock.sendto(datagram, (lane.emu_carrier.address, lane.emulator_port))
             time.sleep(0.5)
         assert read_packets(pcap) == [], "a rejected datagram reached the mobile host's TUN"
         netns.run_in(lane.ns.fixed, ["ping", "-n", "-c", "2", "-i", "0.3", "-W", "2", lane.mobile_host])

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from conftest import require_programs
 
-from testbed.emulator_config import EmulatorRun, render
-from testbed.emulator_router import EmulatorRouter, emulator_router
+from testbed.link.emulator_config import EmulatorRun, render
+from testbed.router.emulator_stage import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
-from testbed.link_session import bin_dir
-from testbed.router_config import RouterConfig, parse_router
-from testbed.router_session import RouterStatsError, emulator_note, read_router_stats
-from testbed.simple_link import direction, error_free
+from testbed.link.session import bin_dir
+from testbed.router.plan import RouterConfig, parse_router
+from testbed.router.session import RouterStatsError, emulator_note, read_router_stats
+from testbed.link.simple import direction, error_free
 
 WHERE = "scenarios/x.toml: router"
 RATE = 64_000
@@ -233,31 +233,54 @@ def test_ignored_keys_are_named_in_notes_not_errors():
     link = direction(RATE, 0, MTU, send_buffer=9600)
     notes = rendered(section, link=link).warnings
     keys = [f"{WHERE}.rate: ", f"{WHERE}.classes.EF.ceil: ", f"{WHERE}.classes.EF.quantum: ",
-            f"{WHERE}.classes.BE.queue.bandwidth: ", f"{WHERE}.classes: ", "link.down.send_buffer: "]
+            f"{WHERE}.classes.BE.queue.bandwidth: ", f"{WHERE}.classes: "]
     assert len(notes) == len(keys)
     assert all(note.startswith(key) for note, key in zip(notes, keys)), notes
     assert notes[0] == (f"{WHERE}.rate: 1000000 bit/s is ignored; the router stage drains into the link's "
                         "send buffer at the link's rate (64000 bit/s)")
-    assert notes[-1] == ("link.down.send_buffer: 9600 B holds 16 full-size packets before the queues of "
-                         f"{WHERE} hold any; set send_buffer = mtu (576B) for the router's queues to be the "
-                         "bottleneck queue (docs/router.md, the emulator engine)")
 
 
 def test_defaults_taken_from_the_link_are_not_noted():
-    # RED's bandwidth and the router's rate default to the link's rate: nothing was ignored.
+    # RED's bandwidth and the router's rate default to the link's rate: nothing was ignored;
+    # a send buffer of the study's size behind the router is Seawind's structure, no note.
     assert rendered(RED_ECN, link=SMALL_BUFFER).warnings == ()
-    two_mtu = direction(RATE, 0, MTU, send_buffer=2 * MTU)
-    assert rendered(PFIFO_20, link=two_mtu).warnings == ()
+    study = direction(RATE, 0, MTU, send_buffer=12000)
+    assert rendered(PFIFO_20, link=study).warnings == ()
+
+
+def test_the_device_queue_is_written_into_the_router_section():
+    router = rendered({**PFIFO_20, "device_queue": 10}, link=direction(RATE, 0, MTU, send_buffer=9600))
+    assert router.sections.startswith("[down.router]\nscheduler = priority\ndefault = all\ndevice_queue = 10\n\n")
+    assert parsed(PFIFO_20).device_queue == 0
+    assert "device_queue" not in rendered(PFIFO_20).sections
+
+
+@pytest.mark.parametrize("value, message", [
+    (-1, "-1 is not a number of packets"), (65537, "65537 is not a number of packets"),
+    ("10", "'10' is not a number of packets")])
+def test_a_device_queue_outside_its_range_is_refused(value, message):
+    with pytest.raises(ConfigError, match=message) as caught:
+        parsed({**PFIFO_20, "device_queue": value})
+    assert caught.value.where == f"{WHERE}.device_queue"
+
+
+def test_the_tc_engine_refuses_a_device_queue():
+    with pytest.raises(ConfigError, match=r"is the emulator engine's .*drops at a full ring") as caught:
+        parse_router({**PFIFO_20, "device_queue": 10}, WHERE, RATE)
+    assert caught.value.where == f"{WHERE}.device_queue"
+    assert parse_router({**PFIFO_20, "device_queue": 0}, WHERE, RATE).device_queue == 0
 
 
 def test_the_configuration_file_carries_the_router_and_its_notes():
     link = error_free(RATE, 0, MTU, send_buffer=9600)
     run = EmulatorRun(seed=1, replication=0, token="0123456789abcdef", log_path=Path("emulator.log"))
     without = render(link, run)
-    text = render(link, run, router=parsed(PFIFO_20))
-    router = emulator_router(parsed(PFIFO_20), link=link.down)
+    section = {**PFIFO_20, "rate": "1Mbit", "device_queue": 10}
+    text = render(link, run, router=parsed(section))
+    router = emulator_router(parsed(section), link=link.down)
     assert text == without + "\n" + router.text
-    assert "# emulator engine: link.down.send_buffer: 9600 B holds 16" in text
+    assert f"# emulator engine: {'router'}.rate: 1000000 bit/s is ignored" in text
+    assert "device_queue = 10\n" in text
 
 
 def test_router_tc_note_of_the_emulator_engine():
@@ -268,13 +291,14 @@ def test_router_tc_note_of_the_emulator_engine():
 
 # --- the real emulator reads every rendered example ---------------------------------------
 
-EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN}
+EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
+            "seawind": {**PFIFO_20, "device_queue": 10}}
 
 
 def _config_file(tmp_path: Path, section: dict) -> Path:
     link = error_free(RATE, 10_000, MTU, send_buffer=MTU)
     run = EmulatorRun(seed=7, replication=1, token="0123456789abcdef", log_path=tmp_path / "emulator.log",
-                      listen="127.0.0.1:0")
+                      listen="127.0.0.1:0", control=str(tmp_path / "control.sock"))
     path = tmp_path / "emulator.conf"
     path.write_text(render(link, run, router=parsed(section)))
     return path
@@ -316,6 +340,7 @@ def test_the_emulator_runs_with_the_rendered_router(name, tmp_path):
     config_of = dict(line.removeprefix("# config ").split(" = ", 1) for line in config)
     router = parsed(EXAMPLES[name])
     assert config_of["down.router.default"] == router.default_class
+    assert config_of["down.router.device_queue"] == str(router.device_queue)
     assert {k.split(".")[3] for k in config_of if k.startswith("down.router.class.")} == {
         c.name for c in router.classes}
     assert len({k.split(".")[3] for k in config_of if k.startswith("down.router.filter.")}) == len(router.filters)

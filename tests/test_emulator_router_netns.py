@@ -2,13 +2,17 @@
 
 fixed host --> emu (IP forwarding[, HTB on wl0]) --> router NPA --> emulator[ router stage] --> mobile.
 Each engine as the runner drives it: LinkSession (with the router for the emulator engine),
-RouterRun, traffic, the link closed, RouterRun.finish(). Lanes $SQUALL_TEST_EMU_ROUTER_LANE
-(default 100) and the next ones, up to +9.
+RouterRun, traffic, the link closed, RouterRun.finish(). On a link without ARQ stalls the two
+engines agree (drops, deliveries, queue length over time) when the emulator engine is given the
+tc engine's bottleneck (send_buffer = mtu, no device queue); the tc engine cannot hold a queue
+behind a stalled TUN on current kernels (the last test measures why). Lanes
+$SQUALL_TEST_EMU_ROUTER_LANE (default 100) and the next ones, up to +4.
 """
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,11 +22,13 @@ from conftest import built_lane, require_programs
 from support_udp import udp_in, udp_summary
 
 from testbed.addresses import LaneAddresses
-from testbed.link import LinkConfig
-from testbed.link_session import LinkSession, bin_dir
-from testbed.router_config import RouterConfig, parse_router
-from testbed.router_session import EMULATOR_STATS_FILE, RouterRun, RouterStatsError
-from testbed.simple_link import error_free
+from testbed.scenario.link_section import LinkConfig
+from testbed.lanes.hosts import NamespaceTestbed
+from testbed.link.session import LinkSession
+from testbed.router.monitor import read_queue_samples
+from testbed.router.plan import RouterConfig, parse_router
+from testbed.router.session import EMULATOR_STATS_FILE, RouterRun, RouterStatsError
+from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns
 RATE_BPS, MTU, DELAY_US = 64_000, 576, 50_000
@@ -89,7 +95,7 @@ def _run(lane: LaneAddresses, link: LinkConfig, config: RouterConfig, rep: Path,
     """One replication as the runner does it, for either engine."""
     rep.mkdir()
     with LinkSession(lane, link, rep, router=config) as session:
-        with RouterRun(lane.ns.emu, config, rep, bin_dir=bin_dir(), dev=lane.emu_wireless.dev,
+        with RouterRun(NamespaceTestbed(lane).emu, config, rep, dev=lane.emu_wireless.dev,
                        interval_us=10_000) as router:
             router.start_monitor(t0_realtime_us=session.start_realtime_us)
             _run_flows(lane, flows)
@@ -114,16 +120,49 @@ def _flood() -> list[Flow]:
     return [Flow(7001, ["--size", "500", "--rate", "128kbit", "--count", "200"])]
 
 
+def _emulator_backlog(log: EmulatorLog) -> list[tuple[int, int]]:
+    """(time, packets in the downlink's router stage after the events of that time): `in` adds
+    one, `drop_router`, `drop_mtu` and `enqueue` (into the send buffer) take one away."""
+    steps: list[tuple[int, int]] = []
+    held = 0
+    for e in log.events:
+        if e.dir != "down" or e.event not in ("in", "drop_router", "drop_mtu", "enqueue"):
+            continue
+        held += 1 if e.event == "in" else -1
+        if steps and steps[-1][0] == e.time_us:
+            steps[-1] = (e.time_us, held)
+        else:
+            steps.append((e.time_us, held))
+    return steps
+
+
+def _tc_backlog(rep: Path) -> list[tuple[int, int]]:
+    """(sample time, packets in the leaf qdisc 10:) from router-queue.tsv."""
+    return [(r.time_us, r.backlog_pkts) for r in read_queue_samples(rep / "router-queue.tsv").of("qdisc", "10:")]
+
+
+def _busy_mean(series: list[tuple[int, int]]) -> tuple[float, int, int]:
+    """(time-weighted mean of a step series while the queue is not empty, from its first
+    non-empty to its last non-empty point; its maximum; that period in us)."""
+    busy = [i for i, (_, n) in enumerate(series) if n > 0]
+    first, last = busy[0], busy[-1] + 1
+    area = sum(series[i][1] * (series[i + 1][0] - series[i][0]) for i in range(first, min(last, len(series) - 1)))
+    period = series[min(last, len(series) - 1)][0] - series[first][0]
+    return area / period, max(n for _, n in series), period
+
+
 @pytest.mark.parametrize("lane", [0], indirect=True)
 def test_tail_drop_20_packets_loses_alike_with_both_engines(lane, tmp_path):
-    """Same flood, same 20-packet tail drop at the link's rate. The tc router drains into the
-    study's 9600 B send buffer at the link's rate, so that buffer never overflows; the
-    emulator engine gets send_buffer = mtu (docs/router.md) so that its router queue is
-    the bottleneck as well. Tolerance: 8 of about 80 drops (10 %). HTB's bucket lets a few
-    packets through at once (5 in our runs: the send buffer reached 2640 B), so tc loses
-    about 3 fewer, and HTB is a token bucket on kernel timers on a shared machine where
-    the emulator serialises each packet for exactly 66 ms. The emulator engine with the
-    study's 9600 B send buffer loses about 14 fewer (68): outside the tolerance."""
+    """Same flood, same 20-packet tail drop at the link's rate, on a link without ARQ stalls.
+    The tc router drains into the study's 9600 B send buffer at the link's rate, so that buffer
+    never overflows and the qdisc is the bottleneck; the emulator engine gets the same
+    bottleneck with send_buffer = mtu and no device queue (docs/router.md, "Both engines on one
+    link"). Tolerance: 8 of about 80 drops (10 %). HTB's bucket lets a few packets through at
+    once (5 in our runs: the send buffer reached 2640 B), so tc loses about 3 fewer, and HTB is
+    a token bucket on kernel timers on a shared machine where the emulator serialises each
+    packet for exactly 66 ms. The queue behaves alike: both fill to 20 and hold a mean within
+    2 packets while busy, for the same time within 10 %. (The emulator engine with Seawind's
+    structure, the study's 9600 B send buffer behind the router, loses about 14 fewer: 68.)"""
     require_programs("squall-emulator", "squall-npa", "squall-udp", "squall-queue-monitor")
     tc_config = parse_router(PFIFO_20, WHERE, RATE_BPS)
     emu_config = parse_router({**PFIFO_20, "engine": "emulator"}, WHERE, RATE_BPS)
@@ -138,6 +177,15 @@ def test_tail_drop_20_packets_loses_alike_with_both_engines(lane, tmp_path):
     assert tc_drops == tc_lost and not _events(tc.log, "drop_sbuf"), "with tc every loss is the qdisc's"
     assert 60 <= tc_lost <= 100, f"the flood should lose about 80 datagrams, lost {tc_lost}"
     assert abs(tc_lost - emu_lost) <= 8, f"tc lost {tc_lost}, the emulator engine {emu_lost}"
+
+    # The same queue behaviour: tc's samples of the qdisc against the emulator's log.
+    tc_mean, tc_max, tc_busy = _busy_mean(_tc_backlog(tc.rep))
+    emu_mean, emu_max, emu_busy = _busy_mean(_emulator_backlog(emu.log))
+    print(f"lost: tc {tc_lost}, emulator {emu_lost}; queue: tc mean {tc_mean:.1f} max {tc_max} busy {tc_busy} us; "
+          f"emulator mean {emu_mean:.1f} max {emu_max} busy {emu_busy} us")
+    assert emu_max == 20 and 18 <= tc_max <= 20
+    assert abs(tc_mean - emu_mean) <= 2, f"mean backlog tc {tc_mean:.1f}, emulator {emu_mean:.1f}"
+    assert abs(tc_busy - emu_busy) <= 0.1 * emu_busy, f"busy tc {tc_busy} us, emulator {emu_busy} us"
 
     # With the emulator engine every loss is a drop_router event and the class counters
     # are the log's events.
@@ -157,6 +205,35 @@ def test_tail_drop_20_packets_loses_alike_with_both_engines(lane, tmp_path):
     assert (emu.rep / "router.tc").read_text().startswith('# router engine = "emulator"')
     # The router never held more than 20: at most 20 waiting plus the one in the send buffer.
     assert max(e.sbuf for e in _events(emu.log, "enqueue")) <= MTU
+
+
+@pytest.mark.parametrize("lane", [3], indirect=True)
+def test_diffserv_priority_agrees_between_the_engines(lane, tmp_path):
+    """DiffServ at the link's rate, EF (priority 0, 40 kbit/s guaranteed) and BE (priority 1),
+    20-packet tail drop each: a 32 kbit/s EF stream and a 128 kbit/s best-effort flood for 5 s.
+    HTB serves EF within its rate and lends the rest to BE; the emulator engine serves EF first
+    (strict priority). Both keep EF whole and drop best effort alike (within 10 %)."""
+    require_programs("squall-emulator", "squall-npa", "squall-udp", "squall-queue-monitor")
+    outcomes = {}
+    for engine, send_buffer in (("tc", STUDY_SEND_BUFFER), ("emulator", MTU)):
+        config = parse_router({**EF_BE, "engine": engine}, WHERE, RATE_BPS)
+        ef = Flow(7001, ["--size", "104", "--rate", "32kbit", "--duration", "5s", "--tos", "0xb8"])
+        be = Flow(7002, ["--size", "500", "--rate", "128kbit", "--duration", "5s"])
+        outcomes[engine] = _run(lane, error_free(RATE_BPS, DELAY_US, MTU, send_buffer=send_buffer), config,
+                                tmp_path / engine, [ef, be])
+    lost = {}
+    for engine, out in outcomes.items():
+        ef, be = out.flows
+        assert ef.received == ef.sent, f"{engine}: EF got {ef.received} of {ef.sent}"
+        assert not _events(out.log, "drop_sbuf"), engine
+        lost[engine] = be.sent - be.received
+    print(f"best effort lost: {lost}")
+    assert lost["tc"] > 20
+    assert abs(lost["tc"] - lost["emulator"]) <= 0.1 * lost["emulator"], lost
+    classes = {c["class"]: c for c in outcomes["emulator"].stats["class"]}
+    assert classes["EF"]["drops"] == 0 and classes["BE"]["drops"] == lost["emulator"]
+    tc_leaves = {q["handle"]: q for q in outcomes["tc"].stats["qdisc"]}
+    assert tc_leaves["10:"]["drops"] == 0 and tc_leaves["20:"]["drops"] == lost["tc"]
 
 
 @pytest.mark.parametrize("lane", [1], indirect=True)
@@ -185,19 +262,71 @@ def test_diffserv_in_the_emulator_keeps_the_ef_stream_under_a_flood(lane, tmp_pa
 @pytest.mark.parametrize("lane", [2], indirect=True)
 def test_red_with_ecn_in_the_emulator_marks_ect_packets_and_counts_them(lane, tmp_path):
     """This kernel has no sch_red: the emulator engine runs the IIP RED queue. An ECT(0) flood
-    (TOS 0x02) at four times the link's rate: RED signals by marking, never by dropping; only
-    the 11000 B hard limit drops. The class counters are the log's events."""
+    (TOS 0x02) at eight times the link's rate: RED signals by marking, never by dropping; only
+    the 11000 B hard limit drops. The class counters are the log's events. With w_q = 1/512 the
+    average passes min only after about 140 arrivals and, as every arrival counts but only one
+    in eight is admitted, 300 arrivals gave 0 or 1 marks; 600 take it past max, where every
+    admitted packet is marked."""
     require_programs("squall-emulator", "squall-npa", "squall-udp")
     red = {"engine": "emulator", "queue": {"discipline": "red", "limit": "11000B", "min": "2000B",
                                            "max": "6000B", "avpkt": "500B", "ecn": True}}
-    flood = Flow(7001, ["--size", "500", "--rate", "256kbit", "--count", "300", "--tos", "0x02"])
+    flood = Flow(7001, ["--size", "500", "--rate", "512kbit", "--count", "600", "--tos", "0x02"])
     out = _run(lane, error_free(RATE_BPS, DELAY_US, MTU, send_buffer=MTU), parse_router(red, WHERE, RATE_BPS),
                tmp_path / "rep", [flood])
 
     (only,) = out.stats["class"]
     marks, drops = _events(out.log, "ecn_mark"), _events(out.log, "drop_router")
-    assert only["marks"] == len(marks) > 0, "the average queue should have passed min"
+    print(f"sent {flood.sent}, received {flood.received}; class {only}")
+    assert only["marks"] == len(marks) >= 10, "the average queue should have passed max"
     assert only["red_drops"] == 0, "ECN-capable packets are marked, not dropped"
     assert only["drops"] == only["tail_drops"] == len(drops) == flood.sent - flood.received > 0
     assert out.stats["events"] == {"down": {"drop_router": len(drops), "ecn_mark": len(marks)}}
     assert {e.pkt_id for e in marks}.isdisjoint(e.pkt_id for e in drops)
+
+
+TUNSETIFF = 0x400454CA
+IFF_TUN_NO_PI = 0x0001 | 0x1000
+
+
+def test_a_stalled_tun_drops_and_its_qdisc_never_holds_a_backlog():
+    """Why the tc engine cannot be Seawind's router on a current kernel: a TUN nobody reads
+    (the NPA stopped reading because the link's send buffer is full) with a 1000-packet pfifo
+    on its egress. 600 datagrams go in; the qdisc passes every one at once (backlog 0, no
+    drop) and the TUN drops all that do not fit its ring of tx_queue_len packets (20 here:
+    581 drops; with the default 500: 101). Linux 2.4's tun stopped the device queue at 10
+    packets instead, and the qdisc held the rest (docs/router.md)."""
+    ns = f"sq{int(os.environ.get('SQUALL_TEST_EMU_ROUTER_LANE', '100')) + 4}-tunstall"
+    subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    subprocess.run(["ip", "netns", "add", ns], check=True)
+    try:
+        done = subprocess.run(["ip", "netns", "exec", ns, "python3", "-c", _STALLED_TUN], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        result = json.loads(done.stdout)
+    finally:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    print(result)
+    assert result["qdisc"]["packets"] == 600 and result["qdisc"]["drops"] == 0
+    assert result["qdisc"]["backlog_pkts"] == 0
+    assert result["tun_tx_dropped"] >= 600 - 20
+
+
+# Run inside the namespace: a TUN held open and never read, pfifo 1000 on its egress.
+_STALLED_TUN = f"""
+import fcntl, json, os, socket, struct, subprocess, time
+fd = os.open("/dev/net/tun", os.O_RDWR)
+fcntl.ioctl(fd, {TUNSETIFF}, struct.pack("16sH", b"sqstall0", {IFF_TUN_NO_PI}))
+def sh(*a): return subprocess.run(a, check=True, capture_output=True, text=True).stdout
+sh("ip", "link", "set", "lo", "up")
+sh("ip", "addr", "add", "198.18.250.1/24", "dev", "sqstall0")
+sh("ip", "link", "set", "sqstall0", "txqueuelen", "20", "up")
+sh("tc", "qdisc", "replace", "dev", "sqstall0", "root", "pfifo", "limit", "1000")
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(600):
+    s.sendto(b"x" * 132, ("198.18.250.2", 9))
+time.sleep(0.3)
+q = json.loads(sh("tc", "-s", "-j", "qdisc", "show", "dev", "sqstall0"))[0]
+tx = json.loads(sh("ip", "-s", "-j", "link", "show", "sqstall0"))[0]["stats64"]["tx"]
+print(json.dumps({{"qdisc": {{"packets": q["packets"], "drops": q["drops"], "backlog_pkts": q["qlen"]}},
+                  "tun_tx_dropped": tx["dropped"]}}))
+"""

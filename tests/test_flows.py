@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from testbed import scenario
+from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
-from testbed.flows import BulkFlow, HttpFlow, UdpFlow, parse_flows_section
-from testbed.tcp_section import parse_tcp_section
+from testbed.scenario.flows import BulkFlow, CommandFlow, HttpFlow, Readiness, UdpFlow, parse_flows_section
+from testbed.scenario.tcp_section import parse_tcp_section
 
 W = "x.toml: flows"
 
@@ -68,6 +68,35 @@ MISTAKES = [
     ({"v": {"kind": "udp", "size": "132B", "duration": "1s"}}, "flows.v.rate", "needs size and rate"),
     ({"v": {"kind": "udp", "size": "10B", "rate": "32kbit", "duration": "1s"}}, "flows.v.size", "20 to 65507"),
     ({"v": {"kind": "udp", "size": "132B", "rate": "fast", "duration": "1s"}}, "flows.v.rate", "fast"),
+    ({"c": {"kind": "command"}}, "flows.c.client", "missing"),
+    ({"c": {"kind": "command", "client": "curl {url}"}}, "flows.c.client", "as a list of strings"),
+    ({"c": {"kind": "command", "client": []}}, "flows.c.client", "as a list of strings"),
+    ({"c": {"kind": "command", "client": ["iperf3", "-t", 5]}}, "flows.c.client[2]", "not a string"),
+    ({"c": {"kind": "command", "client": ["iperf3", "-c", "{host}"]}}, "flows.c.client[2]",
+     "unknown placeholder {host}"),
+    ({"c": {"kind": "command", "client": ["curl", "{url}"]}}, "flows.c.client[1]", "unknown placeholder {url}"),
+    ({"c": {"kind": "command", "serve": [10], "client": ["curl", "{url1}"]}}, "flows.c.client[1]",
+     "unknown placeholder {url1}"),
+    ({"c": {"kind": "command", "client": ["echo", "{"]}}, "flows.c.client[1]", "literal brace"),
+    ({"c": {"kind": "command", "client": ["echo", "{Port}"]}}, "flows.c.client[1]", "lower-case"),
+    ({"c": {"kind": "command", "client": ["iperf3 -c x"]}}, "flows.c.client[0]", "plain name"),
+    ({"c": {"kind": "command", "client": ["./iperf3"]}}, "flows.c.client[0]", "absolute path"),
+    ({"c": {"kind": "command", "client": ["/usr/../bin/sh"]}}, "flows.c.client[0]", "absolute path"),
+    ({"c": {"kind": "command", "client": ["{port}"]}}, "flows.c.client[0]", "without placeholders"),
+    ({"c": {"kind": "command", "client": ["echo", "a\0b"]}}, "flows.c.client[1]", "without NUL"),
+    ({"c": {"kind": "command", "client": ["curl"], "server": ["nc", "-l"], "serve": [10]}}, "flows.c.serve",
+     "not both"),
+    ({"c": {"kind": "command", "client": ["curl"], "serve": []}}, "flows.c.serve", "list of object sizes"),
+    ({"c": {"kind": "command", "client": ["curl"], "serve": ["0B"]}}, "flows.c.serve[0]", "positive"),
+    ({"c": {"kind": "command", "client": ["curl"], "server": ["nc", "{url}"]}}, "flows.c.server[1]",
+     "unknown placeholder {url}"),
+    ({"c": {"kind": "command", "client": ["curl"], "ready": "1s"}}, "flows.c.ready", "server command line only"),
+    ({"c": {"kind": "command", "client": ["curl"], "server": ["nc"], "ready": "soon"}}, "flows.c.ready", "soon"),
+    ({"c": {"kind": "command", "client": ["curl"], "server": ["nc"], "ready": "2min"}}, "flows.c.ready",
+     "up to 60s"),
+    ({"c": {"kind": "command", "client": ["curl"], "workload": "s+2s"}}, "flows.c.workload",
+     "unknown key for a command flow"),
+    ({"c": {"kind": "command", "client": ["curl"], "args": []}}, "flows.c.args", "unknown key for a command flow"),
     ({"1web": {"kind": "bulk"}}, "flows.1web", "starts with a letter"),
     ({"web": "s+2s"}, "flows.web", "expected a table"),
 ]
@@ -105,3 +134,31 @@ def test_tcp_section_profile_and_overrides() -> None:
         parse_tcp_section({"profile": "iw5"}, "x.toml: tcp")
     with pytest.raises(ConfigError, match="x.toml: tcp.colour: unknown key"):
         parse_tcp_section({"profile": "iw4", "colour": 1}, "x.toml: tcp")
+
+
+def test_command_flows() -> None:
+    perf, get, once = parse({
+        "perf": {"kind": "command", "server": ["iperf3", "-s", "-p", "{port}"], "ready": "500ms", "direction": "up",
+                 "client": ["/usr/bin/iperf3", "-c", "{server_address}", "-p", "{port}", "-S", "{tos}"], "dscp": "AF11"},
+        "get": {"kind": "command", "serve": ["100kB", 2096], "start": "1s",
+                "client": ["curl", "-o", "/dev/null", "{url}", "{url0}", "{url1}", "{{literal}}"]},
+        "once": {"kind": "command", "client": ["true"]},
+    })
+    assert isinstance(perf, CommandFlow) and perf.server == ("iperf3", "-s", "-p", "{port}")
+    assert (perf.ready_delay_us, perf.hosts(), perf.workload_label, perf.port(0)) == (500_000, ("fixed", "mobile"),
+                                                                                      "iperf3", 7001)
+    assert perf.readiness() == Readiness(line=None, listen=False, delay_us=500_000)
+    assert get.readiness() == Readiness(line=None, listen=True) and get.web_pages() == ((100_000, 2096),)
+    assert (get.serve, get.server, get.start_us, get.hosts()) == ((100_000, 2096), None, 1_000_000, ("mobile", "fixed"))
+    assert get.active_argv(str, "198.18.0.1:7002", offset_us=0, log=Path("x"), timeout_us=1) == [
+        "curl", "-o", "/dev/null", "http://198.18.0.1:7002/obj/0-100000", "http://198.18.0.1:7002/obj/0-100000",
+        "http://198.18.0.1:7002/obj/1-2096", "{literal}"]
+    assert perf.passive_argv(str, "[fd00::1]:7001", Path("x"), peer="fd00::2") == ["iperf3", "-s", "-p", "7001"]
+    assert perf.active_argv(str, "[fd00::1]:7001", offset_us=0, log=Path("x"), timeout_us=1) == [
+        "/usr/bin/iperf3", "-c", "fd00::1", "-p", "7001", "-S", str(10 << 2)]
+    assert (once.passive_argv(str, "a:1", Path("x")), once.web_pages(), once.log_files()) == (None, (), [])
+    # A command is judged by its exit status; a server squall stopped after the flow did its job.
+    assert once.problem("client", 0, None, stopped=False, stderr="") is None
+    assert once.problem("client", 2, None, stopped=False, stderr="oops") == "exited with code 2: oops"
+    assert once.problem("server", -15, None, stopped=True, stderr="") is None
+    assert once.problem("server", 1, None, stopped=False, stderr="x") == "exited with code 1: x"

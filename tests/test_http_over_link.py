@@ -9,18 +9,19 @@ from pathlib import Path
 import pytest
 from scapy.layers.inet import IP, TCP
 
-from conftest import require_programs
-from testbed import lane as lanes
+from conftest import require_programs, workload_lane
+from testbed.lanes import lane as lanes
+from testbed.lanes.hosts import NamespaceTestbed
 from testbed import tcp_profile
-from testbed.capture import Capture, read_packets
-from testbed.http_server import HttpServer, HttpServerConfig
-from testbed.link_session import LinkSession, bin_dir
+from testbed.lanes.capture import Capture, read_packets
+from testbed.lanes.http_server import HttpServer, HttpServerConfig
+from testbed.link.session import LinkSession, bin_dir
 from testbed.processes import ProgramGroup
-from testbed.simple_link import error_free
-from testbed.workload_profiles import load
+from testbed.link.simple import error_free
+from testbed.scenario.workloads import load
 
 pytestmark = pytest.mark.netns
-LANE = 47
+LANE = workload_lane(4)
 PORT = 8080
 
 
@@ -45,7 +46,7 @@ def test_http10_page_over_the_emulated_link(tmp_path: Path, profile: str, iw: in
     require_programs("squall-emulator", "squall-npa", "squall-http")
     page = load("s+2s")
     with lanes.lane_up(LANE) as lane, LinkSession(lane, error_free(64_000, 300_000, 576), tmp_path / "link"):
-        settings = tcp_profile.apply(tcp_profile.load(profile), [lane.ns.fixed, lane.ns.mobile])
+        settings = NamespaceTestbed(lane).apply_tcp(tcp_profile.load(profile))
         cfg = HttpServerConfig(lane.ns.fixed, lane.fixed_host, PORT, tmp_path / "server", [page.sizes])
         with HttpServer(cfg), ProgramGroup(tmp_path / "progs") as group, \
                 Capture(lane.ns.fixed, "eth0", tmp_path / "fixed.pcap", f"tcp port {PORT}"):
@@ -57,7 +58,7 @@ def test_http10_page_over_the_emulated_link(tmp_path: Path, profile: str, iw: in
     assert summary["ok"] and [o["bytes"] for o in summary["objects"]] == list(page.sizes)
     # Three connections of at least one 600 ms round trip each for SYN and request.
     assert summary["response_time_us"] > 3 * 600_000
-    assert all(r["initcwnd"] == iw for r in settings["hosts"][lane.ns.fixed]["routes"])
+    assert all(r["initcwnd"] == iw for r in settings["hosts"]["fixed"]["routes"])
     packets = read_packets(tmp_path / "fixed.pcap")
     syn = next(p for p in packets if p.src == lane.mobile_host and p[TCP].flags.S)
     assert dict(syn[TCP].options)["MSS"] == 536  # the client's side of the link has MTU 576

@@ -1,6 +1,7 @@
-"""squall-http against nginx (testbed/http_server.py) over a shaped veth pair, checked on
+"""squall-http against nginx (testbed/lanes/http_server.py) over a shaped veth pair, checked on
 the mobile host's capture: exact object and request sizes, one connection per object and
-at most N open (HTTP/1.0), pipelining on a persistent connection (HTTP/1.1)."""
+at most N open (HTTP/1.0), pipelining on a persistent connection (HTTP/1.1), and the
+client's --delayed-acks."""
 from __future__ import annotations
 
 import json
@@ -10,17 +11,18 @@ from pathlib import Path
 import pytest
 from scapy.layers.inet import IP, TCP
 
-from conftest import require_programs
+from conftest import require_programs, workload_lane
+from support_tcp import pure_acks
 from testbed import netns
-from testbed.capture import read_packets
-from testbed.http_server import HttpServer, HttpServerConfig, HttpServerError, read_access_log
-from testbed.link_session import bin_dir
+from testbed.lanes.capture import read_packets
+from testbed.lanes.http_server import HttpServer, HttpServerConfig, HttpServerError, read_access_log
+from testbed.link.session import bin_dir
 from testbed.processes import ProgramGroup
-from testbed.workload_profiles import load
-from testbed.workload_testnet import payload_capture, veth_net
+from testbed.scenario.workloads import load
+from support_testnet import payload_capture, veth_net
 
 pytestmark = pytest.mark.netns
-LANE = 46
+LANE = workload_lane(3)
 HTTP_PORT = 8080
 S8M = load("s+8m").sizes
 
@@ -174,6 +176,28 @@ def test_http11_without_pipelining_waits_for_each_response(tmp_path: Path) -> No
     assert sorted(len(o) for o in responses.values()) == sorted(S8M)
 
 
+def test_delayed_acks_client_sends_fewer_pure_acks(tmp_path: Path) -> None:
+    acks = {}
+    for delayed in (False, True):
+        run_dir = tmp_path / f"delayed-{delayed}"
+        run_dir.mkdir()
+        summary, packets, docroot, net = run_page(run_dir, ["--workload", "s+8m"] + ["--delayed-acks"] * delayed)
+        assert summary["delayed_acks"] is delayed
+        assert f"# delayed_acks\t{'on' if delayed else 'off'}" in (run_dir / "client.log").read_text()
+        check_objects(summary, docroot, dict(page_object(packets, net, port)
+                                             for port in client_ports(packets, net.mobile_addr)))
+        acks[delayed] = pure_acks(packets, net.mobile_addr)
+    # 1 Mbit/s: the objects' segments come 12 ms apart, less than the 40 ms delayed-ACK timer
+    assert acks[True] < acks[False]
+
+
+def page_object(packets: list[IP], net: object, port: int) -> tuple[str, bytes]:
+    """(url, body) of the one object on the HTTP/1.0 connection of client port `port`."""
+    url = stream(packets, net.mobile_addr, port).data.split(b" ")[1].decode()
+    [(_, body)] = split_responses(stream(packets, net.fixed_addr, port).data)
+    return url, body
+
+
 def test_incomplete_page_and_timeout_are_failures(tmp_path: Path) -> None:
     require_programs("squall-http", "squall-bulk")
     http, bulk = str(bin_dir() / "squall-http"), str(bin_dir() / "squall-bulk")
@@ -191,7 +215,7 @@ def test_incomplete_page_and_timeout_are_failures(tmp_path: Path) -> None:
                                             [S8M])).start()
             # an address the namespace does not have: nginx's own reason is reported
             with pytest.raises(HttpServerError, match="exited with code 1 at start: .*Cannot assign requested address"):
-                HttpServer(HttpServerConfig(net.fixed_ns, "198.18.46.99", HTTP_PORT + 1, tmp_path / "server3",
+                HttpServer(HttpServerConfig(net.fixed_ns, f"198.18.{LANE}.99", HTTP_PORT + 1, tmp_path / "server3",
                                             [S8M])).start()
         # a "server" that accepts and never answers: the page times out
         group.start("mute", net.fixed_ns, [bulk, "recv", "--listen", f"{net.fixed_addr}:{HTTP_PORT}"])

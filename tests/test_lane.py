@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 from conftest import lane_base, leftovers, namespace_inodes
-from testbed import lane as lanes
+from testbed.lanes import lane as lanes
 from testbed import netns
 from testbed.addresses import lane_addresses, lane_of_namespace
 
@@ -17,8 +17,9 @@ def test_addresses_follow_the_layout() -> None:
     assert (a.fixed_eth.cidr, a.emu_fixed.cidr) == ("198.18.7.1/24", "198.18.7.2/24")
     assert (a.emu_carrier.cidr, a.mobile_carrier.cidr) == ("198.19.135.1/24", "198.19.135.2/24")
     assert (a.emu_wireless.address, a.mobile_wireless.address) == ("198.19.7.1", "198.19.7.2")
-    assert a.emulator_for_router == "127.0.0.1:5300"
+    assert a.emulator_for_router == "198.19.135.1:5300"
     assert a.emulator_for_mobile == "198.19.135.1:5300"
+    assert a.private_prefix == "squall-sq7-emu-"      # not a prefix of lane 70's
     assert (a.fixed_net, a.wireless_net) == ("198.18.7.0/24", "198.19.7.0/24")
 
 

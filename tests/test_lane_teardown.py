@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 
 from conftest import lane_base, leftovers, namespace_inodes, require_programs
-from testbed import lane as lanes
+from testbed.lanes import lane as lanes
 from testbed import netns
-from testbed.capture import Capture
-from testbed.link_session import LinkSession
-from testbed.simple_link import error_free
+from testbed.lanes.capture import Capture
+from testbed.link.session import LinkSession
+from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns
 

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from analysis.emulog import read_emulator_log
-from analysis.join import event_identity, packet_identity
+from analysis.join import join_capture
 from analysis.pcap import read_packets
 from conftest import require_programs, run_to_completion
-from testbed.capture import Capture
-from testbed.link_session import LinkSession, program_path
+from testbed.lanes.capture import Capture
+from testbed.link.session import LinkSession, program_path
 from testbed.processes import ProgramGroup
-from testbed.simple_link import direction, periodic_channel, symmetric
+from testbed.link.simple import direction, periodic_channel, symmetric
 
 pytestmark = pytest.mark.netns
 DROPS = ("drop_mtu", "drop_sbuf", "drop_router", "drop_err")
@@ -50,21 +50,23 @@ def test_every_sent_packet_is_delivered_with_an_out_event_or_dropped_with_a_drop
     assert not log.cut_short
     # The log alone says which link produced it.
     assert log.config["down.send_buffer"] == "1100B" and float(log.config["down.error_bad"]) == 0.8
-    sent = [packet_identity(p) for p in read_packets(sent_pcap)]
-    received = {packet_identity(p) for p in read_packets(recv_pcap)}
-    down = [e for e in log.events if e.dir == "down"]
-    delivered = {event_identity(e) for e in down if e.event == "out"}
-    dropped = {event_identity(e): e.event for e in down if e.event in DROPS}
+    # joined by packet identity: sent packets with `in` events, received ones with `out`
+    sent = read_packets(sent_pcap)
+    fates = join_capture(sent, log, "fixed")
+    fate_of = {fates[p.frame_no].pkt_id: fates[p.frame_no].fate for p in sent}
+    received = read_packets(recv_pcap)
+    arrivals = join_capture(received, log, "mobile")
+    received_ids = [arrivals[p.frame_no].pkt_id for p in received]
+    delivered = {e.pkt_id for e in log.events if e.dir == "down" and e.event == "out"}
 
-    assert len(sent) == 80 and len(set(sent)) == 80, "identities must be unique within the run"
-    for packet in sent:
-        if packet in received:
-            assert packet in delivered, f"{packet} reached the mobile host without an `out` event"
-            assert packet not in dropped
-        else:
-            assert packet in dropped, f"{packet} was lost without a drop_* event"
-            assert packet not in delivered
-    assert received <= set(sent)
-    assert delivered == received, "an `out` event without the packet at the mobile host (or vice versa)"
-    causes = set(dropped.values())
+    assert len(sent) == 80 and len(fate_of) == 80 and None not in fate_of, \
+        "every packet the fixed host sent must have entered the link once"
+    assert None not in received_ids, "a packet reached the mobile host without an `out` event"
+    assert sorted(received_ids) == sorted(delivered), \
+        "an `out` event without the packet at the mobile host (or twice)"
+    assert all(fate_of.get(pkt_id) == "out" for pkt_id in delivered), \
+        "a packet at the mobile host that the fixed host did not send, or that was also dropped"
+    lost = {pkt_id: fate for pkt_id, fate in fate_of.items() if pkt_id not in delivered}
+    assert all(fate in DROPS for fate in lost.values()), f"lost without a drop_* event: {lost}"
+    causes = set(lost.values())
     assert {"drop_sbuf", "drop_err"} <= causes, f"the profile should cause both kinds of drop, got {causes}"

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from analysis.emulog import read_emulator_log
-from analysis.join import event_identity, packet_identity
+from analysis.join import join_capture
 from analysis.pcap import read_packets
 from conftest import require_programs, run_to_completion
-from testbed.capture import Capture
-from testbed.link_session import LinkSession, program_path
+from testbed.lanes.capture import Capture
+from testbed.link.session import LinkSession, program_path
 from testbed.processes import ProgramGroup
-from testbed.simple_link import direction, periodic_channel, symmetric
+from testbed.link.simple import direction, periodic_channel, symmetric
 
 pytestmark = pytest.mark.netns
 RATE_BPS, DELAY_US, ARQ_DELAY_US = 64_000, 300_000, 700_000
@@ -73,14 +73,34 @@ def send_through_arq_link(lane, tmp_path: Path, in_order: bool) -> list[Crossing
                            "--count", "40"], timeout_s=20)
         group.wait_exit("udp-recv", 10)   # idle for 3 s: every retry has arrived
     t0_us = session.start_realtime_us
-    events: dict = {}
-    for e in read_emulator_log(session.result.log_path).events:
-        if e.dir == "down" and e.proto == "udp":
-            events.setdefault(event_identity(e), []).append(f"{e.event}@{e.time_us}/{e.state}")
-    arrivals = {packet_identity(p): p.ts_us / 1e6 for p in read_packets(recv_pcap)}
-    # Same machine, same clock: capture times are comparable; the join is by identity.
-    return [Crossing(p.ts_us - t0_us, p.ts_us / 1e6, arrivals.get(packet_identity(p)), p.ip_len,
-                     events.get(packet_identity(p), [])) for p in read_packets(sent_pcap)]
+    log = read_emulator_log(session.result.log_path)
+    events: dict[int, list[str]] = {}
+    for e in log.events:
+        if e.dir == "down" and e.proto == "udp" and e.pkt_id is not None:
+            events.setdefault(e.pkt_id, []).append(f"{e.event}@{e.time_us}/{e.state}")
+    # Same machine, same clock: capture times are comparable; the join is by identity
+    # (sent packets with `in` events, received ones with `out`): the same pkt_id.
+    received = read_packets(recv_pcap)
+    received_fates = join_capture(received, log, "mobile")
+    arrivals = {received_fates[p.frame_no].pkt_id: p.ts_us / 1e6 for p in received}
+    arrivals.pop(None, None)
+    sent = read_packets(sent_pcap)
+    sent_fates = join_capture(sent, log, "fixed")
+    return [Crossing(p.ts_us - t0_us, p.ts_us / 1e6, arrivals.get(sent_fates[p.frame_no].pkt_id),
+                     p.ip_len, events.get(sent_fates[p.frame_no].pkt_id, [])) for p in sent]
+
+
+# Real-time delivery around the exact model: on the shared 2-core VMs this runs on, a packet now
+# and then leaves the mobile NPA's TUN milliseconds late (the emulator's own lateness stays
+# ~100 us; cyclictest's max on such a VM is ~10 ms: emulator/README.md, "Timing"). So every
+# packet within TAIL_US, and the typical one (the median error) within TYPICAL_US.
+TYPICAL_US, TAIL_US = 1_000, 10_000
+
+
+def assert_on_time(errors_us: list[float], what: str, typical_us: float = TYPICAL_US) -> None:
+    errors = sorted(abs(e) for e in errors_us)
+    assert errors[len(errors) // 2] <= typical_us, f"median error {errors[len(errors) // 2]:.0f} us: {what}"
+    assert errors[-1] <= TAIL_US, f"largest error {errors[-1]:.0f} us: {what}"
 
 
 def own_delay_us(c: Crossing, k: int) -> float:
@@ -92,16 +112,19 @@ def test_packets_sent_into_a_bad_period_arrive_k_times_the_arq_delay_late(lane, 
     crossings = send_through_arq_link(lane, tmp_path, in_order=False)
     assert len(crossings) == 40
     seen_k: dict[int, int] = {}
+    errors: list[float] = []
     for c in crossings:
         k = retries_needed(c.t_us)
         if k is None:
             continue
         assert c.arrived_s is not None, f"packet sent at t = {c.t_us / 1e6:.4f} s never arrived; log: {c.log}"
         one_way_us = (c.arrived_s - c.sent_s) * 1e6
-        assert one_way_us == pytest.approx(own_delay_us(c, k), abs=3_000), \
+        errors.append(one_way_us - own_delay_us(c, k))
+        assert abs(errors[-1]) <= TAIL_US, \
             (f"packet sent at t = {c.t_us / 1e6:.4f} s took {one_way_us / 1e3:.1f} ms; predicted {k} retries; "
              f"log: {c.log}")
         seen_k[k] = seen_k.get(k, 0) + 1
+    assert_on_time(errors, "one-way delays against k retries")
     assert {0, 1, 2} <= set(seen_k), f"the window should produce 0, 1 and 2 retries; got {seen_k}"
 
 
@@ -112,14 +135,17 @@ def test_in_order_delivery_holds_later_packets_until_the_retransmitted_one_is_ou
     assert len(crossings) == 40 and all(c.arrived_s is not None for c in crossings), \
         [(round(c.t_us), c.log) for c in crossings if c.arrived_s is None]
     held = 0
+    errors: list[float] = []
     for previous, c in zip(crossings, crossings[1:]):
         k = retries_needed(c.t_us)
         if k is None:
             continue
         own_s = c.sent_s + own_delay_us(c, k) / 1e6
         expected_s = max(own_s, previous.arrived_s)
-        assert c.arrived_s == pytest.approx(expected_s, abs=3e-3), \
+        errors.append((c.arrived_s - expected_s) * 1e6)
+        assert abs(errors[-1]) <= TAIL_US, \
             (f"packet sent at t = {c.t_us / 1e6:.4f} s arrived {(c.arrived_s - c.sent_s) * 1e3:.1f} ms after "
              f"sending; expected {(expected_s - c.sent_s) * 1e3:.1f} ms; log: {c.log}")
         held += previous.arrived_s > own_s + 0.1
+    assert_on_time(errors, "arrivals against max(own time, the previous arrival)")
     assert held >= 5, f"only {held} packets were held behind a retransmission; the window should hold more"

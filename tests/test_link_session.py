@@ -8,8 +8,8 @@ import pytest
 
 from conftest import require_programs
 from testbed import netns
-from testbed.link_session import LinkSession, SessionError
-from testbed.simple_link import error_free
+from testbed.link.session import LinkSession, SessionError, npa_priority_for, scheduled
+from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns
 
@@ -38,3 +38,15 @@ def test_an_npa_that_cannot_make_its_device_is_reported_with_its_stderr(lane, tm
     codes = session.result.exit_codes
     assert set(codes) == {"emulator", "npa-router", "npa-mobile"} and codes["npa-mobile"] != 0
     assert netns.pids(lane.ns.emu) == [] and netns.pids(lane.ns.mobile) == []
+
+
+def test_npas_run_one_priority_below_the_emulator(monkeypatch) -> None:
+    """Among equal SCHED_FIFO priorities nobody preempts: an NPA relaying a burst must not
+    hold the emulator's delivery back (emulator/README.md, "Timing")."""
+    assert npa_priority_for(10) == 9
+    assert npa_priority_for(1) == 1       # the lowest real-time priority there is
+    assert npa_priority_for(0) == 0       # normal scheduling stays normal
+    monkeypatch.setattr("os.geteuid", lambda: 0)
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/chrt")
+    assert scheduled(["squall-npa"], npa_priority_for(10)) == ["chrt", "--fifo", "9", "squall-npa"]
+    assert scheduled(["squall-npa"], 0) == ["squall-npa"]

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from testbed.link_session import bin_dir
+from testbed.link.session import bin_dir
 
 REQUIRED = ["--role", "mobile", "--emulator", "198.19.128.1:5300", "--token", "0123456789abcdef",
             "--address", "198.19.0.2/32"]
@@ -20,7 +20,7 @@ def npa(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_help_documents_every_flag():
     proc = npa("--help")
     assert proc.returncode == 0
-    for flag in ("--role", "--emulator", "--token", "--dev", "--address", "--peer", "--mtu",
+    for flag in ("--role", "--emulator", "--token-file", "--token", "--dev", "--address", "--peer", "--mtu",
                  "--route", "--keepalive", "--peer-timeout", "--connect-timeout"):
         assert flag in proc.stdout
 
@@ -44,7 +44,20 @@ def test_bad_arguments_exit_2_naming_the_flag(extra, message):
 
 def test_missing_required_flag_is_named():
     proc = npa("--role", "router", "--emulator", "127.0.0.1:5300", "--address", "198.19.0.1/32")
-    assert (proc.returncode, proc.stderr.strip()) == (2, "squall-npa: missing --token HEX16 (see --help)")
+    assert (proc.returncode, proc.stderr.strip()) == (2, "squall-npa: missing --token-file PATH (or --token HEX16) "
+                                                       "(see --help)")
+
+
+def test_token_file_others_can_read_is_refused_without_its_content(tmp_path):
+    path = tmp_path / "token"
+    path.write_text("0123456789abcdef\n")
+    path.chmod(0o644)
+    proc = npa("--role", "router", "--emulator", "127.0.0.1:5300", "--address", "198.19.0.1/32",
+               "--token-file", str(path))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"squall-npa: --token-file: the token file {path} can be read or written by "
+                                  "other users (mode 0644)"), proc.stderr
+    assert "0123456789abcdef" not in proc.stderr
 
 
 def test_naive_relay_bad_arguments_exit_2():

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from testbed import netns, wire
-from testbed.link_session import bin_dir
+from testbed import netns
+
+from testbed.link import wire
+from testbed.link.session import bin_dir
 
 from npa_peer import SPPeer, ipv4_udp_packet
 

@@ -26,7 +26,7 @@ SAARTO_SOURCE = "000_c020baefed7797c0.txt"
 HTTP_COLUMNS = ["study", "table", "http", "link", "variant", "source_label", "workload",
                 "metric", "value", "unit", "relative_to"]
 MIX_COLUMNS = ["study", "table", "workload", "diffserv", "link", "variant", "queue",
-               "source_label", "flow_role", "metric", "value", "unit"]
+               "source_label", "flow_role", "metric", "value", "unit", "corrupt"]
 WORKLOAD_COLUMNS = ["study", "table", "workload", "diffserv", "source_label", "flow",
                     "parameter", "value", "unit"]
 PARAM_COLUMNS = ["study", "table", "subject", "parameter", "value", "unit", "source_label"]
@@ -214,6 +214,34 @@ def test_empty_values_are_explained(path: Path) -> None:
         notes = " ".join(f.comments)
         assert "recorded empty" in notes or "left empty" in notes, \
             f"{path.name} has empty values but no note saying why"
+
+
+def test_exactly_the_copied_rows_are_marked_corrupt() -> None:
+    """Table 32: the baseline+RED e0 elapsed times and throughputs repeat Baseline r4's; table
+    36: the Baseline r0 slowest row repeats Baseline r2's. Those values, and no others, are
+    marked, each with its reason, and equal the rows they copy."""
+    marked: dict[str, list[dict[str, str]]] = {}
+    for path in ref_files():
+        if kind_of(path.name) is MIX:
+            for r in ref(path.name).rows:
+                if r["corrupt"]:
+                    assert r["corrupt"].startswith("corrupt: ") and len(r["corrupt"]) > 40, r
+                    marked.setdefault(r["table"], []).append(r)
+    assert sorted(marked) == ["32", "36"]
+    assert len(marked["32"]) == 3 * 7 and len(marked["36"]) == 10
+
+    def value(name: str, **match: str) -> str:
+        (row,) = [r for r in ref(name).rows if all(r[k] == v for k, v in match.items())]
+        return row["value"]
+    t32, t36 = "iip-table32-mix-3tcp-0s-0s-0s.csv", "iip-table36-mix-2tcp1udp-0s-0s-5s-ds.csv"
+    for r in marked["32"]:
+        assert (r["link"], r["variant"], r["queue"]) == ("e0", "baseline", "red")
+        assert r["value"] == value(t32, link="r4", variant="baseline", queue="fifo",
+                                   flow_role=r["flow_role"], metric=r["metric"])
+    for r in marked["36"]:
+        assert (r["link"], r["variant"], r["queue"], r["flow_role"]) == ("r0", "baseline", "fifo", "slowest")
+        assert r["value"] == value(t36, link="r2", variant="baseline", queue="fifo",
+                                   flow_role="slowest", metric=r["metric"])
 
 
 def test_variants_outside_tcp_toml_are_documented() -> None:

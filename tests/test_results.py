@@ -1,12 +1,14 @@
 """The results directory: never overwritten, replications complete or absent, attempts kept."""
 from __future__ import annotations
 
+import gzip
 import json
 
 import pytest
 
-from testbed import meta
-from testbed.results import RunDir, Status
+from testbed.errors import ConfigError
+from testbed.run import meta
+from testbed.run.results import RunDir, Status
 
 
 def make_run(tmp_path):
@@ -33,7 +35,8 @@ def test_replication_is_absent_until_finished(tmp_path):
     assert run.status("a", 1) is None and run.needs_run("a", 1)
     final = run.finish("a", 1, work, status())
     assert final.name == "rep-01" and not work.exists()
-    assert (final / "emulator.log").read_text() == "x"
+    assert gzip.decompress((final / "emulator.log.gz").read_bytes()) == b"x"
+    assert not (final / "emulator.log").exists() and "kept_uncompressed" not in run.status("a", 1).details
     assert run.status("a", 1).status == "ok" and not run.needs_run("a", 1)
 
 
@@ -58,7 +61,7 @@ def test_status_rejects_unknown_values():
 
 
 def test_open_refuses_a_directory_that_is_not_a_run(tmp_path):
-    with pytest.raises(FileNotFoundError, match="not a squall run directory"):
+    with pytest.raises(ConfigError, match="not a squall run directory"):
         RunDir.open(tmp_path)
 
 
@@ -69,3 +72,44 @@ def test_meta_records_revision_kernel_tools_and_sysctls():
     assert m["tools"]["iproute2"].startswith("ip utility")
     assert m["host_sysctls"]["net.ipv4.tcp_sack"] in ("0", "1")
     assert m["scenario_sha256"] == "abc" and m["testbed"] == {"kind": "namespaces"}
+
+
+def _disk_full(*args: object) -> None:
+    raise OSError(28, "No space left on device")
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    from testbed.run import results
+
+    path = tmp_path / "status.json"
+    results.write_json_atomic(path, {"status": "ok"})
+    monkeypatch.setattr(results.os, "fsync", _disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        results.write_json_atomic(path, {"status": "failed"})
+    assert json.loads(path.read_text()) == {"status": "ok"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["status.json"]
+
+
+def test_a_run_directory_that_cannot_be_written_whole_is_removed(tmp_path, monkeypatch):
+    from testbed.run import results
+
+    monkeypatch.setattr(results.os, "fsync", _disk_full)
+    with pytest.raises(OSError):
+        make_run(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_incomplete_names_missing_partial_and_failed_replications(tmp_path):
+    run = make_run(tmp_path)
+    run.finish("a", 1, run.begin("a", 1), status())
+    run.finish("a", 2, run.begin("a", 2), status("failed", "emulator died"))
+    run.begin("a", 3)                                     # abandoned: rep-03.partial
+    run.finish("a", 5, run.begin("a", 5), status("degraded", "timing error 2 ms"))   # complete: analysed
+    assert run.incomplete(["a"], 5) == ["a rep-02: failed", "a rep-03: partial", "a rep-04: missing"]
+
+
+def test_open_names_a_damaged_run_file(tmp_path):
+    run = make_run(tmp_path)
+    (run.root / "meta.json").write_text("")
+    with pytest.raises(ConfigError, match="meta.json: cannot be read as the run's meta.json"):
+        RunDir.open(run.root)

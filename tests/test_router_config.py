@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from testbed.errors import ConfigError
-from testbed.router_config import (FifoQueue, RedQueue, RouterClass, RouterFilter, burst_for_wlog, parse_router,
+from testbed.router.plan import (FifoQueue, RedQueue, RouterClass, RouterFilter, burst_for_wlog, parse_router,
                                    red_wlog)
 
 WHERE = "scenarios/x.toml: router"

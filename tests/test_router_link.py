@@ -14,11 +14,12 @@ from conftest import built_lane, require_programs
 from support_udp import udp_in, udp_summary
 
 from analysis.emulog import read_emulator_log
-from testbed.link_session import LinkSession, bin_dir
-from testbed.router_config import parse_router
-from testbed.router_monitor import read_queue_samples
-from testbed.router_session import RouterRun
-from testbed.simple_link import error_free
+from testbed.lanes.hosts import NamespaceTestbed
+from testbed.link.session import LinkSession
+from testbed.router.plan import parse_router
+from testbed.router.monitor import read_queue_samples
+from testbed.router.session import RouterRun
+from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns
 RATE_BPS, MTU = 64_000, 576
@@ -39,7 +40,7 @@ def test_pfifo_20_in_front_of_the_emulated_link(router_lane, tmp_path: Path) -> 
     rep.mkdir()
     dest = f"{lane.mobile_wireless.address}:7001"
     with LinkSession(lane, link, tmp_path / "link") as session:
-        with RouterRun(lane.ns.emu, config, rep, bin_dir=bin_dir(), dev=lane.emu_wireless.dev,
+        with RouterRun(NamespaceTestbed(lane).emu, config, rep, dev=lane.emu_wireless.dev,
                        interval_us=1000) as router:
             router.start_monitor(t0_realtime_us=session.start_realtime_us)
             receiver = udp_in(lane.ns.mobile, ["recv", "--listen", dest, "--idle-timeout", "3s", "--duration", "60s"])

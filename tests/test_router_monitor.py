@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from testbed.router_monitor import QueueSample, read_queue_samples
+from testbed.router.monitor import QueueSample, read_queue_samples
 
 HEADER = (
     "# squall-queue-monitor samples\n"

@@ -17,10 +17,11 @@ from conftest import require_programs
 from support_udp import udp_in, udp_summary
 
 from testbed import netns
-from testbed.link_session import bin_dir
-from testbed.router import apply_router, collect_stats, qdisc_available, teardown_router
-from testbed.router_config import RouterConfig, parse_router
-from testbed.router_monitor import QueueMonitor, read_queue_samples
+from testbed.lanes.hosts import NamespaceHost
+from testbed.link.session import bin_dir
+from testbed.router.tc_apply import apply_router, collect_stats, qdisc_available, teardown_router
+from testbed.router.plan import RouterConfig, parse_router
+from testbed.router.monitor import QueueMonitor, read_queue_samples
 
 WHERE = "test: router"
 RATE = 64_000
@@ -37,6 +38,11 @@ class VethLink:
     receiver_ns: str
     sender_ip: str
     receiver_ip: str
+
+    @property
+    def sender(self) -> NamespaceHost:
+        """The router's host: its namespace behind the Host interface."""
+        return NamespaceHost("emu", self.sender_ns, self.sender_ip)
 
 
 def _create_veth_link(lane: int) -> VethLink:
@@ -97,7 +103,7 @@ def _stop_all(*procs: subprocess.Popen) -> None:
 
 
 def _qdisc_stats(link: VethLink, handle: str) -> dict:
-    return next(q for q in collect_stats(link.sender_ns, DEV)["qdisc"] if q["handle"] == handle)
+    return next(q for q in collect_stats(link.sender, DEV)["qdisc"] if q["handle"] == handle)
 
 
 PFIFO_20 = {"queue": {"discipline": "pfifo", "limit": 20}}
@@ -108,10 +114,10 @@ PFIFO_20 = {"queue": {"discipline": "pfifo", "limit": 20}}
 def test_pfifo_20_never_holds_more_than_20_packets_and_counts_every_drop(veth_link, tmp_path):
     require_programs("squall-queue-monitor", "squall-udp")
     link = veth_link
-    batch = apply_router(link.sender_ns, parse_router(PFIFO_20, WHERE, RATE), DEV)
+    batch = apply_router(link.sender, parse_router(PFIFO_20, WHERE, RATE), DEV)
     assert "pfifo limit 20" in batch
     receiver = _start_receiver(link, 6001)
-    monitor = QueueMonitor.start(link.sender_ns, tmp_path / "router-queue.tsv", bin_dir=bin_dir(),
+    monitor = QueueMonitor.start(link.sender, tmp_path / "router-queue.tsv",
                                  interval_us=1000)
     try:
         sender = udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
@@ -136,7 +142,7 @@ def test_pfifo_20_never_holds_more_than_20_packets_and_counts_every_drop(veth_li
     assert all(r.marks is None for r in pfifo_rows)
     times = [r.time_us for r in pfifo_rows]
     assert times == sorted(times)
-    teardown_router(link.sender_ns, DEV)
+    teardown_router(link.sender, DEV)
     assert _root_kind(link) != "htb"
 
 
@@ -160,7 +166,7 @@ def _ef_be_config(filter_kind: str) -> dict:
 def _ef_share_under_flood(link: VethLink, config: RouterConfig) -> float:
     """Delivered fraction of a 32 kbit/s EF stream (132 B IP packets, TOS EF) sent for 4 s
     while a 256 kbit/s UDP flood in best effort saturates the 64 kbit/s router."""
-    apply_router(link.sender_ns, config, DEV)
+    apply_router(link.sender, config, DEV)
     ef_rx = _start_receiver(link, 6001)
     be_rx = _start_receiver(link, 6002)
     try:
@@ -182,7 +188,7 @@ def test_diffserv_keeps_the_ef_stream_under_a_best_effort_flood(veth_link, filte
     require_programs("squall-udp")
     share = _ef_share_under_flood(veth_link, parse_router(_ef_be_config(filter_kind), WHERE, RATE))
     assert share >= 0.95
-    ef_class = next(c for c in collect_stats(veth_link.sender_ns, DEV)["class"] if c["handle"] == "1:10")
+    ef_class = next(c for c in collect_stats(veth_link.sender, DEV)["class"] if c["handle"] == "1:10")
     assert ef_class["drops"] == 0
 
 
@@ -201,21 +207,21 @@ RED_ECN = {"queue": {"discipline": "red", "limit": "11000B", "min": "2000B", "ma
 @pytest.mark.netns
 @pytest.mark.parametrize("veth_link", [4], indirect=True)
 def test_red_is_applied_or_refused_with_the_reason(veth_link, tmp_path):
-    from testbed.router import RouterError
+    from testbed.router.tc_apply import RouterError
 
     link = veth_link
     config = parse_router(RED_ECN, WHERE, RATE)
-    if not qdisc_available(link.sender_ns, "red"):
+    if not qdisc_available(link.sender, "red"):
         with pytest.raises(RouterError, match=r"needs a `red` qdisc, and the kernel of namespace \S+ cannot create "
                                               r"one \(tc: \"Error: Specified qdisc kind is unknown.\".*"
                                               r"engine = \"emulator\""):
-            apply_router(link.sender_ns, config, DEV)
+            apply_router(link.sender, config, DEV)
         assert _root_kind(link) != "htb", "nothing may be applied when the kernel cannot take it"
         pytest.skip("this kernel has no sch_red (tc: qdisc kind unknown); checked the refusal message only")
     require_programs("squall-queue-monitor", "squall-udp")
-    apply_router(link.sender_ns, config, DEV)
+    apply_router(link.sender, config, DEV)
     receiver = _start_receiver(link, 6001)
-    monitor = QueueMonitor.start(link.sender_ns, tmp_path / "router-queue.tsv", bin_dir=bin_dir(),
+    monitor = QueueMonitor.start(link.sender, tmp_path / "router-queue.tsv",
                                  interval_us=1000)
     try:
         sent = _summary(udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
@@ -238,7 +244,7 @@ def test_monitor_times_on_the_given_t0_and_stops_after_its_duration(veth_link, t
     import time
 
     link = veth_link
-    apply_router(link.sender_ns, parse_router(PFIFO_20, WHERE, RATE), DEV)
+    apply_router(link.sender, parse_router(PFIFO_20, WHERE, RATE), DEV)
     t0 = time.time_ns() // 1000
     out = tmp_path / "q.tsv"
     proc = netns.run_in(link.sender_ns, [str(bin_dir() / "squall-queue-monitor"), "--dev", DEV, "--output",
@@ -261,16 +267,16 @@ def test_monitor_times_on_the_given_t0_and_stops_after_its_duration(veth_link, t
 @pytest.mark.parametrize("veth_link", [6], indirect=True)
 def test_monitor_refuses_a_missing_device_by_name(veth_link, tmp_path):
     require_programs("squall-queue-monitor")
-    from testbed.router_monitor import QueueMonitorError
+    from testbed.router.monitor import QueueMonitorError
 
     with pytest.raises(QueueMonitorError, match=r'device "nowhere0" not found in this network namespace'):
-        QueueMonitor.start(veth_link.sender_ns, tmp_path / "q.tsv", bin_dir=bin_dir(), dev="nowhere0")
+        QueueMonitor.start(veth_link.sender, tmp_path / "q.tsv", dev="nowhere0")
 
 
 @pytest.mark.netns
 @pytest.mark.parametrize("veth_link", [7], indirect=True)
 def test_a_tc_failure_names_the_batch_line(veth_link):
-    from testbed.router import RouterError
+    from testbed.router.tc_apply import RouterError
 
     link = veth_link
     section = {"default": "BE", "classes": {
@@ -279,7 +285,7 @@ def test_a_tc_failure_names_the_batch_line(veth_link):
     config = parse_router(section, WHERE, RATE)
     with pytest.raises(RouterError, match=r"failed at tc batch line 1 `qdisc add dev nowhere0 root handle 1: "
                                           r"htb default 20`: .*Cannot find device"):
-        apply_router(link.sender_ns, config, "nowhere0")
+        apply_router(link.sender, config, "nowhere0")
     assert _root_kind(link) != "htb", "the real device was not touched"
 
 
@@ -287,13 +293,13 @@ def test_a_tc_failure_names_the_batch_line(veth_link):
 @pytest.mark.parametrize("veth_link", [8], indirect=True)
 def test_a_replication_leaves_complete_router_files_or_none(veth_link, tmp_path):
     require_programs("squall-queue-monitor")
-    from testbed.router_session import RouterRun
+    from testbed.router.session import RouterRun
 
     link = veth_link
     config = parse_router(PFIFO_20, WHERE, RATE)
     done = tmp_path / "rep-01"
     done.mkdir()
-    with RouterRun(link.sender_ns, config, done, bin_dir=bin_dir(), dev=DEV, interval_us=1000) as router:
+    with RouterRun(link.sender, config, done, dev=DEV, interval_us=1000) as router:
         assert _root_kind(link) == "htb"
         router.start_monitor(t0_realtime_us=1)
         stats = router.finish()
@@ -307,7 +313,7 @@ def test_a_replication_leaves_complete_router_files_or_none(veth_link, tmp_path)
     failed = tmp_path / "rep-02"
     failed.mkdir()
     with pytest.raises(RuntimeError, match="flow failed"):
-        with RouterRun(link.sender_ns, config, failed, bin_dir=bin_dir(), dev=DEV) as router:
+        with RouterRun(link.sender, config, failed, dev=DEV) as router:
             router.start_monitor()
             raise RuntimeError("flow failed")
     assert sorted(p.name for p in failed.iterdir()) == ["router.tc"]
@@ -320,9 +326,9 @@ def test_a_replication_leaves_complete_router_files_or_none(veth_link, tmp_path)
 def test_a_tc_warning_is_an_error_and_the_router_is_removed(veth_link, monkeypatch):
     import re
 
-    import testbed.router as router_module
-    from testbed.router import RouterError
-    from testbed.router_tc import render_tc_batch
+    import testbed.router.tc_apply as router_module
+    from testbed.router.tc_apply import RouterError
+    from testbed.router.tc_render import render_tc_batch
 
     link = veth_link
     config = parse_router(PFIFO_20, WHERE, RATE)
@@ -331,9 +337,9 @@ def test_a_tc_warning_is_an_error_and_the_router_is_removed(veth_link, monkeypat
     monkeypatch.setattr(router_module, "render_tc_batch",
                         lambda c, d: re.sub(r" quantum \d+", "", render_tc_batch(c, d)))
     with pytest.raises(RouterError, match=r"but warned: .*quantum of class 10010 is small.*removed again"):
-        apply_router(link.sender_ns, config, DEV)
+        apply_router(link.sender, config, DEV)
     assert _root_kind(link) != "htb"
     monkeypatch.undo()
     # The renderer's own quantum at the same rate gives no warning (apply_router would raise).
-    apply_router(link.sender_ns, config, DEV)
+    apply_router(link.sender, config, DEV)
     assert _root_kind(link) == "htb"

@@ -1,17 +1,15 @@
-"""The [router] section inside a scenario: registration with the loader, link rate, profiles."""
+"""The [router] section inside a scenario: the loader's typed cell, link rate, profiles."""
 from __future__ import annotations
 
 import pytest
 
-from testbed import scenario
+from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
-from testbed.router_config import FifoQueue
-from testbed.router_section import parse_router_section
+from testbed.router.plan import FifoQueue
+from testbed.scenario.router_section import parse_router_section
 
 
 def _load(tmp_path, body: str):
-    import testbed.router_section  # noqa: F401  (registers the parser)
-
     path = tmp_path / "x.toml"
     path.write_text('seed = 1\nlink = "e0-384"\n' + body)
     return scenario.load(path)
@@ -19,7 +17,7 @@ def _load(tmp_path, body: str):
 
 def test_the_loader_parses_router_with_the_downlink_rate(tmp_path):
     cell = _load(tmp_path, '[router]\nqueue = { discipline = "pfifo", limit = 20 }\n').cells[0]
-    router = cell.sections["router"]
+    router = cell.router
     assert router.rate_bps == 384_000
     assert router.classes[0].queue == FifoQueue("pfifo", 20)
 
@@ -38,9 +36,9 @@ def test_profiles_with_overrides(tmp_path):
         '[iip-red]\nrate = "1Mbit"\n'
         'queue = { discipline = "red", limit = "11000B", min = "2000B", max = "6000B", avpkt = "500B", ecn = true }\n')
     cell = _load(tmp_path, '').cells[0]
-    router = parse_router_section({"profile": "saarto"}, "x.toml: router", cell, tmp_path)
+    router = parse_router_section({"profile": "saarto"}, "x.toml: router", cell.link.down, tmp_path)
     assert router.classes[0].queue == FifoQueue("pfifo", 20)
-    router = parse_router_section({"profile": "iip-red", "engine": "emulator"}, "x.toml: router", cell, tmp_path)
+    router = parse_router_section({"profile": "iip-red", "engine": "emulator"}, "x.toml: router", cell.link.down, tmp_path)
     assert (router.engine, router.rate_bps, router.classes[0].queue.bandwidth_bps) == ("emulator", 1_000_000, 384_000)
     with pytest.raises(ConfigError, match=r"x.toml: router.profile: unknown routers profile 'nope'"):
-        parse_router_section({"profile": "nope"}, "x.toml: router", cell, tmp_path)
+        parse_router_section({"profile": "nope"}, "x.toml: router", cell.link.down, tmp_path)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from testbed.router import parse_class_stats
-from testbed.router_config import parse_router
-from testbed.router_tc import render_tc_batch
+from testbed.router.tc_apply import parse_class_stats
+from testbed.router.plan import parse_router
+from testbed.router.tc_render import render_tc_batch
 
 WHERE = "scenarios/x.toml: router"
 
@@ -116,10 +116,10 @@ def test_class_statistics_text_is_parsed():
 
 
 def test_a_batch_failure_message_names_the_line():
-    from testbed.router import _batch_failure_message
+    from testbed.router.tc_apply import _batch_failure_message
 
     batch = "qdisc add dev wl0 root handle 1: htb default 10\nqdisc add dev wl0 parent 1:10 handle 10: red limit 1\n"
-    message = _batch_failure_message("sq3-emu", "wl0", batch, "Error: Specified qdisc kind is unknown.\n"
+    message = _batch_failure_message("namespace sq3-emu", "wl0", batch, "Error: Specified qdisc kind is unknown.\n"
                                                                 "Command failed -:2\n")
     assert message == ("applying the router on wl0 in namespace sq3-emu failed at tc batch line 2 "
                        "`qdisc add dev wl0 parent 1:10 handle 10: red limit 1`: "

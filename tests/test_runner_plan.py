@@ -2,16 +2,21 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
 
-from testbed import scenario
+from testbed.cli import main as cli_main
+from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
-from testbed.progress import Progress
-from testbed.results import RunDir, Status
-from testbed.runner import flow_medians, plan, select_cells
+from testbed.run.progress import Progress
+from testbed.run.results import RunDir, Status
+from testbed.run.runner import select_cells
+from testbed.run.unit import plan
+from testbed.run.status import flow_medians
 
+REPO = Path(__file__).resolve().parent.parent
 SCENARIO = """
 seed = 3
 replications = 3
@@ -26,7 +31,6 @@ tcp = ["baseline", "cbi"]
 
 @pytest.fixture
 def loaded(tmp_path: Path) -> tuple[scenario.Scenario, RunDir]:
-    import testbed.runner  # noqa: F401  registers the sections
 
     path = tmp_path / "plan.toml"
     path.write_text(SCENARIO)
@@ -45,6 +49,21 @@ def test_cbi_replications_stay_together_in_order_and_finished_ones_are_skipped(l
     units = plan(list(sc.cells), 3, run_dir)
     assert [(u.cell.cell_id, u.replications, u.keep_lane) for u in units] == [
         ("tcp-baseline", (1,), False), ("tcp-baseline", (3,), False), ("tcp-cbi", (1, 2, 3), True)]
+
+
+def test_degraded_replications_are_kept_unless_asked_to_redo_them(loaded) -> None:
+    sc, run_dir = loaded
+    for rep, state in ((1, "degraded"), (2, "failed"), (3, "ok")):
+        run_dir.finish("tcp-baseline", rep, run_dir.begin("tcp-baseline", rep),
+                       Status(state, "", "20260101T000000Z", 1.0, {}))
+    baseline = [c for c in sc.cells if c.cell_id == "tcp-baseline"]
+    assert [u.replications for u in plan(baseline, 3, run_dir)] == [(2,)]
+    assert [u.replications for u in plan(baseline, 3, run_dir, redo_degraded=True)] == [(1,), (2,)]
+
+
+def test_redo_degraded_goes_with_resume(capsys) -> None:
+    assert cli_main(["run", "x.toml", "--redo-degraded"]) == 2
+    assert "--redo-degraded goes with --resume RUN_DIR" in capsys.readouterr().err
 
 
 def test_cell_glob(loaded) -> None:
@@ -72,15 +91,66 @@ def test_progress_in_a_pipe_at_most_once_a_second_and_only_on_change() -> None:
     clock.t = 1.2
     progress.tick()
     clock.t = 2.5
-    progress.tick()                      # nothing changed: nothing
+    progress.tick()                      # nothing but the times changed: nothing
     progress.record("a", "failed", 30.0)
     clock.t = 3.0
     progress.tick()                      # changed, but 1.8 s since the last line ... printed
+    progress.record("b", "degraded", 20.0)      # counted apart from the failed ones
+    clock.t = 4.5
+    progress.tick()
+    clock.t = 65.0
+    progress.tick()                      # nothing changed, but a minute since the last line
     assert stream.getvalue().splitlines() == [
-        "[demo] cells 0/2, replications 0/4 done, 0 failed, ETA ?",
-        "[demo] cells 0/2, replications 1/4 done, 0 failed, ETA 15s",      # 10 s x 3 left / 2 lanes
-        "[demo] cells 1/2, replications 2/4 done, 1 failed, ETA 20s",      # 20 s x 2 / 2
+        "[demo] 0s elapsed, cells 0/2, replications 0/4 done, 0 failed, 0 degraded, ETA ?",
+        "[demo] 1s elapsed, cells 0/2, replications 1/4 done, 0 failed, 0 degraded, ETA 15s",  # 10 s x 3 left / 2 lanes
+        "[demo] 3s elapsed, cells 1/2, replications 2/4 done, 1 failed, 0 degraded, ETA 20s",  # 20 s x 2 / 2
+        "[demo] 4s elapsed, cells 1/2, replications 3/4 done, 1 failed, 1 degraded, ETA 10s",  # 20 s x 1 / 2
+        "[demo] 1m05s elapsed, cells 1/2, replications 3/4 done, 1 failed, 1 degraded, ETA 10s",
     ]
+
+
+def test_progress_names_the_running_cells_and_plans_the_eta_from_the_start() -> None:
+    stream, clock = io.StringIO(), Clock()
+    # cell a planned at 20 s a replication, b at 40 s; 3 + 2 replications on 2 lanes
+    progress = Progress("demo", {"a": 3, "b": 2}, parallel=2, stream=stream, clock=clock,
+                        estimates={"a": 20.0, "b": 40.0})
+    assert progress.eta() == "1m10s"                      # (3 x 20 + 2 x 40) / 2 before anything ran
+    progress.start("a", 1)
+    progress.start("b", 1)
+    clock.t = 10.0
+    assert progress.line() == ("[demo] 10s elapsed, cells 0/2, replications 0/5 done, 0 failed, 0 degraded; "
+                               "running a rep-01, b rep-01, ETA 1m00s")    # (10 + 2 x 20 + 30 + 40) / 2
+    clock.t = 30.0
+    progress.record("a", "ok", 30.0, 1)                   # a takes 30 s, not 20: b's plan is scaled by 1.5
+    progress.start("a", 2)
+    progress.start("a", 3)
+    # a: 2 running at 30 s each; b: 1 running (60 s expected, 30 s done) and 1 waiting (60 s)
+    assert progress._work_left_s() == 30 + 30 + 30 + 60
+    assert "running b rep-01, a rep-02, 1 more" in progress.line() and progress.eta() == "1m15s"
+    clock.t = 75.0
+    progress.record("b", "timeout", 75.0, 1)
+    progress.record("a", "ok", 40.0, 2)
+    progress.record("a", "ok", 40.0, 3)
+    progress.start("b", 2)
+    assert progress._work_left_s() == 75.0 and progress.eta() == "38s"       # b's own measured time
+    assert "cells 1/2" in progress.line() and "1 failed" in progress.line()
+    clock.t = 200.0                                       # running beyond what was expected: nothing negative
+    assert progress._work_left_s() == 0.0 and progress.eta() == "0s"
+
+
+def test_planned_replication_time_from_the_flows() -> None:
+    from testbed.run.progress import SETUP_ESTIMATE_S, planned_replication_s
+
+    sc = scenario.load(REPO / "scenarios" / "demo.toml")
+    e0 = next(c for c in sc.cells if c.cell_id == "link-e0_tcp-baseline_http-1.0")
+    # s+2s (10480 B) + 3 requests of 350 B at 64 kbit/s, and 4 round trips of 600 ms
+    assert planned_replication_s(e0, sc.timeout_us) == pytest.approx(SETUP_ESTIMATE_S + 11530 * 8 / 64000 + 2.4)
+    iperf3 = scenario.load(REPO / "scenarios" / "examples" / "iperf3.toml")
+    # a command's length is not known before it ran: its timeout
+    assert planned_replication_s(iperf3.cells[0], iperf3.timeout_us) == SETUP_ESTIMATE_S + 120
+    curl = scenario.load(REPO / "scenarios" / "examples" / "curl.toml")       # served 25 kB at 64 kbit/s
+    assert planned_replication_s(curl.cells[0], curl.timeout_us) == pytest.approx(SETUP_ESTIMATE_S + 25000 * 8 / 64000
+                                                                                  + 2.4)
 
 
 def test_end_table_medians_of_the_generators_summaries() -> None:
@@ -95,3 +165,88 @@ def test_end_table_medians_of_the_generators_summaries() -> None:
     assert text == ("web: page time 5.00 s; b: elapsed 16.00 s, goodput 50.0 kbit/s; "
                     "v: throughput 31.0 kbit/s, jitter 2.0 ms, loss 1.0 %")
     assert flow_medians([]) == "-"
+
+
+def test_a_cluster_submission_remembers_whether_it_redoes_degraded_replications(loaded) -> None:
+    from testbed.run.submission import Submission
+
+    sc, run_dir = loaded
+    units = plan(list(sc.cells), 1, run_dir)
+    Submission.new(run_dir.root, units, 10, 2, redo_degraded=True)
+    assert Submission.load(run_dir.root, 1).redo_degraded
+    plain_sub = Submission.new(run_dir.root, units, 10, 2)
+    data = json.loads(plain_sub.path.read_text())
+    del data["redo_degraded"]                       # a record written before the key existed
+    plain_sub.path.write_text(json.dumps(data))
+    assert not Submission.load(run_dir.root, 2).redo_degraded
+
+
+def test_a_failed_analysis_names_what_is_missing_instead_of_calling_the_results_complete(tmp_path: Path) -> None:
+    from testbed.run.runner import analyse
+
+    out, err = io.StringIO(), io.StringIO()
+    analyse(tmp_path / "not-a-run", out, err, ["tcp-cbi rep-02: missing", "tcp-cbi rep-03: partial"])
+    text = err.getvalue()
+    assert "2 replication(s) are missing, partial, failed or timed out (tcp-cbi rep-02: missing; tcp-cbi rep-03: partial)" in text
+    assert "the analysis failed" in text and "complete" not in text
+
+
+def test_a_resumed_run_finds_a_relative_channel_trace_beside_the_original_scenario(tmp_path: Path) -> None:
+    from testbed.run.runner import RunOptions, reopen_run, start_run
+
+    study = tmp_path / "study"
+    (study / "traces").mkdir(parents=True)
+    (study / "traces" / "c.trace").write_text("good 2s\nbad 700ms\n")
+    path = study / "traced.toml"
+    path.write_text('seed = 1\n[link]\nprofile = "r2"\nchannel = { trace = "traces/c.trace" }\n'
+                    '[flows.web]\nkind = "http"\nworkload = "s+2s"\n')
+    options = RunOptions(results=tmp_path / "results")
+    sc, run_dir, _ = start_run(path, options)
+    expected = str(study / "traces" / "c.trace")
+    assert sc.cells[0].link.channel.trace == expected
+    resumed, _, _, _ = reopen_run(run_dir.root, options)       # loads run_dir/scenario.toml
+    assert resumed.cells[0].link.channel.trace == expected
+
+
+def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_path: Path, monkeypatch,
+                                                                          capsys) -> None:
+    from testbed.run import status as status_mod
+    from testbed.run.runner import expanded
+    from testbed.run.submission import Submission
+
+    path = tmp_path / "plan.toml"
+    path.write_text(SCENARIO)
+    sc = scenario.load(path)
+    run_dir = RunDir.create(tmp_path / "results", sc.name, sc.source, expanded(sc),
+                            {"testbed": {"run": {"replications": 2, "cells": None}}})
+    page = {"web": {"kind": "http", "client": {"summary": {"ok": True, "response_time_us": 4_000_000}}}}
+    for cell, rep, state, reason in (("tcp-baseline", 1, "ok", ""), ("tcp-baseline", 2, "failed", "flow web: x"),
+                                     ("tcp-cbi", 1, "degraded", "timing error p99 2 ms")):
+        work = run_dir.begin(cell, rep)
+        (work / "workloads.json").write_text(json.dumps(page))
+        run_dir.finish(cell, rep, work, Status(state, reason, "20260101T000000Z", 12.5, {}))
+    sub = Submission.new(run_dir.root, plan(list(sc.cells), 2, run_dir), 10, 2)
+    sub.jobs = {"arrays": [{"job_id": "77", "first_unit": 0, "units": 3}], "analysis": "78"}
+    sub.save()
+    monkeypatch.setattr(status_mod, "job_states", lambda ids: {"77_0": "RUNNING", "77_1": "PENDING"})
+
+    assert cli_main(["status", str(run_dir.root), "--json"]) == 1
+    state = json.loads(capsys.readouterr().out)
+    assert (state["name"], state["replications"], state["complete"]) == (sc.name, 2, False)
+    assert state["counts"] == {"ok": 1, "failed": 1, "timeout": 0, "degraded": 1, "missing": 1}
+    baseline, cbi = state["cells"]
+    assert baseline["cell"] == "tcp-baseline" and baseline["medians"] == {"web": {"page time": 4.0}}
+    assert baseline["counts"] == {"ok": 1, "failed": 1, "timeout": 0, "degraded": 0, "missing": 0}
+    assert baseline["replications"] == [
+        {"replication": 1, "status": "ok", "reason": "", "started_utc": "20260101T000000Z", "duration_s": 12.5},
+        {"replication": 2, "status": "failed", "reason": "flow web: x", "started_utc": "20260101T000000Z",
+         "duration_s": 12.5}]
+    assert cbi["medians"] == {} and [r["status"] for r in cbi["replications"]] == ["degraded", "missing"]
+    assert state["slurm"] == [{"submission": 1, "arrays": [{"job_id": "77", "first_unit": 0, "units": 3}],
+                               "analysis": "78", "states": {"77_0": "RUNNING", "77_1": "PENDING"}}]
+    # The table says the same.
+    assert cli_main(["status", str(run_dir.root)]) == 1
+    text = capsys.readouterr().out
+    assert "tcp-baseline rep-02: failed: flow web: x" in text and "tcp-cbi rep-01: degraded: timing" in text
+    assert "web: page time 4.00 s" in text
+    assert "slurm submission 1: arrays 77 (3 units), analysis 78: 1 pending, 1 running" in text

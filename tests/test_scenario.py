@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from testbed import scenario
+from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
-from testbed.profiles import ProfileSet
+from testbed.scenario.profiles import ProfileSet
 
 HEAD = """
 name = "t"
@@ -72,7 +72,7 @@ def test_matrix_crosses_axes_in_order_with_readable_ids(tmp_path):
 def test_every_link_profile_validates():
     links = ProfileSet.load("links")
     channels = ProfileSet.load("channels")
-    from testbed.link import parse_channel, parse_link
+    from testbed.scenario.link_section import parse_channel, parse_link
     # the studies' links and channels at least: an empty profile set would pass vacuously
     assert {"e0", "r0", "r2", "r4", "arq-low", "arq-medium", "arq-high"} <= set(links.names())
     assert {"iip-short", "iip-long", "saarto"} <= set(channels.names())
@@ -98,7 +98,6 @@ BAD = [
     ("probability above one", '[link]\nprofile = "e0"\nchannel = "iip-short"\nerror = { bad = 1.5 }', "link.down.error.bad", "probability"),
     ("unknown link key", '[link]\nprofile = "e0"\nlatency = "1ms"', "link.latency", "unknown key"),
     ("unknown direction key", '[link]\nprofile = "e0"\n[link.down]\nspeed = "1kbit"', "link.down.speed", "unknown key"),
-    ("send buffer below MTU", '[link]\nprofile = "e0"\nsend_buffer = "500B"', "link.down.send_buffer", "at least 576"),
     ("uniform low above high", '[link]\nprofile = "r2"\nchannel = { good = "uniform(3s, 1s)", bad = "fixed(1s)" }', "link.channel.good", "low <= high"),
     ("bad distribution", '[link]\nprofile = "r2"\nchannel = { good = "normal(3s)", bad = "fixed(1s)" }', "link.channel.good", "not a distribution"),
     ("schedule not starting at zero", '[link]\nprofile = "e0"\nbandwidth = [["1s", "64kbit"]]', "link.down.bandwidth[0]", "start at"),
@@ -143,7 +142,6 @@ def test_cli_show_prints_cells_and_exits_2_on_error(tmp_path, capsys):
 
 
 def test_emulator_router_engine_refuses_what_it_cannot_express_at_load(tmp_path):
-    import testbed.router_section  # noqa: F401  (registers the [router] parser)
     path = write(tmp_path, HEAD + E0 + """
         [router]
         engine = "emulator"
@@ -163,3 +161,58 @@ def test_emulator_router_engine_refuses_what_it_cannot_express_at_load(tmp_path)
     with pytest.raises(ConfigError) as err:
         scenario.load(path)
     assert "router.filters[0].src" in str(err.value), str(err.value)
+
+
+# --- one validator: the emulator's own check decides what a link may be ---------------------
+
+EMULATOR_RULES = [
+    ("5000 ARQ retransmissions", 'arq = { retransmissions = 5000, delay = "700ms" }',
+     "link.down.arq.retransmissions", "more than the limit 1000"),
+    ("MTU of 67 bytes", 'mtu = "67B"', "link.down.mtu", "[68B, 65535B]"),
+    ("ARQ without a delay", 'arq = { retransmissions = 2, delay = "0ms" }', "link.down.arq.delay", ">= 1 us"),
+]
+
+
+@pytest.mark.parametrize("mistake,line,key,words", EMULATOR_RULES, ids=[r[0] for r in EMULATOR_RULES])
+def test_show_refuses_what_the_emulator_refuses_naming_the_scenario_key(tmp_path, capsys, mistake, line, key, words):
+    from testbed.cli import main
+
+    path = write(tmp_path, HEAD + f'[link]\nprofile = "e0"\n{line}\n')
+    assert main(["show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: {key}: " in err and words in err, err
+
+
+@pytest.mark.parametrize("retransmissions,delay", [(0, "0ms"), (2, "0ms"), (2, "1us"), (1000, "700ms"), (1001, "700ms")])
+def test_the_loader_and_the_emulator_judge_arq_alike(tmp_path, retransmissions, delay):
+    """The loader refuses a link exactly when `squall-emulator --check` refuses its rendered file."""
+    import subprocess
+
+    from testbed.link import emulator_config
+    from testbed.link.session import program_path
+
+    path = write(tmp_path, HEAD + f'[link]\nprofile = "e0"\narq = {{ retransmissions = {retransmissions}, '
+                                  f'delay = "{delay}" }}\n')
+    try:
+        scenario.load(path)
+        loader_accepts = True
+    except ConfigError:
+        loader_accepts = False
+    link = scenario.load(write(tmp_path, HEAD + 'link = "e0"\n')).cells[0].link
+    down = link.down.__class__(**{**link.down.__dict__, "arq_retransmissions": retransmissions,
+                                  "arq_delay_us": 0 if delay == "0ms" else 1 if delay == "1us" else 700_000})
+    rendered = emulator_config.render(link.__class__(link.name, link.channel, down, link.up),
+                                      emulator_config.EmulatorRun(1, 1, "0" * 16, tmp_path / "log"))
+    checked = subprocess.run([str(program_path("squall-emulator")), "--check", "-"], input=rendered,
+                             capture_output=True, text=True)
+    assert loader_accepts == (checked.returncode == 0), checked.stderr
+
+
+def test_timing_tolerance_defaults_to_a_millisecond_and_must_be_a_positive_time(tmp_path):
+    base = 'seed = 1\nlink = "e0"\n'
+    assert load(tmp_path, base).timing_tolerance_us == scenario.DEFAULT_TIMING_TOLERANCE_US == 1000
+    assert load(tmp_path, base + 'timing_tolerance = "250us"\n').timing_tolerance_us == 250
+    with pytest.raises(ConfigError, match="timing_tolerance: must be greater than zero"):
+        load(tmp_path, base + 'timing_tolerance = "0ms"\n')
+    with pytest.raises(ConfigError, match="timing_tolerance: 1 is not a time with a unit"):
+        load(tmp_path, base + 'timing_tolerance = 1\n')

@@ -1,6 +1,6 @@
 """`squall run --testbed FILE` on three lab hosts reached only over SSH.
 
-Lane $SQUALL_SSH_LANE (default 40) builds the data network (testbed/lane.py); a fourth
+Lane $SQUALL_SSH_LANE (default 40) builds the data network (testbed/lanes/lane.py); a fourth
 namespace `sq<lane>-ctl` plays the experimenter's machine with a management veth to each
 host namespace (198.18.(128+lane).0/24, split in /30s: above the lanes' 198.18.0-127).
 Each host runs its own sshd (own host key, root login by key only, listening only on the
@@ -9,6 +9,7 @@ network, with an `ip` on PATH that logs its calls: it must never use `ip netns`.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -26,9 +27,9 @@ from analysis.run import analyse_run
 
 from conftest import built_lane, require_programs
 from testbed import netns
-from testbed.addresses import LaneAddresses
-from testbed.capture import read_packets
-from testbed.link_session import bin_dir
+from testbed.addresses import LaneAddresses, lane_addresses
+from testbed.lanes.capture import read_packets
+from testbed.link.session import bin_dir
 from testbed.tcp_profile import RECORDED_SYSCTLS
 
 pytestmark = pytest.mark.netns
@@ -42,6 +43,7 @@ name = "ssh-lab"
 seed = 5
 replications = 1
 timeout = "40s"
+timing_tolerance = "1s"   # not about timing (tests/support_run.py LENIENT_TIMING)
 tcp = "iw4"
 router = "saarto"
 
@@ -77,6 +79,11 @@ class Lab:
     mgmt: dict[str, str]          # role -> the host's management address
     testbed_file: Path
     namespaces: dict[str, str]    # role -> namespace
+
+    @property
+    def carrier(self) -> str:
+        """Where the emulator listens: the emu host's carrier address (mobile.emulator)."""
+        return lane_addresses(self.lane).emulator_for_mobile
 
 
 def _mgmt(lane: int, index: int) -> tuple[str, str]:
@@ -291,16 +298,24 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     details = status["details"]
     assert details["testbed"]["backend"] == "ssh"
     assert set(details["testbed"]["clock_offsets"]) == set(ROLES)
-    for name in ("emulator.log", "emulator.conf", "fixed.pcap", "mobile.pcap", "tcp.json", "workloads.json",
+    for name in ("emulator.log.gz", "emulator.conf", "fixed.pcap.gz", "mobile.pcap.gz", "tcp.json", "workloads.json",
                  "web.client.log", "web.access.log", "web.error.log", "bulk1.sender.log", "bulk1.receiver.log",
                  "web.client.stdout", "emulator.stderr", "npa-mobile.stderr", "router.tc", "router-queue.tsv",
                  "tc-stats.json"):
         assert (rep / name).is_file(), f"{name} missing from {sorted(p.name for p in rep.iterdir())}"
-    trailer = [line for line in (rep / "emulator.log").read_text().splitlines() if line.startswith("# end")]
+    trailer = [line for line in gzip.decompress((rep / "emulator.log.gz").read_bytes()).decode().splitlines()
+               if line.startswith("# end")]
     assert trailer, "emulator.log has no trailer"
+    # STOP came through the SSH connection (squall-control on the emu host), the emulator
+    # listened on the carrier address only, and no file names the token.
+    assert trailer[0].endswith(" by_comm squall-control"), trailer
+    conf = (rep / "emulator.conf").read_text()
+    assert "\ntoken = <redacted>\n" in conf and f"\nlisten = {lab.carrier}\n" in conf, conf
+    assert f"listening on {lab.carrier}\n" in (rep / "emulator.stderr").read_text()
+    assert not list(Path("/tmp").glob(f"{details['testbed']['run_id']}-p.*")), "a private directory was left"
     web_port, bulk_port = 8080, 5002
     for stem in ("fixed", "mobile"):
-        packets = read_packets(rep / f"{stem}.pcap")
+        packets = read_packets(rep / f"{stem}.pcap.gz")
         ports = {p.payload.sport for p in packets if hasattr(p.payload, "sport")} | \
             {p.payload.dport for p in packets if hasattr(p.payload, "dport")}
         assert {web_port, bulk_port} <= ports, f"{stem}.pcap lacks a flow: ports {sorted(ports)}"
@@ -341,7 +356,7 @@ def test_a_host_without_a_program_is_refused_before_the_run(lab: Lab, tmp_path: 
 
 def test_an_unreachable_host_is_refused_before_the_run(lab: Lab, tmp_path: Path) -> None:
     lab.testbed_file.write_text(lab.testbed_file.read_text().replace(f'root@{lab.mgmt["emu"]}', "root@198.18.250.9")
-                                .replace("[emu]\n", f'[emu]\ncontrol = "{lab.mgmt["emu"]}:5300"\nport = 22\n'))
+                                .replace("[emu]\n", "[emu]\nport = 22\n"))
     scenario = tmp_path / "ssh-lab.toml"
     scenario.write_text(SCENARIO)
     proc, _ = run_squall(lab, tmp_path, str(scenario), "--results", str(tmp_path / "results"), "--no-analysis")

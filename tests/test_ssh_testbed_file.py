@@ -1,4 +1,4 @@
-"""The testbed file (testbed/testbed_file.py): what it means and the mistakes it refuses,
+"""The testbed file (testbed/lab/testbed_file.py): what it means and the mistakes it refuses,
 each naming the file and the key. No root, no SSH."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from testbed import testbed_file
+from testbed.lab import testbed_file
 from testbed.errors import ConfigError
-from testbed.ssh import SshClient, SshTarget, quote
+from testbed.lab.ssh import SshClient, SshTarget, quote
 
 REPO = Path(__file__).resolve().parents[1]
 GOOD = """
@@ -54,7 +54,6 @@ def test_a_complete_file_with_defaults(tmp_path: Path) -> None:
     assert lab.fixed.ssh == SshTarget("root@192.0.2.10", None, "/etc/squall/lab_key", ("StrictHostKeyChecking=yes",))
     assert lab.fixed.capture_dev == "eth0" and lab.fixed.address == "198.18.40.1"
     assert lab.emu.ssh.port == 2222 and lab.emu.wireless_dev == "wl0" and lab.emu.emulator_port == 5300
-    assert lab.emu.control == ("192.0.2.11", 5300), "the runner reaches the emulator at the SSH address"
     assert lab.mobile.emulator == ("198.19.168.1", 5300) and lab.mobile.fixed_net == "198.18.40.0/24"
     assert lab.mobile.bin_dir == PurePosixPath("/usr/local/squall/bin")
     assert lab.fixed.bin_dir == PurePosixPath("/opt/squall/bin") and lab.emu.work_dir == PurePosixPath("/var/tmp/squall")
@@ -91,11 +90,39 @@ def test_a_missing_host_table_and_a_missing_work_dir(tmp_path: Path) -> None:
     assert f"{tmp_path / 'lab.toml'}: fixed.work_dir: missing" in message
 
 
-def test_an_ssh_alias_needs_the_control_address(tmp_path: Path) -> None:
+def test_an_ssh_alias_is_enough_and_emu_control_is_refused(tmp_path: Path) -> None:
+    """START/STOP go through the SSH connection: no address of the emulator for the runner."""
     text = GOOD.replace('ssh = "root@192.0.2.11"', 'ssh = "lab-emu"')
-    assert "emu.control: missing, and the SSH destination's host 'lab-emu' is not an IPv4 address" in refused(tmp_path, text)
-    lab = load(tmp_path, text.replace("[emu]\n", '[emu]\ncontrol = "192.0.2.11:5300"\n'))
-    assert lab.emu.control == ("192.0.2.11", 5300)
+    assert load(tmp_path, text).emu.ssh.destination == "lab-emu"
+    message = refused(tmp_path, text.replace("[emu]\n", '[emu]\ncontrol = "192.0.2.11:5300"\n'))
+    assert message.startswith(f"{tmp_path / 'lab.toml'}: emu.control: no longer used: squall sends START and STOP "
+                              "through its SSH connection"), message
+
+
+@pytest.mark.parametrize("key, line", [
+    ("fixed.capture_dev", 'capture_dev = "eth0;reboot"'),
+    ("emu.wireless_dev", 'wireless_dev = "wl$(id)"'),
+    ("mobile.wireless_dev", 'wireless_dev = "-wl0"'),
+    ("mobile.bin_dir", 'bin_dir = "/opt/squall bin"'),
+    ("emu.work_dir", "work_dir = \"/tmp/x'; id; '\""),
+    ("fixed.nginx", 'nginx = "/usr/sbin/nginx$(id)"'),
+    ("emu.ssh", 'ssh = "root@host;id"'),
+    ("fixed.ssh_options", 'ssh_options = ["=x"]'),
+])
+def test_values_that_reach_a_command_must_be_plain(tmp_path: Path, key: str, line: str) -> None:
+    assert f"lab.toml: {key}: " in refused(tmp_path, with_line(GOOD, key.split(".")[0], line))
+
+
+def with_line(text: str, role: str, line: str) -> str:
+    """text with `line` in the [role] table, replacing a key of the same name there."""
+    name, section, lines = line.split(" =")[0], "", []
+    for old in text.splitlines():
+        section = old if old.startswith("[") else section
+        if not (section == f"[{role}]" and old.startswith(f"{name} =")):
+            lines.append(old)
+        if old == f"[{role}]":
+            lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def test_not_toml_and_absent_files(tmp_path: Path) -> None:

@@ -16,10 +16,8 @@ import pytest
 
 from analysis.run import analyse_run
 from conftest import require_programs
-from testbed import flows as _flows  # noqa: F401  registers the [flows] parser
-from testbed import router_section as _router_section  # noqa: F401  registers [router]
-from testbed import scenario as scenario_mod
-from testbed import tcp_section as _tcp_section  # noqa: F401  registers [tcp]
+from support_run import lenient_copy
+from testbed.scenario import loader as scenario_mod
 
 REPO = Path(__file__).resolve().parents[1]
 SCENARIOS = REPO / "scenarios"
@@ -33,9 +31,11 @@ EXPECTED_CELLS = {
     "demo.toml": 8,              # 2 links x 2 variants x 2 HTTP versions
     "iip-http.toml": 144,        # 4 links x 6 variants x 3 workloads x 2 HTTP versions
     "iip-mixture.toml": 60,      # 4 links x 5 workloads x 3 variants
-    "saarto-http10.toml": 120,   # 4 links x 5 variants x 6 workloads
+    "saarto-http10.toml": 144,   # 4 links x 6 variants x 6 workloads
 }
 EXPECTED_REPLICATIONS = {"iip-http.toml": 30, "iip-mixture.toml": 20, "saarto-http10.toml": 30}
+# scenarios/examples/*.toml: small scenarios showing one feature each (docs/runner.md)
+EXPECTED_EXAMPLE_CELLS = {"curl.toml": 1, "iperf3.toml": 2}
 
 
 def load(name: str) -> scenario_mod.Scenario:
@@ -48,6 +48,12 @@ def cell(sc: scenario_mod.Scenario, cell_id: str) -> scenario_mod.ResolvedCell:
 
 def test_every_shipped_scenario_is_listed() -> None:
     assert sorted(p.name for p in SCENARIOS.glob("*.toml")) == sorted(EXPECTED_CELLS)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_EXAMPLE_CELLS))
+def test_every_example_scenario_loads(name: str) -> None:
+    assert sorted(p.name for p in (SCENARIOS / "examples").glob("*.toml")) == sorted(EXPECTED_EXAMPLE_CELLS)
+    assert len(scenario_mod.load(SCENARIOS / "examples" / name).cells) == EXPECTED_EXAMPLE_CELLS[name]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_CELLS))
@@ -67,11 +73,18 @@ def test_iip_http_channel_follows_the_workload_and_http_versions_differ() -> Non
     assert (short.link.channel.good.a_us, short.link.channel.good.b_us) == (2_800_000, 3_500_000)
     assert (long.link.channel.good.a_us, long.link.channel.good.b_us) == (8_000_000, 12_000_000)
     assert (long.link.channel.bad.a_us, long.link.channel.bad.b_us) == (1_400_000, 3_000_000)
-    (web10,), (web11,) = short.sections["flows"], long.sections["flows"]
+    (web10,), (web11,) = short.flows, long.flows
     assert (web10.http, web10.parallel, web10.page.sizes) == ("1.0", 4, (6288, 2096, 2096))
     assert (web11.http, web11.persistent, web11.pipeline) == ("1.1", 1, True)
     assert long.link.down.arq_retransmissions == 2 and long.link.down.error_bad == 0.83
-    assert short.sections["router"].classes[0].queue.limit == 20
+    # IIP 7.1: 12000 B link buffers; Seawind's router: 20 packets, tun read queue, send buffer
+    assert (short.link.down.send_buffer, short.link.down.recv_buffer) == (12000, 12000)
+    assert short.router.classes[0].queue.limit == 20
+    assert (short.router.engine, short.router.device_queue) == ("emulator", 10)
+    # in-line objects from the main object's first byte (1.0); pipelined after it (1.1)
+    assert (web10.inline_after, web11.inline_after) == ("first", "complete")
+    assert short.tcp.sysctls["net.ipv4.tcp_syn_linear_timeouts"] == 0
+    assert not web10.delayed_acks and not web11.delayed_acks
     # table 7's e0 has no frto/dsack: the 12 extra cells of the cross product
     extra = [c for c in sc.cells if c.labels["link"] == "e0" and c.labels["tcp"] in ("frto", "dsack")]
     assert len(extra) == 12
@@ -82,25 +95,30 @@ def test_iip_mixture_diffserv_red_and_workloads() -> None:
     ds = cell(sc, "link-r4_workload-2tcp+1udp-0s-0s-5s-ds_tcp-frto-cbi-iw4")
     nods = cell(sc, "link-r4_workload-2tcp+1udp-0s-0s-0s-nods_tcp-baseline")
     red = cell(sc, "link-e0_workload-3tcp-0s-0s-5s_tcp-baseline+red")
-    assert [f.target for f in ds.sections["router"].filters] == ["UDP"]
-    assert nods.sections["router"].filters == ()
-    kinds = {f.name: (f.kind, f.start_us) for f in ds.sections["flows"]}
+    assert [f.target for f in ds.router.filters] == ["UDP"]
+    assert nods.router.filters == ()
+    kinds = {f.name: (f.kind, f.start_us) for f in ds.flows}
     assert kinds == {"tcp1": ("bulk", 0), "tcp2": ("bulk", 0), "udp": ("udp", 5_000_000)}
-    udp = next(f for f in ds.sections["flows"] if f.kind == "udp")
-    assert (udp.stream.size, udp.stream.rate_bps, udp.duration_us) == (132, 32_000, 180_000_000)
-    assert [f.transfer.count for f in ds.sections["flows"] if f.kind == "bulk"] == [90, 90]
-    assert [(f.transfer.count, f.start_us) for f in red.sections["flows"]] == [
+    udp = next(f for f in ds.flows if f.kind == "udp")
+    # 32 kbit/s at IP level (160 B datagrams, 25/s): 26400 bit/s of 132 B payloads
+    assert (udp.stream.size, udp.stream.rate_bps, udp.stream.ip_rate_bps, udp.duration_us) == (
+        132, 26_400, 32_000, 180_000_000)
+    assert [f.transfer.count for f in ds.flows if f.kind == "bulk"] == [90, 90]
+    assert [(f.transfer.count, f.start_us) for f in red.flows] == [
         (100, 0), (100, 0), (100, 5_000_000)]
-    queues = {c.name: c.queue for c in red.sections["router"].classes}
+    queues = {c.name: c.queue for c in red.router.classes}
     assert {q.discipline for q in queues.values()} == {"red"}
     assert (queues["TCP"].limit, queues["TCP"].min, queues["TCP"].max, queues["TCP"].avpkt,
             queues["TCP"].ecn) == (11000, 2000, 6000, 500, True)
-    assert red.sections["tcp"].name == "ecn"
-    assert {c.queue.limit for c in ds.sections["router"].classes} == {22}
-    # HTB at the link's rate, so its queues (not the emulator's send buffer) are the bottleneck
-    assert ds.sections["router"].rate_bps == 64_000
-    assert {c.name: (c.rate_bps, c.priority) for c in ds.sections["router"].classes} == {
-        "UDP": (48_000, 0), "TCP": (16_000, 1)}
+    assert red.tcp.name == "ecn"
+    assert {c.queue.limit for c in ds.router.classes} == {22}
+    # Seawind's structure in the emulator (RED included), the report's HTB rates
+    for c in (ds, nods, red):
+        assert (c.router.engine, c.router.device_queue) == ("emulator", 10)
+        assert (c.link.down.send_buffer, c.link.down.recv_buffer) == (12000, 12000)
+    assert ds.router.rate_bps == 1_000_000
+    assert {c.name: (c.rate_bps, c.priority) for c in ds.router.classes} == {
+        "UDP": (500_000, 0), "TCP": (500_000, 1)}
     # section 7.3: lossy links' good 10-25 s, bad 1.8-4 s
     assert (nods.link.channel.good.a_us, nods.link.channel.bad.b_us) == (10_000_000, 4_000_000)
 
@@ -111,10 +129,14 @@ def test_saarto_links_and_variants() -> None:
     assert c.link.down.error_bad == 0.63 and c.link.down.arq_retransmissions == 2
     assert (c.link.down.send_buffer, c.link.down.recv_buffer) == (9600, 9600)
     assert c.link.channel.good.kind == "exponential" and c.link.channel.good.max_us == 9_000_000
-    assert c.sections["tcp"].sysctls["net.ipv4.tcp_timestamps"] == 0
-    (web,) = c.sections["flows"]
+    assert c.tcp.sysctls["net.ipv4.tcp_timestamps"] == 0
+    (web,) = c.flows
     assert (web.http, web.parallel, web.page.sizes) == ("1.0", 4, (12576, 8384, 8384))
-    assert {x.labels["tcp"] for x in sc.cells} == {"baseline", "iw4", "baseline-nots", "frto", "dsack"}
+    assert {x.labels["tcp"] for x in sc.cells} == {"baseline", "iw4", "baseline-nots", "iw4-nots", "frto", "dsack"}
+    iw4_nots = cell(sc, "link-arq-high_tcp-iw4-nots_workload-s+2s")
+    assert iw4_nots.tcp.initcwnd == 4 and iw4_nots.tcp.sysctls["net.ipv4.tcp_timestamps"] == 0
+    assert (c.router.engine, c.router.device_queue, c.router.classes[0].queue.limit) == ("emulator", 10, 20)
+    assert web.inline_after == "first" and not web.delayed_acks
 
 
 # --- smoke runs in namespaces ------------------------------------------------------------
@@ -136,6 +158,7 @@ def smoke_mixture(tmp: Path) -> Path:
 
 
 def run_one(scenario: Path, cell_id: str, lane: int, results: Path) -> Path:
+    scenario = lenient_copy(scenario, results)
     proc = subprocess.run([str(SQUALL), "run", str(scenario), "--cells", cell_id,
                            "--replications", "1", "--lane-base", str(lane), "--results",
                            str(results)], capture_output=True, text=True, timeout=240)
@@ -190,6 +213,6 @@ def test_iip_mixture_cell_runs_and_is_analysable(tmp_path: Path) -> None:
     assert values["tcp.transfers"] == 2
     assert values["tcp.fastest.bytes"] == values["tcp.slowest.bytes"] == 6 * 2096
     assert values["tcp.slowest.elapsed_s"] >= values["tcp.fastest.elapsed_s"] > 0
-    # 8 s of 132 B at 32 kbit/s = about 242 datagrams, started 5 s after the TCP flows
-    assert values["udp.received"] + values["udp.lost"] >= 200
+    # 8 s of 160 B datagrams at 32 kbit/s (IP level) = 200 datagrams, started 5 s after TCP
+    assert 195 <= values["udp.received"] + values["udp.lost"] <= 201
     assert values["udp.throughput_Bps"] is not None

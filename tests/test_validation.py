@@ -2,6 +2,7 @@
 conclusions' verdicts, on small fixtures (no runs)."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,10 @@ iip,11,1.0,e0,baseline,BASELINE,s+2s,Drops_c,0,packets,
 iip,11,1.0,e0,baseline,BASELINE,s+2s,Drops_e,,packets,
 """
 MIX_CSV = """# table: 34
-study,table,workload,diffserv,link,variant,queue,source_label,flow_role,metric,value,unit
-iip,34,2tcp+1udp-0s-0s-0s,yes,r2,baseline,red,baseline+RED,udp,Jitter_max,30.5,ms
-iip,34,3tcp-0s-0s-5s,no,e0,baseline,fifo,Baseline,third,Elapsed_median,70.0,s
+study,table,workload,diffserv,link,variant,queue,source_label,flow_role,metric,value,unit,corrupt
+iip,34,2tcp+1udp-0s-0s-0s,yes,r2,baseline,red,baseline+RED,udp,Jitter_max,30.5,ms,
+iip,34,3tcp-0s-0s-5s,no,e0,baseline,fifo,Baseline,third,Elapsed_median,70.0,s,
+iip,34,3tcp-0s-0s-5s,no,r0,baseline,fifo,Baseline,third,Elapsed_median,71.0,s,corrupt: copies r2
 """
 SAARTO_CSV = """study,table,http,link,variant,source_label,workload,metric,value,unit,relative_to
 saarto,arq-low-response-time-diff,1.0,arq-low,baseline,BL+TS,s+2s,response_time,10.0,s,
@@ -81,7 +83,15 @@ def test_reference_keys_follow_the_scenarios_labels(tmp_path: Path) -> None:
     mix = read_reference_file(write(tmp_path, "b.csv", MIX_CSV))
     assert [r.key for r in mix] == [
         Key("iip", "r2", "baseline+red", "2tcp+1udp-0s-0s-0s-ds", "", "udp.Jitter_max"),
-        Key("iip", "e0", "baseline", "3tcp-0s-0s-5s", "", "third.Elapsed_median")]
+        Key("iip", "e0", "baseline", "3tcp-0s-0s-5s", "", "third.Elapsed_median"),
+        Key("iip", "r0", "baseline", "3tcp-0s-0s-5s", "", "third.Elapsed_median")]
+    assert [r.corrupt for r in mix] == ["", "", "corrupt: copies r2"]
+    # a corrupt row is read, but load_reference leaves it out of every comparison
+    only_mix = tmp_path / "mix"
+    only_mix.mkdir()
+    write(only_mix, "b.csv", MIX_CSV)
+    assert [r.key.link for r in load_reference(only_mix)] == ["r2", "e0"]
+    assert len(load_reference(only_mix, keep_corrupt=True)) == 3
     config = "study,table,subject,parameter,value,unit,source_label\nsaarto,x,link,mtu,576,bytes,MTU\n"
     assert read_reference_file(write(tmp_path, "c.csv", config)) == []
 
@@ -128,6 +138,34 @@ def test_a_cell_without_a_counted_replication_is_left_out() -> None:
     assert m.values == {}
 
 
+def test_http10_min_and_max_throughput_are_over_all_connections() -> None:
+    """IIP 7.2: for HTTP/1.0 only the median is of main objects; the e0 s+2s Min_thro of 845
+    B/s against a main-object median of 1809 B/s comes from in-line connections."""
+    extra = {"web.main.throughput_Bps": [1800.0, 1810.0, 1820.0],
+             "web.inline_slowest.throughput_Bps": [850.0, 845.0, 900.0],
+             "web.inline_fastest.throughput_Bps": [1000.0, 1825.0, 1100.0]}
+    m = measure([("iip", [http_cell("e0", "baseline", [3.9, 3.9, 3.9], extra=extra),
+                          http_cell("e0", "baseline", [5.5, 5.5, 5.5], http="1.1", extra=extra)])])
+    def v(http: str, metric: str) -> float | None:
+        return m.values[Key("iip", "e0", "baseline", "s+2s", http, metric)]
+    assert (v("1.0", "Med_thro"), v("1.0", "Min_thro"), v("1.0", "Max_thro")) == (1810.0, 845.0, 1825.0)
+    # HTTP/1.1: the one persistent connection's throughput
+    assert (v("1.1", "Min_thro"), v("1.1", "Max_thro")) == (1800.0, 1820.0)
+
+
+def test_saarto_differences_are_relative_to_the_variant_of_their_table() -> None:
+    from validation.measures import saarto_diff_base
+    diffs = [r for r in load_reference() if r.key.metric == "response_time_diff"]
+    assert diffs and all(r.relative_to == saarto_diff_base(r.key.link) for r in diffs)
+    cells = [make_cell(f"link-arq-high_tcp-{v}_workload-s+2s",
+                       {"link": "arq-high", "tcp": v, "flows.web.workload": "s+2s"}, WEB10,
+                       [{"web.response_time_s": t}])
+             for v, t in (("baseline", 9.0), ("baseline-nots", 10.0), ("iw4-nots", 8.0))]
+    m = measure([("saarto", cells)])
+    assert m.values[Key("saarto", "arq-high", "iw4-nots", "s+2s", "1.0", "response_time_diff")] == \
+        pytest.approx(-20.0)
+
+
 def test_saarto_response_time_difference_from_the_baseline() -> None:
     cells = [make_cell(f"link-arq-low_tcp-{v}_workload-s+2s",
                        {"link": "arq-low", "tcp": v, "flows.web.workload": "s+2s"}, WEB10,
@@ -144,9 +182,9 @@ def test_mixture_roles_third_flow_and_udp_jitter_range() -> None:
                      {"link": "e0", "workload": "3tcp-0s-0s-5s", "tcp": "baseline"}, bulk,
                      # the analysis' roles: the two early transfers ranked, tcp3 by name
                      [{"tcp.fastest.elapsed_s": 10, "tcp.slowest.elapsed_s": 12,
-                       "tcp.tcp3.elapsed_s": 8},
+                       "tcp3.elapsed_s": 8},
                       {"tcp.fastest.elapsed_s": 11, "tcp.slowest.elapsed_s": 14,
-                       "tcp.tcp3.elapsed_s": 9}])
+                       "tcp3.elapsed_s": 9}])
     udp = make_cell("link-e0_workload-2tcp+1udp-0s-0s-0s-ds_tcp-baseline",
                     {"link": "e0", "workload": "2tcp+1udp-0s-0s-0s-ds", "tcp": "baseline"},
                     [FlowInfo("tcp1", "bulk"), FlowInfo("tcp2", "bulk"), FlowInfo("udp", "udp")],
@@ -266,11 +304,7 @@ def test_report_names_the_reduction_and_the_verdicts() -> None:
 
 def test_reduced_plan_selects_cells_of_each_study_and_no_red_queue() -> None:
     import fnmatch
-
-    from testbed import flows as _flows  # noqa: F401  registers the section parsers
-    from testbed import router_section as _router  # noqa: F401
-    from testbed import scenario as scenario_mod
-    from testbed import tcp_section as _tcp  # noqa: F401
+    from testbed.scenario import loader as scenario_mod
     from validation.run import FULL, REDUCED, SCENARIOS
 
     selected: dict[str, int] = {}
@@ -278,9 +312,10 @@ def test_reduced_plan_selects_cells_of_each_study_and_no_red_queue() -> None:
         sc = scenario_mod.load(SCENARIOS / run.scenario)
         cells = [c for c in sc.cells if fnmatch.fnmatchcase(c.cell_id, run.cells or "*")]
         assert cells, f"{run.cells!r} selects no cell of {run.scenario}"
-        assert all(q.queue.discipline != "red" for c in cells for q in c.sections["router"].classes)
+        assert all(q.queue.discipline != "red" for c in cells for q in c.router.classes)
         selected[run.scenario] = selected.get(run.scenario, 0) + len(cells)
-    assert selected == {"iip-http.toml": 12 + 2 + 2, "saarto-http10.toml": 9 + 2, "iip-mixture.toml": 4}
+    # saarto: 3 lossy links x BL+TS, BL-TS, IW4+TS, IW4-TS on s+2s, and 2 l+8m cells
+    assert selected == {"iip-http.toml": 12 + 2 + 2, "saarto-http10.toml": 12 + 2, "iip-mixture.toml": 4}
     # a glob like tcp-[bf]* would also take baseline+red
     assert {r.scenario for r in FULL} == set(selected) and all(r.cells is None for r in FULL)
 
@@ -313,3 +348,28 @@ def test_arq_case_without_error_drops_at_low_persistency_is_no_case() -> None:
     verdicts = {v.title: v for v in check_all([], measure([("iip", cells)]))}
     assert verdicts["High ARQ persistency removes error drops but causes spurious RTOs"].ours == \
         "not measured"
+
+
+def test_agreement_per_family_counts_coverage_and_distance() -> None:
+    from validation.compare import agreement
+
+    def ref(metric: str, value: float, link: str = "e0") -> RefRow:
+        return RefRow(Key("iip", link, "baseline", "s+2s", "1.0", metric), value, "s", "11", "")
+
+    reference = [ref("Time", 10.0), ref("Time", 10.0, "r2"), ref("Time", 4.0, "r4"),
+                 ref("Drops_c", 0.0), ref("Drops_c", 3.0, "r2"), ref("Jitter_max", 5.0)]
+    ours = Measurements(values={reference[0].key: 11.0, reference[1].key: 20.0,
+                                reference[3].key: 0.0, reference[4].key: 1.0})
+    rows, coverage = join(reference, ours)
+    assert (coverage.compared, coverage.reference_rows) == (4, 6)
+    families = {a.family: a for a in agreement(reference, rows)}
+    times = families["response and elapsed times"]
+    assert (times.reference_values, times.compared) == (3, 2)
+    assert times.median_abs_ln == pytest.approx((math.log(1.1) + math.log(2.0)) / 2)
+    assert (times.within_20, times.within_50, times.met) == (0.5, 0.5, False)
+    drops = families["congestion drops"]     # (0+1)/(0+1) = 1 and (1+1)/(3+1) = 0.5
+    assert drops.median_abs_ln == pytest.approx(math.log(2) / 2)
+    assert (drops.within_20, drops.within_50, drops.met) == (0.5, 1.0, True)
+    jitter = families["jitter"]
+    assert (jitter.compared, jitter.median_abs_ln, jitter.met) == (0, None, None)
+    assert "throughputs" not in families      # no reference value of the family

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from testbed import workload_profiles
+from testbed.scenario import workloads as workload_profiles
 from testbed.errors import ConfigError
-from testbed.link_session import bin_dir
+from testbed.link.session import bin_dir
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -28,9 +28,27 @@ def test_study_labels_have_the_study_sizes() -> None:
     assert workload_profiles.load("s+2s").sizes == (6288, 2096, 2096)
     assert workload_profiles.load("l+8m").sizes == (71788,) + (8384,) * 8
     bulk = workload_profiles.load("bulk-90")
-    assert (bulk.count, bulk.length, bulk.total_bytes) == (90, 2096, 188640)
+    assert (bulk.count, bulk.length) == (90, 2096)
     cbr = workload_profiles.load("cbr-32k")
-    assert (cbr.size, cbr.rate_bps, cbr.interval_us) == (132, 32000, 33000)
+    assert (cbr.size, cbr.rate_bps, cbr.rate_counts) == (132, 32000, "payload")
+    # IIP table 31: 720 kB in 180 s = 25 datagrams/s of 160 B at IP level
+    mix = workload_profiles.load("cbr-32k-ip")
+    assert (mix.size, mix.rate_bps, mix.rate_counts, mix.ip_rate_bps) == (132, 26400, "ip", 32000)
+    assert 132 * 8 / mix.rate_bps == 0.04
+
+
+def test_a_rate_counted_at_ip_level_becomes_the_payload_rate_of_the_flow() -> None:
+    from testbed.scenario.flows import parse_flow
+    flow = parse_flow("u", {"kind": "udp", "size": "100B", "rate": "64kbit", "rate_counts": "ip",
+                            "count": 5}, "x.toml: flows.u")
+    assert flow.stream.rate_bps == 50000     # 64000 x 100 / 128
+    argv = flow.active_argv(lambda name: name, "198.18.40.2:6001", offset_us=0, log=Path("udp.log"),
+                            timeout_us=1_000_000)
+    assert argv[argv.index("--rate") + 1] == "50000bit"
+    with pytest.raises(ConfigError) as err:
+        parse_flow("u", {"kind": "udp", "workload": "cbr-32k", "rate_counts": "ip", "count": 5},
+                   "x.toml: flows.u")
+    assert err.value.where == "x.toml: flows.u.rate_counts"
 
 
 def test_unknown_label_is_refused_by_loader_and_client() -> None:
@@ -47,6 +65,7 @@ def test_unknown_label_is_refused_by_loader_and_client() -> None:
     ({"kind": "bulk", "count": 0, "length": "2096B"}, "count"),
     ({"kind": "cbr", "size": "132B", "rate": "0kbit"}, "rate"),
     ({"kind": "cbr", "size": "10B", "rate": "32kbit"}, "size"),
+    ({"kind": "cbr", "size": "132B", "rate": "32kbit", "rate_counts": "udp"}, "rate_counts"),
     ({"kind": "video"}, "kind"),
     ({"kind": "bulk", "count": 3, "length": "1B", "colour": 1}, "colour"),
 ])

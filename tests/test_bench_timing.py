@@ -1,0 +1,113 @@
+"""The timing benchmark's arithmetic: cyclictest's output, ratios and targets (no root needed)."""
+from bench.cyclictest import command, parse, quantile
+from bench.emulator import ratios, targets
+
+CYCLICTEST_OUTPUT = """# /dev/cpu_dma_latency set to 0us
+# Histogram
+000000 000000
+000017 000090
+000018 000005
+000040 000004
+000300 000001
+# Total: 000000101
+# Min Latencies: 00017
+# Avg Latencies: 00020
+# Max Latencies: 25000
+# Histogram Overflows: 00001
+# Histogram Overflow at cycle number:
+# Thread 0:
+"""
+
+
+def test_parse_counts_the_histogram_and_its_overflows():
+    out = parse(CYCLICTEST_OUTPUT)
+    assert out["n"] == 101                   # 100 in the histogram and one beyond it
+    assert out["p50"] == 17
+    assert out["p99"] == 300                 # rank ceil(0.99 * 101) = 100
+    assert out["max"] == 25000 and out["overflows"] == 1 and out["avg"] == 20
+    assert out["p999"] == 25000              # the overflow: only the maximum is known
+
+
+def test_quantile_rank_is_the_emulators():
+    # The emulator's rule (lateness.h): the smallest value with at least ceil(q * n) samples at or below.
+    assert quantile({1: 99, 7: 1}, 0, 0.99, 7) == 1
+    assert quantile({1: 98, 7: 2}, 0, 0.99, 7) == 7
+    assert quantile({}, 0, 0.5, None) is None
+
+
+def test_command_uses_the_priority_or_normal_scheduling(monkeypatch):
+    monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/" + name)
+    assert command(10, 8, 1000)[1:] == ["-m", "-p", "10", "-i", "1000", "-D", "8", "-q", "-h", "20000"]
+    assert command(0, 8)[1:5] == ["-m", "--policy", "other", "-i"]
+
+
+def test_targets_compare_with_cyclictest_of_the_same_round():
+    rounds = [
+        {"lanes": 1, "rate_pps": 10_000, "lateness_us": {"p50": 2, "p99": 80, "max": 900},
+         "cyclictest_us": {"p50": 20, "p99": 45, "max": 1000}},
+        {"lanes": 4, "rate_pps": 1_000, "lateness_us": {"p50": 2, "p99": 120, "max": 3000},
+         "cyclictest_us": {"p50": 20, "p99": 90, "max": 1000}},
+    ]
+    out = targets(rounds)
+    assert out["rounds"][0] == {"lanes": 1, "rate_pps": 10_000, "max_le_2x_cyclictest": True,
+                                "p99_le_2x_cyclictest": True, "p99_le_100us": True}
+    # At 1 000 packets/s only the max and (cyclictest p99 > 50 µs here) nothing else applies.
+    assert out["rounds"][1] == {"lanes": 4, "rate_pps": 1_000, "max_le_2x_cyclictest": False}
+    assert out["all_met"] is False
+    assert ratios({"p50": 2, "p99": 80, "max": 900}, {"p50": 20, "p99": 40, "max": 0}) == \
+        {"p50": 0.1, "p99": 2.0, "max": None}
+
+
+def test_timing_ab_variants_and_summary(tmp_path):
+    import argparse
+    import pytest
+    from bench.timing_ab import parse_variant, summarise
+    (tmp_path / "squall-emulator").write_text("")
+    assert parse_variant(f"old={tmp_path}:npa=10") == {"name": "old", "bin_dir": str(tmp_path), "npa_priority": 10}
+    assert parse_variant(f"new={tmp_path}") == {"name": "new", "bin_dir": str(tmp_path)}
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_variant(str(tmp_path))
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_variant(f"x={tmp_path / 'nowhere'}")
+
+    def variant(p99):
+        return {"lateness_us": {"p50": 1, "p99": p99, "max": 10 * p99}, "emulator_cpu_s": 1.0}
+    rounds = [{"cyclictest_us": {"p50": 20, "p99": 100, "max": 1000}, "variants": {"a": variant(150), "b": variant(90)}},
+              {"cyclictest_us": {"p50": 20, "p99": 50, "max": 900}, "variants": {"a": variant(80), "b": variant(95)}}]
+    s = summarise(rounds, ["a", "b"])
+    assert s["a"]["p99"] == [80, 150] and s["b"]["p99"] == [90, 95]
+    assert s["b"]["rounds_p99_below_a"] == 1
+    assert s["b"]["p99_over_cyclictest"] == [0.9, 1.9]
+    assert s["cyclictest"]["max"] == [900, 1000]
+
+
+def test_end_to_end_target_judges_ingress_and_egress_with_four_lanes():
+    cyclic = {"p50": 20, "p99": 100, "max": 1000}
+    late = {"p50": 2, "p99": 80, "max": 900}
+
+    def round_(lanes, ingress_p99, egress_p99):
+        return {"lanes": lanes, "rate_pps": 1_000, "lateness_us": late, "cyclictest_us": cyclic,
+                "end_to_end_us": {"ingress": {"p50": 40, "p99": ingress_p99, "max": 900},
+                                  "egress": {"p50": 40, "p99": egress_p99, "max": 900}}}
+    out = targets([round_(4, 300, 120), round_(4, 120, 301), round_(2, 900, 900)])
+    assert out["rounds"][0]["end_to_end_p99_le_3x_cyclictest"] is True
+    assert out["rounds"][1]["end_to_end_p99_le_3x_cyclictest"] is False
+    assert "end_to_end_p99_le_3x_cyclictest" not in out["rounds"][2]      # judged with 4 lanes only
+
+
+def test_committed_timing_results_record_what_the_ratios_need():
+    """bench/results/emulator.json as `make bench` writes it: the machine and its load, and per
+    round cyclictest beside the emulator's and the end-to-end figures; every packet sent was in
+    the log (the ring writer lost no line) and in both captures."""
+    import json
+    from pathlib import Path
+    numbers = json.loads((Path(__file__).resolve().parent.parent / "bench/results/emulator.json").read_text())
+    assert {"nproc", "kernel", "cpu", "loadavg_at_start", "git_rev", "virtualised"} <= set(numbers["machine"])
+    assert {(t["lanes"], t["rate_pps"]) for t in numbers["timing"]} == {(n, r) for n in (1, 2, 4) for r in (1000, 10000)}
+    for t in numbers["timing"]:
+        assert {"p50", "p99", "max"} <= set(t["cyclictest_us"]) and "loadavg_1min_after" in t
+        assert set(t["end_to_end_ratio"]) == {"ingress", "egress"}
+        for lane in t["per_lane"]:
+            assert lane["lateness_us"]["n"] == lane["sent"] == lane["received"]
+            assert lane["end_to_end"]["ingress"]["n"] == lane["end_to_end"]["egress"]["n"] == lane["sent"]
+    assert "end_to_end_p99_le_3x_cyclictest" in numbers["timing_targets"]["rounds"][-1]

@@ -1,0 +1,90 @@
+"""Warnings for scenarios that load but likely misfire (testbed/run/lint.py), shown by `squall show`
+and `squall run` on stderr; never an error."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testbed import cli
+from testbed.run.lint import scenario_warnings
+from testbed.scenario import loader
+
+REPO = Path(__file__).resolve().parents[1]
+LINK = 'seed = 1\ntimeout = "60s"\n[link]\nbandwidth = "64kbit"\ndelay = "100ms"\nmtu = "576B"\n'
+DIFFSERV = """
+[router]
+default = "BE"
+[router.classes.EF]
+rate = "32kbit"
+queue = { discipline = "pfifo", limit = 10 }
+[router.classes.BE]
+rate = "32kbit"
+priority = 1
+queue = { discipline = "pfifo", limit = 10 }
+"""
+
+
+def voice(rate: str = "32kbit", direction: str = "down", duration: str = "30s", name: str = "voice") -> str:
+    return (f'[flows.{name}]\nkind = "udp"\nsize = "132B"\nrate = "{rate}"\nduration = "{duration}"\n'
+            f'dscp = "EF"\ndirection = "{direction}"\n')
+
+
+def warnings(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "w.toml"
+    path.write_text(text)
+    return scenario_warnings(loader.load(path))
+
+
+@pytest.mark.parametrize("name", ["demo", "iip-http", "iip-mixture", "saarto-http10", "examples/curl",
+                                  "examples/iperf3"])
+def test_the_shipped_scenarios_have_no_warning(name: str) -> None:
+    assert scenario_warnings(loader.load(REPO / "scenarios" / f"{name}.toml")) == []
+
+
+def test_a_udp_stream_above_its_link(tmp_path: Path) -> None:
+    # 64 kbit/s of 132 B payloads is 77.6 kbit/s with 28 B of IP/UDP headers on a 64 kbit/s link
+    (line,) = warnings(tmp_path, LINK + voice("64kbit"))
+    assert line.startswith(f"{tmp_path / 'w.toml'}: flows.voice: ") and "77.58 kbit/s" in line
+    assert "above the downlink's 64 kbit/s" in line
+    assert warnings(tmp_path, LINK + voice("48kbit")) == []          # 58.2 kbit/s fits
+
+
+def test_udp_streams_of_one_direction_above_the_link_together(tmp_path: Path) -> None:
+    (line,) = warnings(tmp_path, LINK + voice("32kbit") + voice("32kbit", name="video"))
+    assert ": flows: the UDP streams voice, video together send 77.58 kbit/s on the downlink" in line
+    assert warnings(tmp_path, LINK + voice("32kbit") + voice("32kbit", "up", name="video")) == []
+
+
+def test_a_udp_stream_still_sending_at_the_timeout(tmp_path: Path) -> None:
+    (line,) = warnings(tmp_path, LINK + voice(duration="60s"))
+    assert "flows.voice: the stream sends until 60 s" in line and "end as timeout" in line
+
+
+def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
+    web = '[flows.web]\nkind = "http"\nworkload = "s+2s"\ndscp = "AF11"\n'
+    bulk = '[flows.bulk]\nkind = "bulk"\ncount = 10\ndirection = "up"\ndscp = "CS1"\n'
+    filters = ('[[router.filters]]\nclass = "EF"\ndscp = "EF"\n'          # only the uplink UDP stream
+               '[[router.filters]]\nclass = "EF"\ndscp = "AF11"\n'        # the page's requests only
+               '[[router.filters]]\nclass = "EF"\ndscp = "CS1"\n'         # an uplink bulk flow's ACKs
+               '[[router.filters]]\nclass = "EF"\nprotocol = "tcp"\nsport = 80\n'   # no such port
+               '[[router.filters]]\nclass = "EF"\nprotocol = "tcp"\nsport = 8081\n')  # the page's responses (flow 1)
+    lines = warnings(tmp_path, LINK + DIFFSERV + filters + voice(direction="up") + web + bulk)
+    text = "\n".join(lines)
+    assert "router.filters[0]: matches only packets going up (voice data); the router shapes the downlink only" in text
+    assert "router.filters[1]: matches only packets going up (web requests)" in text
+    assert "does not mark its responses" in text
+    assert "router.filters[2]: matches only uplink flows (bulk); the router shapes the downlink only, where they " \
+           "send just their ACKs" in text
+    assert "router.filters[3]: matches no packet of this cell's flows" in text
+    assert "router.filters[4]" not in text
+    assert len(lines) == 4
+
+
+def test_show_prints_warnings_on_stderr_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "w.toml"
+    path.write_text(LINK + voice("64kbit"))
+    assert cli.main(["show", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "squall show: warning: " in captured.err and "flows.voice" in captured.err
+    assert "warning" not in captured.out

@@ -1,0 +1,58 @@
+"""How a replication's programs ended (testbed/processes.py: Ending, stop_process) and
+tcpdump's exit statistics (testbed/lanes/capture.py), without root."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
+from testbed.processes import Ending, stop_process
+
+# --- tcpdump's statistics ---------------------------------------------------------------------
+
+def test_tcpdump_statistics_as_tcpdump_4_99_prints_them() -> None:
+    stderr = ("tcpdump: listening on eth0, link-type EN10MB (Ethernet), snapshot length 256 bytes\n"
+              "341 packets captured\n345 packets received by filter\n4 packets dropped by kernel\n")
+    assert parse_tcpdump_statistics(stderr) == {"captured": 341, "received_by_filter": 345,
+                                                "dropped_by_kernel": 4}
+
+
+def test_tcpdump_statistics_singular_and_interface_drops() -> None:
+    stderr = "1 packet captured\n1 packet received by filter\n0 packets dropped by kernel\n" \
+             "7 packets dropped by interface\n"
+    assert parse_tcpdump_statistics(stderr) == {"captured": 1, "received_by_filter": 1,
+                                                "dropped_by_kernel": 0, "dropped_by_interface": 7}
+
+
+def test_tcpdump_messages_leave_out_its_listening_line() -> None:
+    stderr = ("tcpdump: listening on wl0, link-type RAW (Raw IP), snapshot length 256 bytes\n"
+              "tcpdump: pcap_loop: The interface disappeared\n253 packets captured\n")
+    assert tcpdump_messages(stderr) == ["pcap_loop: The interface disappeared"]
+
+
+def test_tcpdump_killed_prints_no_statistics() -> None:
+    assert parse_tcpdump_statistics("tcpdump: listening on wl0, link-type RAW (Raw IP)\n") == {}
+    # a line that only looks like one is not taken
+    assert parse_tcpdump_statistics("tcpdump: 12 packets captured by someone else\n") == {}
+
+
+# --- how a program ended ----------------------------------------------------------------------
+
+def test_stop_process_tells_a_requested_end_from_an_early_death() -> None:
+    asked = subprocess.Popen(["sleep", "30"])
+    ending = stop_process(asked, signal.SIGTERM, 5.0)
+    assert ending == Ending(requested=True, code=-signal.SIGTERM)
+    assert not ending.clean and "killed by SIGTERM" in ending.describe()
+    early = subprocess.Popen(["sh", "-c", "exit 3"])
+    early.wait()
+    ending = stop_process(early, signal.SIGINT, 5.0)
+    assert ending == Ending(requested=False, code=3)
+    assert ending.describe() == "ended before squall stopped it (exit code 3)"
+    clean = subprocess.Popen(["sh", "-c", "trap 'exit 0' INT; sleep 30 & wait"])
+    time.sleep(0.2)                     # the trap is set
+    assert stop_process(clean, signal.SIGINT, 5.0).clean
+    stubborn = subprocess.Popen(["sh", "-c", "trap '' INT; sleep 30"])
+    time.sleep(0.2)
+    ending = stop_process(stubborn, signal.SIGINT, 0.3)
+    assert ending.forced and ending.code == -signal.SIGKILL and "was killed" in ending.describe()
