@@ -136,8 +136,11 @@ def parameter_tables(specs: dict[str, dict[str, Any]],
                     [[n, first.get(n, "–")] for n in same],
                     "Every resolved setting of the scenario (expanded.json) that is the same "
                     "in every cell; times, rates and sizes with their units.")]
-    if differ:
-        axes = list(dict.fromkeys(a for c in params for a in labels.get(c, {})))
+    axes = list(dict.fromkeys(a for c in params for a in labels.get(c, {})))
+    # an axis that sets one key by name (e.g. `flows.web.http`) is already its own column
+    differ = [n for n in differ if not (n in axes and all(
+        str(labels.get(c, {}).get(n)) == str(p.get(n)) for c, p in params.items()))]
+    if differ or axes:
         tables.append(Table("Parameters that differ between cells",
                             ["cell", *axes, *differ],
                             [[c, *(labels.get(c, {}).get(a, "") for a in axes),

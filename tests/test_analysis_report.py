@@ -12,6 +12,7 @@ import pytest
 
 from test_analysis_run_support import build_run, truncate_capture
 from test_analysis_support import FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
+from analysis.describe import parameter_tables
 from testbed.cli import main as squall
 
 MS = 1000
@@ -386,3 +387,14 @@ def test_plain_tables_for_a_scenario_of_ones_own(user_report) -> None:
                         "ECN marks (packets)"]
     assert [r[1:] for r in queue[1:]] == [["all classes", "40", "3", "0"], ["BE", "30", "3", "0"],
                                           ["EF", "10", "0", "0"]]
+
+
+def test_an_axis_that_sets_one_key_is_not_listed_twice() -> None:
+    """A matrix axis named by the key it sets (`flows.web.http`) is the key's column; a key the
+    same axis does not name stays a column of its own."""
+    specs = {"a": {"flows": {"web": {"http": "1.0"}}, "link": {"mtu": 576}},
+             "b": {"flows": {"web": {"http": "1.1"}}, "link": {"mtu": 1500}}}
+    labels = {"a": {"flows.web.http": "1.0", "mtu": "small"}, "b": {"flows.web.http": "1.1", "mtu": "big"}}
+    differ = parameter_tables(specs, labels)[1]
+    assert differ.header == ["cell", "flows.web.http", "mtu", "link.mtu"]
+    assert differ.rows == [["a", "1.0", "small", "576 B"], ["b", "1.1", "big", "1500 B"]]
