@@ -60,6 +60,10 @@ class Host(Protocol):
     def fetch(self, path: Path, local: Path) -> None:
         """Copies a file the host wrote into the results (local path)."""
 
+    def tcp_unsettled(self, peer: str) -> int | None:
+        """Connections between this host's address and `peer` that wait for an acknowledgement
+        (testbed/tcp_table.py); None when the host cannot tell."""
+
 
 class Link(Protocol):
     """The emulator and the two NPAs of one replication (testbed/link/session.py)."""

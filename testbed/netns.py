@@ -1,13 +1,18 @@
 """Running commands inside network namespaces with iproute2.
 
-One job: turn "do X in namespace N" into a subprocess call, and report failures
-with the command that was attempted.
+One job: turn "do X in namespace N" into a subprocess call (or, for a socket or a
+/proc/net table, into a helper thread that enters N), and report failures with the
+command that was attempted.
 """
 from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class CommandError(RuntimeError):
@@ -70,18 +75,35 @@ _CLONE_NEWNET = 0x40000000
 
 
 def socket_in(ns: str, family: int, type_: int, proto: int = 0) -> "socket.socket":
-    """A socket that lives in namespace ns, usable from any thread of this process.
-
-    A socket keeps the namespace it was created in, so a helper thread enters ns
-    (setns is per thread), creates it and ends; the caller's thread never moves.
-    """
-    import ctypes
+    """A socket that lives in namespace ns, usable from any thread of this process (a socket
+    keeps the namespace it was created in)."""
     import socket
+    return _in_namespace(ns, lambda: socket.socket(family, type_, proto))
+
+
+def read_in(ns: str, paths: Sequence[str]) -> list[str]:
+    """The texts of /proc/net/... files as namespace ns sees them ("" for a missing one),
+    read without starting a process."""
+    def read() -> list[str]:
+        texts = []
+        for path in paths:        # a thread sees its own namespace under /proc/thread-self
+            try:
+                texts.append(Path("/proc/thread-self", Path(path).relative_to("/proc")).read_text())
+            except FileNotFoundError:
+                texts.append("")
+        return texts
+    return _in_namespace(ns, read)
+
+
+def _in_namespace(ns: str, make: Callable[[], T]) -> T:
+    """make() run in namespace ns: setns is per thread, so a helper thread enters ns, calls it
+    and ends; the caller's thread never moves."""
+    import ctypes
     import threading
 
     result: list[object] = []
 
-    def make() -> None:
+    def enter_and_make() -> None:
         try:
             libc = ctypes.CDLL(None, use_errno=True)
             fd = os.open(f"/run/netns/{ns}", os.O_RDONLY)
@@ -91,11 +113,11 @@ def socket_in(ns: str, family: int, type_: int, proto: int = 0) -> "socket.socke
                     raise OSError(err, f"setns into namespace {ns} failed: {os.strerror(err)}")
             finally:
                 os.close(fd)
-            result.append(socket.socket(family, type_, proto))
+            result.append(make())
         except BaseException as e:  # handed to the caller's thread
             result.append(e)
 
-    worker = threading.Thread(target=make, name=f"socket-in-{ns}")
+    worker = threading.Thread(target=enter_and_make, name=f"in-{ns}")
     worker.start()
     worker.join()
     if isinstance(result[0], BaseException):

@@ -107,6 +107,9 @@ class FakeHost:
         self.log.append(("http_server", port, str(run_dir), [list(p) for p in pages]))
         yield
 
+    def tcp_unsettled(self, peer: str) -> int:
+        return 0
+
     def fetch(self, path: Path, local: Path) -> None:
         self.log.append(("fetch", str(path), local.name))
         shutil.copyfile(path, local)          # FileNotFoundError for what no program wrote

@@ -25,7 +25,6 @@ from analysis.tcp_samples import read_tcp_samples
 from testbed import netns
 from testbed.addresses import namespaces
 from testbed.link import session as link_session
-from testbed.run import replication
 
 pytestmark = pytest.mark.netns
 REPO = Path(__file__).resolve().parents[1]
@@ -101,6 +100,23 @@ def processes() -> list[tuple[int, str]]:
     return found
 
 
+def unacknowledged_fins(pcap: Path, address: str) -> list[str]:
+    """The FINs that `address`, the capture's host, sent and that no ACK in the capture
+    acknowledges (read with scapy)."""
+    from scapy.layers.inet import IP, TCP
+    from scapy.utils import rdpcap
+
+    fins: dict[tuple, int] = {}     # (src, sport, dst, dport) -> the ACK number that covers the FIN
+    segments = [(f[IP], f[TCP]) for f in rdpcap(str(pcap)) if f.haslayer(TCP)]
+    for ip, tcp in segments:
+        if tcp.flags.F and ip.src == address:
+            length = ip.len - 4 * ip.ihl - 4 * tcp.dataofs      # the capture keeps headers only
+            fins[(ip.src, tcp.sport, ip.dst, tcp.dport)] = (tcp.seq + length + 1) % 2**32
+    acked = {(ip.dst, tcp.dport, ip.src, tcp.sport) for ip, tcp in segments
+             if tcp.flags.A and fins.get((ip.dst, tcp.dport, ip.src, tcp.sport)) == tcp.ack}
+    return [f"{k[0]}:{k[1]} -> {k[2]}:{k[3]}" for k in fins if k not in acked]
+
+
 def assert_complete_replication(rep: Path, lane_numbers: range) -> None:
     st = status(rep)
     assert st["status"] == "ok", st["reason"]
@@ -108,14 +124,15 @@ def assert_complete_replication(rep: Path, lane_numbers: range) -> None:
     log = read_emulator_log(stored(rep, "emulator.log"))
     assert not log.cut_short, f"{rep}/emulator.log has no trailer"
     # The link was drained before STOP: no segment (e.g. the last ACK) was cut off in it; the
-    # drain ended when the emulator said the link was empty and quiet (here already when the
-    # UDP receiver, the last flow, was stopped), before its worst case.
+    # drain ended when the link was empty and no connection waited for an ACK, before its
+    # worst case. In each capture (scapy's reading) every FIN its host sent was acknowledged.
     assert log.trailer["pending"]["count"] == "0"
     drain = st["details"]["drain"]
-    assert drain["ended_by"] == "quiet", drain
+    assert drain["ended_by"] == "settled", drain
     assert st["details"]["timings"]["drain_s"] < drain["longest_s"]
-    in_out = [e.time_us for e in log.events if e.event in ("in", "out")]
-    assert log.end_us - max(in_out) >= replication.DRAIN_QUIET_S * 1e6
+    for host in ("fixed", "mobile"):
+        address = st["details"]["testbed"][f"{host}_host"]
+        assert unacknowledged_fins(stored(rep, f"{host}.pcap"), address) == [], host
     fixed, mobile = read_packets(stored(rep, "fixed.pcap")), read_packets(stored(rep, "mobile.pcap"))
     # Every flow crossed the link: the HTTP, bulk and UDP ports in both captures.
     for packets in (fixed, mobile):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from testbed import netns, tcp_apply
+from testbed import netns, tcp_apply, tcp_table
 from testbed.addresses import LaneAddresses
 from testbed.hosts import Host
 from testbed.lanes import lane as lanes
@@ -54,6 +54,9 @@ class NamespaceHost:
     def fetch(self, path: Path, local: Path) -> None:
         if Path(path).resolve() != Path(local).resolve():
             shutil.copyfile(path, local)
+
+    def tcp_unsettled(self, peer: str) -> int | None:
+        return tcp_table.unsettled("".join(netns.read_in(self.ns, tcp_table.TABLES)), self.address, peer)
 
 
 @dataclass

@@ -40,8 +40,9 @@ STOP_GRACE_S = 3.0
 TCPINFO_SUFFIX = "tcpinfo.tsv"
 TCPINFO_INTERVAL = "50ms"
 DRAIN_MARGIN_S = 0.2
-# The drain ends once the link is empty and quiet this long: longer than a delayed ACK (40 ms
-# on Linux, up to 200 ms with TCP_QUICKACK off) answering the last packet delivered.
+# Where a host cannot tell its connections' state, the drain ends once the link is empty and
+# quiet this long: longer than a delayed ACK (40 ms on Linux, up to 200 ms with TCP_QUICKACK
+# off) answering the last packet delivered.
 DRAIN_QUIET_S = 0.25
 STDERR_TAIL = 400
 WORKLOADS_FILE = "workloads.json"
@@ -218,7 +219,8 @@ class _Replication:
         # programs end: keep the link and the captures until they are out, or connections look cut.
         t_drain = time.monotonic()
         if link_alive:
-            self.details["drain"] = _drain(self.link, _link_drain_s(self.job.cell.link), self.stop)
+            self.details["drain"] = _drain(self.link, (self.testbed.fixed, self.testbed.mobile),
+                                           _link_drain_s(self.job.cell.link), self.stop)
         _stop_programs(self.running)
         self.timings["drain_s"] = round(time.monotonic() - t_drain, 3)
         if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
@@ -360,12 +362,12 @@ def _link_drain_s(link: LinkConfig) -> float:
     return max(one(link.down), one(link.up)) + DRAIN_MARGIN_S
 
 
-def _drain(link: Link, longest_s: float, stop: threading.Event) -> dict[str, Any]:
-    """Until the link is empty and no packet went in or out for DRAIN_QUIET_S (a host's answer
-    to the last delivered packet, a delayed ACK, has had its time), at most `longest_s` (the
-    link's worst case); what ended it, for status.json."""
+def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threading.Event) -> dict[str, Any]:
+    """Until the link is empty and no connection between the two ends waits for an
+    acknowledgement (the last FIN's ACK delivered, a lost FIN retransmitted); where a host
+    cannot tell, until the link was empty and quiet for DRAIN_QUIET_S; at most `longest_s`
+    (the link's worst case). What ended it, for status.json."""
     deadline = time.monotonic() + longest_s
-    state = None
     while True:
         try:
             state = link.state()
@@ -373,12 +375,24 @@ def _drain(link: Link, longest_s: float, stop: threading.Event) -> dict[str, Any
             if stop.wait(max(0.0, deadline - time.monotonic())):
                 raise Interrupted() from None
             return {"ended_by": "longest", "longest_s": round(longest_s, 3), "state_error": str(e)}
-        if state.pending == 0 and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
+        unsettled = _unsettled(ends) if state.pending == 0 else None
+        if state.pending == 0 and unsettled == 0:
+            return {"ended_by": "settled", "longest_s": round(longest_s, 3)}
+        if state.pending == 0 and unsettled is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
             return {"ended_by": "quiet", "longest_s": round(longest_s, 3)}
         if time.monotonic() >= deadline:
-            return {"ended_by": "longest", "longest_s": round(longest_s, 3), "pending": state.pending}
+            return {"ended_by": "longest", "longest_s": round(longest_s, 3), "pending": state.pending,
+                    "unsettled_connections": unsettled}
         if stop.wait(POLL_S):
             raise Interrupted()
+
+
+def _unsettled(ends: tuple[Host, Host]) -> int | None:
+    """Connections between the fixed and the mobile host that wait for an acknowledgement at
+    either end; None when one of them cannot tell."""
+    fixed, mobile = ends
+    counts = [fixed.tcp_unsettled(mobile.address), mobile.tcp_unsettled(fixed.address)]
+    return None if None in counts else sum(c for c in counts if c is not None)
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,

@@ -1,0 +1,51 @@
+"""The kernel's TCP socket table (/proc/net/tcp and tcp6): which connections between two
+testbed addresses still wait for the network.
+
+A connection is *unsettled* while its host has sent something the peer has not acknowledged:
+a SYN (SYN_SENT, SYN_RECV), a FIN (FIN_WAIT1, CLOSING, LAST_ACK) or data (a non-zero
+tx_queue, which counts unacknowledged as well as unsent bytes). A receiver's pending delayed
+ACK shows as its peer's unacknowledged data. FIN_WAIT2, CLOSE_WAIT, TIME_WAIT and an idle
+ESTABLISHED connection wait for an application, not for the network.
+"""
+from __future__ import annotations
+
+import ipaddress
+
+TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
+
+# include/net/tcp_states.h
+_SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING = 0x02, 0x03, 0x04, 0x09, 0x0B
+_ESTABLISHED, _CLOSE_WAIT = 0x01, 0x08
+_WAITING_FOR_ACK = {_SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING}
+_WITH_DATA = {_ESTABLISHED, _CLOSE_WAIT}
+
+
+def unsettled(table_text: str, address: str, peer: str) -> int:
+    """Connections between `address` and `peer` (IPv4, also as IPv4-mapped IPv6) in the text
+    of one or more socket tables that still wait for an acknowledgement."""
+    ends = {_proc_hex(address), _proc_hex(peer)}
+    count = 0
+    for line in table_text.splitlines():
+        fields = line.split()
+        if len(fields) < 5 or ":" not in fields[1] or fields[0] == "sl":
+            continue
+        local, remote = fields[1].rsplit(":", 1)[0], fields[2].rsplit(":", 1)[0]
+        if {_as_v4(local), _as_v4(remote)} != ends:
+            continue
+        state, tx_queue = int(fields[3], 16), int(fields[4].split(":")[0], 16)
+        if state in _WAITING_FOR_ACK or (state in _WITH_DATA and tx_queue > 0):
+            count += 1
+    return count
+
+
+def _proc_hex(address: str) -> str:
+    """An IPv4 address as the tables write it: the 32-bit word in host (little-endian) order."""
+    return ipaddress.IPv4Address(address).packed[::-1].hex().upper()
+
+
+def _as_v4(field: str) -> str:
+    """An IPv4 table's address as it is; an IPv4-mapped one of tcp6 (::ffff:a.b.c.d, four
+    host-order words) as its last word; any other IPv6 address as it is (it matches nothing)."""
+    if len(field) == 32 and field[:16] == "0" * 16 and field[16:24] == "FFFF0000":
+        return field[24:]
+    return field

@@ -1,0 +1,102 @@
+"""Which connections still wait for the network, read from the kernel's socket tables: the
+drain's criterion (testbed/tcp_table.py, docs/runner.md step 8)."""
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from conftest import lane_base
+from support_testnet import veth_net
+from testbed import netns, tcp_table
+from testbed.lanes.hosts import NamespaceHost
+
+LANE = lane_base() + 2
+
+HEADER = ("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  "
+          "timeout inode\n")
+
+
+def row(local: str, remote: str, state: int, tx_queue: int = 0) -> str:
+    """A /proc/net/tcp line as the kernel writes it (addresses as hex words in host order)."""
+    return f"   0: {local} {remote} {state:02X} {tx_queue:08X}:00000000 00:00000000 00000000 0 0 1 1\n"
+
+
+# 198.18.20.1 and 198.18.20.2 as the tables write them
+FIXED, MOBILE, OTHER = "011412C6", "021412C6", "091412C6"
+
+
+@pytest.mark.parametrize("state,tx_queue,waits", [
+    (0x02, 0, True),     # SYN_SENT
+    (0x03, 0, True),     # SYN_RECV
+    (0x04, 0, True),     # FIN_WAIT1: our FIN not acknowledged
+    (0x09, 0, True),     # LAST_ACK
+    (0x0B, 0, True),     # CLOSING
+    (0x01, 1448, True),  # ESTABLISHED with unacknowledged data
+    (0x08, 10, True),    # CLOSE_WAIT with unacknowledged data
+    (0x01, 0, False),    # idle: waits for an application
+    (0x05, 0, False),    # FIN_WAIT2
+    (0x06, 0, False),    # TIME_WAIT
+    (0x08, 0, False),    # CLOSE_WAIT
+])
+def test_a_connection_waits_while_its_host_has_something_unacknowledged(state, tx_queue, waits) -> None:
+    table = HEADER + row(f"{FIXED}:1F90", f"{MOBILE}:C350", state, tx_queue)
+    assert tcp_table.unsettled(table, "198.18.20.1", "198.18.20.2") == int(waits)
+    assert tcp_table.unsettled(table, "198.18.20.2", "198.18.20.1") == int(waits)   # either end
+
+
+def test_only_connections_between_the_two_addresses_count() -> None:
+    table = (HEADER + row(f"{FIXED}:0016", f"{OTHER}:D000", 0x01, 5000)   # e.g. a management SSH
+             + row(f"{FIXED}:1F90", f"{MOBILE}:C350", 0x09)
+             + row(f"{FIXED}:1F90", "00000000:0000", 0x0A, 128))          # a listener's backlog
+    assert tcp_table.unsettled(table, "198.18.20.1", "198.18.20.2") == 1
+    # tcp6's IPv4-mapped addresses (::ffff:198.18.20.1) are the same connections
+    mapped = HEADER + row(f"0000000000000000FFFF0000{FIXED}:1F90", f"0000000000000000FFFF0000{MOBILE}:C350", 0x04)
+    assert tcp_table.unsettled(mapped, "198.18.20.1", "198.18.20.2") == 1
+    assert tcp_table.unsettled(mapped, "198.18.20.1", "198.18.20.9") == 0
+
+
+@pytest.mark.netns
+def test_the_kernels_own_tables_in_both_namespaces() -> None:
+    """Real sockets: idle, a sender whose data the peer cannot take, and a FIN that cannot
+    arrive (the peer's interface down), as NamespaceHost reads them without a process."""
+    with veth_net(LANE) as net:
+        fixed = NamespaceHost("fixed", net.fixed_ns, net.fixed_addr)
+        mobile = NamespaceHost("mobile", net.mobile_ns, net.mobile_addr)
+        listener = netns.socket_in(net.mobile_ns, socket.AF_INET, socket.SOCK_STREAM)
+        client = netns.socket_in(net.fixed_ns, socket.AF_INET, socket.SOCK_STREAM)
+        idle = netns.socket_in(net.fixed_ns, socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.bind((net.mobile_addr, 5100))
+            listener.listen()
+            client.connect((net.mobile_addr, 5100))
+            idle.connect((net.mobile_addr, 5100))
+            accepted = [listener.accept()[0], listener.accept()[0]]
+            assert until(lambda: fixed.tcp_unsettled(net.mobile_addr) == 0)
+            assert mobile.tcp_unsettled(net.fixed_addr) == 0
+            # the receiver never reads: its window closes and the sender keeps unsent data
+            client.setblocking(False)
+            try:
+                while True:
+                    client.send(b"x" * 65536)
+            except BlockingIOError:
+                pass
+            assert fixed.tcp_unsettled(net.mobile_addr) == 1
+            assert mobile.tcp_unsettled(net.fixed_addr) == 0
+            assert fixed.tcp_unsettled("198.18.20.99") == 0
+            netns.run_in(net.mobile_ns, ["ip", "link", "set", "eth0", "down"])
+            idle.close()          # FIN_WAIT1 until an ACK that cannot come
+            assert until(lambda: fixed.tcp_unsettled(net.mobile_addr) == 2)
+        finally:
+            for s in (client, idle, listener, *locals().get("accepted", [])):
+                s.close()
+
+
+def until(condition, timeout_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
