@@ -41,6 +41,10 @@ def test_finished_rounds_are_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert full.main(["--rounds", "2", "--dry-run"]) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
     assert lines == ["iip-mixture round 1", "iip-http round 2", "saarto round 2", "iip-mixture round 2"]
+    # --study keeps the rounds of the named studies only
+    assert full.main(["--rounds", "2", "--dry-run", "--study", "saarto", "--study", "iip-mixture"]) == 0
+    lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
+    assert lines == ["iip-mixture round 1", "saarto round 2", "iip-mixture round 2"]
 
 
 def test_progress_of_the_first_format_is_read_as_rounds_without_times(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The full validation, in rounds that survive any number of sittings.
 
-    python -m validation.full [--rounds 5] [--parallel 2] [--lane-base 110] [--commit] [--dry-run]
+    python -m validation.full [--rounds 5] [--parallel 2] [--lane-base 110] [--study NAME]… [--commit] [--dry-run]
     python -m validation.full --export [--out DIR]     # validation/data/ from the runs as they are
 
 Round k gives every cell of the three studies its k-th replication: round 1 is `squall run
@@ -137,15 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--export", action="store_true",
                    help="write validation/data/ from the runs as they are now; run nothing")
     p.add_argument("--out", type=Path, default=OUT, help="where the runs are (default validation/out/full)")
+    p.add_argument("--study", action="append", choices=[s.name for s in STUDIES],
+                   help="only this study (repeatable; default all three)")
     args = p.parse_args(argv)
     progress = load_progress(args.out)
+    studies = [s for s in STUDIES if not args.study or s.name in args.study]
     if args.export:
-        for study in STUDIES:
+        for study in studies:
             for path in export(study, progress, args.parallel, args.out):
                 print(f"validation.full: wrote {path}", flush=True)
         return 0
     for k in range(1, args.rounds + 1):
-        for study in STUDIES:
+        for study in studies:
             if str(k) in progress.get(study.name, {}):
                 continue
             command = round_command(study, k, args.parallel, args.lane_base, args.out)
