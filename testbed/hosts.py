@@ -60,9 +60,9 @@ class Host(Protocol):
     def fetch(self, path: Path, local: Path) -> None:
         """Copies a file the host wrote into the results (local path)."""
 
-    def tcp_unsettled(self, peer: str) -> int | None:
-        """Connections between this host's address and `peer` that wait for an acknowledgement
-        (testbed/tcp_table.py); None when the host cannot tell."""
+    def read_proc(self, paths: Sequence[str]) -> str:
+        """The texts of /proc files as this host sees them (/proc/net: its network namespace's),
+        one after the other; a missing file is left out."""
 
 
 class Link(Protocol):

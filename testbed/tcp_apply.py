@@ -28,6 +28,7 @@ import re
 import shlex
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -232,8 +233,11 @@ class HostTcp:
 
 
 def apply(profile: TcpProfile, hosts: Sequence[HostTcp]) -> dict[str, Any]:
-    """Applies the profile on every host; returns tcp.json's dict, hosts keyed by role."""
-    effective = {tcp.host.role: tcp.apply(profile) for tcp in hosts}
+    """Applies the profile on every host at once (each is a few commands that wait for the host);
+    returns tcp.json's dict, hosts keyed by role. The first host's error is raised."""
+    with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as pool:
+        futures = [(tcp.host.role, pool.submit(tcp.apply, profile)) for tcp in hosts]
+        effective = {role: future.result() for role, future in futures}
     return {"profile": profile.name, "description": profile.description,
             "kernel": " ".join(sorted({tcp.kernel() for tcp in hosts})) or platform.release(),
             "requested": {"sysctl": dict(profile.sysctls), "initcwnd": profile.initcwnd,

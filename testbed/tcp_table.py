@@ -22,7 +22,10 @@ _WITH_DATA = {_ESTABLISHED, _CLOSE_WAIT}
 
 def unsettled(table_text: str, address: str, peer: str) -> int:
     """Connections between `address` and `peer` (IPv4, also as IPv4-mapped IPv6) in the text
-    of one or more socket tables that still wait for an acknowledgement."""
+    of one or more socket tables that still wait for an acknowledgement; ValueError when the
+    text holds no table."""
+    if "local_address" not in table_text:
+        raise ValueError("no TCP socket table (no local_address header) in the text read")
     ends = {_proc_hex(address), _proc_hex(peer)}
     count = 0
     for line in table_text.splitlines():

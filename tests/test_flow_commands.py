@@ -107,8 +107,9 @@ class FakeHost:
         self.log.append(("http_server", port, str(run_dir), [list(p) for p in pages]))
         yield
 
-    def tcp_unsettled(self, peer: str) -> int:
-        return 0
+    def read_proc(self, paths: Sequence[str]) -> str:
+        """Socket tables without a connection; no counters (recorded as unreadable)."""
+        return "  sl  local_address rem_address   st tx_queue rx_queue\n" if any("tcp" in p for p in paths) else ""
 
     def fetch(self, path: Path, local: Path) -> None:
         self.log.append(("fetch", str(path), local.name))

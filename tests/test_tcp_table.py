@@ -10,6 +10,7 @@ import pytest
 from conftest import lane_base
 from support_testnet import veth_net
 from testbed import netns, tcp_table
+from testbed.hosts import Host
 from testbed.lanes.hosts import NamespaceHost
 
 LANE = lane_base() + 2
@@ -46,6 +47,11 @@ def test_a_connection_waits_while_its_host_has_something_unacknowledged(state, t
     assert tcp_table.unsettled(table, "198.18.20.2", "198.18.20.1") == int(waits)   # either end
 
 
+def test_a_text_without_a_table_is_refused() -> None:
+    with pytest.raises(ValueError, match="no TCP socket table"):
+        tcp_table.unsettled("", "198.18.20.1", "198.18.20.2")
+
+
 def test_only_connections_between_the_two_addresses_count() -> None:
     table = (HEADER + row(f"{FIXED}:0016", f"{OTHER}:D000", 0x01, 5000)   # e.g. a management SSH
              + row(f"{FIXED}:1F90", f"{MOBILE}:C350", 0x09)
@@ -73,8 +79,8 @@ def test_the_kernels_own_tables_in_both_namespaces() -> None:
             client.connect((net.mobile_addr, 5100))
             idle.connect((net.mobile_addr, 5100))
             accepted = [listener.accept()[0], listener.accept()[0]]
-            assert until(lambda: fixed.tcp_unsettled(net.mobile_addr) == 0)
-            assert mobile.tcp_unsettled(net.fixed_addr) == 0
+            assert until(lambda: unsettled(fixed, net.mobile_addr) == 0)
+            assert unsettled(mobile, net.fixed_addr) == 0
             # the receiver never reads: its window closes and the sender keeps unsent data
             client.setblocking(False)
             try:
@@ -82,15 +88,19 @@ def test_the_kernels_own_tables_in_both_namespaces() -> None:
                     client.send(b"x" * 65536)
             except BlockingIOError:
                 pass
-            assert fixed.tcp_unsettled(net.mobile_addr) == 1
-            assert mobile.tcp_unsettled(net.fixed_addr) == 0
-            assert fixed.tcp_unsettled("198.18.20.99") == 0
+            assert unsettled(fixed, net.mobile_addr) == 1
+            assert unsettled(mobile, net.fixed_addr) == 0
+            assert unsettled(fixed, "198.18.20.99") == 0
             netns.run_in(net.mobile_ns, ["ip", "link", "set", "eth0", "down"])
             idle.close()          # FIN_WAIT1 until an ACK that cannot come
-            assert until(lambda: fixed.tcp_unsettled(net.mobile_addr) == 2)
+            assert until(lambda: unsettled(fixed, net.mobile_addr) == 2)
         finally:
             for s in (client, idle, listener, *locals().get("accepted", [])):
                 s.close()
+
+
+def unsettled(host: Host, peer: str) -> int:
+    return tcp_table.unsettled(host.read_proc(tcp_table.TABLES), host.address, peer)
 
 
 def until(condition, timeout_s: float = 5.0) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 from testbed.link import control as emulator_control
 from testbed.link import session as link_session
-from testbed import tcp_apply, tcp_table
+from testbed import tcp_apply
 from testbed.addresses import Interface, LaneAddresses, Namespaces
 from testbed.lanes.http_server import HttpServerConfig
 from testbed.scenario.link_section import LinkConfig
@@ -137,12 +137,9 @@ class SshHost:
     def fetch(self, path: Path, local: Path) -> None:
         self.client.fetch(path, local)
 
-    def tcp_unsettled(self, peer: str) -> int | None:
-        try:      # tcp6 is absent where IPv6 is off: cat then fails, having printed tcp
-            proc = self.run(["cat", *tcp_table.TABLES], check=False, timeout=10)
-        except (SshError, subprocess.TimeoutExpired):
-            return None
-        return tcp_table.unsettled(proc.stdout, self.address, peer) if "local_address" in proc.stdout else None
+    def read_proc(self, paths: Sequence[str]) -> str:
+        # a missing file (/proc/net/snmp6 where IPv6 is off): cat goes on to the next
+        return self.run(["cat", *paths], check=False, timeout=15.0).stdout
 
 
 # --- the link --------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from testbed import netns, tcp_apply, tcp_table
+from testbed import netns, tcp_apply
 from testbed.addresses import LaneAddresses
 from testbed.hosts import Host
 from testbed.lanes import lane as lanes
@@ -55,8 +55,8 @@ class NamespaceHost:
         if Path(path).resolve() != Path(local).resolve():
             shutil.copyfile(path, local)
 
-    def tcp_unsettled(self, peer: str) -> int | None:
-        return tcp_table.unsettled("".join(netns.read_in(self.ns, tcp_table.TABLES)), self.address, peer)
+    def read_proc(self, paths: Sequence[str]) -> str:
+        return "".join(netns.read_in(self.ns, paths))      # no process started
 
 
 @dataclass

@@ -14,7 +14,7 @@ in no capture, so the analysis, which classifies what the captures hold, could n
 The counters are the ones `nstat -az` shows (IP, ICMP, TCP, UDP, their extensions, IPv6),
 under nstat's names (`TcpActiveOpens`, `TcpExtTCPTimeouts`, `Ip6InReceives`, ...), read from
 /proc/net/snmp, /proc/net/netstat and /proc/net/snmp6 of the host's network namespace with
-the Host interface's `run`, so it works the same on a lane and on lab hosts, and nothing
+the Host interface's `read_proc`, so it works the same on a lane and on lab hosts, and nothing
 depends on nstat's history file or daemon. Format (docs/runner.md):
 
     {"fixed": {"before": {name: value}, "after": {...}, "delta": {name: after - before}},
@@ -70,14 +70,13 @@ def parse_counters(text: str) -> dict[str, int]:
 def read_counters(host: Host) -> dict[str, int]:
     """The host's counters now. /proc/net/snmp6 is absent where IPv6 is off at boot: what
     `cat` could read counts, as long as the TCP counters are there."""
-    proc = host.run(["cat", *PROC_FILES], check=False, timeout=15.0)
+    text = host.read_proc(PROC_FILES)
     try:
-        counters = parse_counters(proc.stdout)
+        counters = parse_counters(text)
     except (CountersError, ValueError) as e:
         raise CountersError(f"{' '.join(PROC_FILES)} on the {host.role} host: {e}") from None
     if "TcpActiveOpens" not in counters:
-        raise CountersError(f"no TCP counters in {' '.join(PROC_FILES)} on the {host.role} host: "
-                            f"{proc.stderr.strip() or '(no message)'}")
+        raise CountersError(f"no TCP counters in {' '.join(PROC_FILES)} on the {host.role} host")
     return counters
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from testbed import tcp_profile
+from testbed import tcp_profile, tcp_table
 from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
 from testbed.hosts import Host, Link, Testbed
@@ -391,8 +391,11 @@ def _unsettled(ends: tuple[Host, Host]) -> int | None:
     """Connections between the fixed and the mobile host that wait for an acknowledgement at
     either end; None when one of them cannot tell."""
     fixed, mobile = ends
-    counts = [fixed.tcp_unsettled(mobile.address), mobile.tcp_unsettled(fixed.address)]
-    return None if None in counts else sum(c for c in counts if c is not None)
+    try:
+        return sum(tcp_table.unsettled(host.read_proc(tcp_table.TABLES), host.address, peer.address)
+                   for host, peer in ((fixed, mobile), (mobile, fixed)))
+    except Exception:     # noqa: BLE001 — a host that cannot be asked: the drain waits for quiet
+        return None
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,
