@@ -11,7 +11,7 @@ from analysis.run import CellResult, cell_summaries
 from analysis.run_layout import ReplicationRef
 from analysis.run_metrics import FlowInfo, ReplicationResult
 from validation.compare import join
-from validation.conclusions import (check_all, diffserv_protects_udp, iw4_small_pages,
+from validation.conclusions import (cbi_overshoot, check_all, diffserv_protects_udp, iw4_small_pages,
                                     reference_lookup, verdict)
 from validation.measures import Measurements, connection_totals, measure
 from validation.reference import Key, RefRow, load_reference, read_reference_file
@@ -373,3 +373,26 @@ def test_agreement_per_family_counts_coverage_and_distance() -> None:
     jitter = families["jitter"]
     assert (jitter.compared, jitter.median_abs_ln, jitter.met) == (0, None, None)
     assert "throughputs" not in families      # no reference value of the family
+
+
+def test_cbi_against_another_variant_counts_only_replications_after_the_first() -> None:
+    """A CBI cell's first replication starts with an empty metrics cache: with one replication
+    per cell the comparison with the other variant is not measured (not "does not hold")."""
+    def cells(cbi_drops: list[float], base_drops: list[float]) -> Measurements:
+        return measure([("iip", [
+            http_cell("e0", "cbi-frto", [20.0] * len(cbi_drops), workload="l+8m",
+                      extra={"web.congestion_drops": cbi_drops}),
+            http_cell("e0", "baseline", [20.0] * len(base_drops), workload="l+8m",
+                      extra={"web.congestion_drops": base_drops})])])
+    reference = {Key("iip", "e0", "cbi-frto", "l+8m", "1.0", "Drops_c"): 0.0,
+                 Key("iip", "e0", "baseline", "l+8m", "1.0", "Drops_c"): 10.0}.get
+
+    def pair(ours: Measurements):
+        v = cbi_overshoot(reference, ours)
+        return next(c for c in v.cases if c.what.endswith("Drops_c cbi-frto vs baseline"))
+
+    alone = pair(cells([6], [6]))
+    assert (alone.reference_holds, alone.ours_holds) == (True, None)
+    assert alone.ours == "cbi-frto – vs baseline 6"
+    later = pair(cells([6, 1, 0], [6, 6, 6]))
+    assert later.ours_holds is True and later.ours == "cbi-frto 0.5 vs baseline 6"
