@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from testbed import netns
-from testbed.processes import Ending, stop_process
+from testbed.processes import START_POLL_S, Ending, stop_process
 
 SNAPLEN = 256    # IP + TCP headers with options: the packet identity, never payloads
 STOP_GRACE_S = 5.0
@@ -83,7 +83,7 @@ class Capture:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 raise CaptureError(f"tcpdump on {self.ns}/{self.dev} did not start: {self._stderr().strip()}")
-            time.sleep(0.02)
+            time.sleep(START_POLL_S)
 
     def stop(self) -> None:
         if self.proc is None:

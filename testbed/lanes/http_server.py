@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from testbed import netns
-from testbed.processes import Ending, stop_process
+from testbed.processes import START_POLL_S, Ending, stop_process
 from testbed.scenario.workloads import object_url
 
 NGINX = "/usr/sbin/nginx"
@@ -213,7 +213,7 @@ class HttpServer:
             if time.monotonic() > deadline:
                 raise HttpServerError(f"nginx for {self.cfg.listen()} did not start within {READY_TIMEOUT_S:g} s: "
                                       f"{self._startup_errors()}")
-            time.sleep(0.02)
+            time.sleep(START_POLL_S)
 
     def _startup_errors(self) -> str:
         texts = []

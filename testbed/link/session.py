@@ -35,7 +35,7 @@ from testbed.link import emulator_config
 from testbed.addresses import LaneAddresses
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig
-from testbed.processes import Program, ProgramGroup, ReadyTimeout
+from testbed.processes import START_POLL_S, Program, ProgramGroup, ReadyTimeout
 from testbed.paths import REPO_ROOT
 from testbed.router.plan import RouterConfig
 
@@ -324,7 +324,7 @@ class LinkSession:
             if time.monotonic() >= deadline:
                 raise SessionError(f"{program.describe()} did not bind UDP port {port} within "
                                    f"{self.ready_timeout_s:g} s; its stderr: {program.stderr().strip() or '(empty)'}")
-            time.sleep(0.02)
+            time.sleep(START_POLL_S)
 
     # --- taking it down --------------------------------------------------------------
     def close(self) -> SessionResult:

@@ -26,7 +26,7 @@ from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
 from testbed.hosts import Host, Link, Testbed
 from testbed.scenario.link_section import DirectionConfig, LinkConfig
-from testbed.processes import Program
+from testbed.processes import START_POLL_S, Program
 from testbed.run import instruments
 from testbed.run.kernel_counters import KernelCounters
 from testbed.run.results import Status, utc_stamp, write_json_atomic
@@ -36,6 +36,7 @@ from testbed.scenario.loader import DEFAULT_TIMING_TOLERANCE_US
 
 POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
+LISTEN_POLL_S = 0.02       # a listening socket is an `ss` process away (a ready line: START_POLL_S)
 STOP_GRACE_S = 3.0
 TCPINFO_SUFFIX = "tcpinfo.tsv"
 TCPINFO_INTERVAL = "50ms"
@@ -192,6 +193,9 @@ class _Replication:
         for i, flow in enumerate(job.cell.flows):
             self.running.append(_prepare(self.testbed, flow, i, work, stack, job.timeout_us))
             self.fetches += [(_host(self.testbed, side), name) for side, name in flow.log_files()]
+        for item in self.running:      # started together, so their start-up times overlap
+            if item.passive is not None:
+                _wait_ready(item.passive, item.passive_host, item.port, item.flow.readiness(), READY_TIMEOUT_S)
 
     def _start_samplers(self, stack: ExitStack) -> None:
         """tcp_info of every connection at each capture point, every 50 ms (<stem>.tcpinfo.tsv,
@@ -248,7 +252,8 @@ def _apply_tcp(testbed: Testbed, cell: ResolvedCell, work: Path) -> None:
 
 def _prepare(testbed: Testbed, flow: FlowBase, index: int, work: Path, stack: ExitStack,
              timeout_us: int) -> RunningFlow:
-    """Starts what must listen before t = 0 (web server or receiver)."""
+    """Starts what must listen before t = 0 (a web server, ready when this returns, or a
+    receiver, whose readiness the caller waits for)."""
     active, passive = (_host(testbed, side) for side in flow.hosts())
     item = RunningFlow(flow, flow.port(index), active, passive)
     role = flow.ROLES[1]
@@ -261,11 +266,6 @@ def _prepare(testbed: Testbed, flow: FlowBase, index: int, work: Path, stack: Ex
             item.http_server = stack.enter_context(passive.http_server(item.port, site, flow.web_pages()))
         return item
     item.passive = passive.start(flow.program_name(role), argv, work)
-    try:
-        _wait_ready(item.passive, passive, item.port, flow.readiness(), READY_TIMEOUT_S)
-    except BaseException:
-        _stop_programs([item])
-        raise
     return item
 
 
@@ -308,7 +308,7 @@ def _wait_ready(program: Program, host: Host, port: int, ready: Readiness, timeo
         if code is not None or time.monotonic() > deadline:
             said = f"exited with code {code}" if code is not None else f"did not {what} in {timeout_s:g} s"
             raise ReplicationFailed(f"{program.describe()} {said}; its stderr: {_tail(program.stderr())}")
-        time.sleep(0.02)
+        time.sleep(START_POLL_S if ready.line is not None else LISTEN_POLL_S)
     if ready.delay_us:
         time.sleep(ready.delay_us / 1e6)
         code = program.proc.poll()
