@@ -142,6 +142,23 @@ def test_a_capture_lacking_what_the_log_delivered_fails_with_the_numbers(tmp_pat
     assert details["captures"]["mobile"]["received"] == {"captured": 6, "log_out": 10}
 
 
+def test_a_capture_lacking_logged_packets_fails_even_when_others_make_up_the_count(tmp_path: Path) -> None:
+    """The mobile capture lost the first datagram the link delivered but holds a second copy
+    of the last one: as many packets as the log sent towards it, one of them not the logged."""
+    link = ScriptedLink()
+    for i in range(10):
+        link.send(i * 10_000, udp_datagram(i, i * 10_000))
+    link.mobile_frames = link.mobile_frames[1:] + [(link.mobile_frames[-1][0] + 5, link.mobile_frames[-1][1])]
+    link.write(tmp_path)
+    outcome, details = check(tmp_path, {"fixed": healthy(10), "mobile": healthy(10)})
+    assert details["captures"]["mobile"]["received"] == {"captured": 10, "log_out": 10}
+    assert details["captures"]["mobile"]["unmatched"] == {"sent": 0, "received": 1}
+    assert outcome.reasons == ["the capture at the mobile host (mobile.pcap) lacks 1 of the packets the "
+                               "emulator log saw leave the link towards the mobile host (the capture holds "
+                               "others instead)"]
+    assert details["captures"]["fixed"]["unmatched"] == {"sent": 0, "received": 0}
+
+
 def test_a_capture_that_ended_early_dropped_or_lost_frames_fails(tmp_path: Path) -> None:
     work = scripted(tmp_path)
     killed = FakeCapture(Ending(requested=False, code=-9))

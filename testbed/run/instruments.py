@@ -3,9 +3,10 @@
 - every program ended by squall's request — the HTTP servers (nginx), the emulator and the
   NPAs (`check_programs`), each capture's tcpdump (`check_captures`);
 - every capture is complete: tcpdump dropped nothing, its file holds every packet tcpdump
-  says it captured, at least every packet the emulator log saw enter the link from its host
-  (`in`) and leave the link towards it (`out`); more is fine (a packet a tc router dropped
-  before the link is in the sender's capture only);
+  says it captured, at least as many packets as the emulator log saw enter the link from its
+  host (`in`) and leave the link towards it (`out`), and each of those itself (joined by
+  packet identity); more is fine (a packet a tc router dropped before the link is in the
+  sender's capture only);
 - the end-to-end timing error is within the scenario's tolerance (testbed/run/timing.py).
 
 Each judgement leaves its numbers in status.json (`captures`, `servers`, `timing_error`); a
@@ -22,6 +23,9 @@ import numpy as np
 
 from analysis.emulog import EmulatorLog, read_emulator_log
 from analysis.errors import AnalysisInputError
+from analysis.event_table import NULL
+from analysis.fate_index import FATE_NAMES, fate_index
+from analysis.fate_map import FateMap
 from analysis.join import join_records
 from analysis.pcap import address_texts, ip_records, read_capture
 from analysis.replication import side_addresses
@@ -96,6 +100,7 @@ class Capture:
     sources: list[str]                # each IP frame's source address
     frames: int = 0                   # every frame in the file
     error: str | None = None
+    fates: FateMap | None = None      # its join with the log, once made (_joined)
 
 
 def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Outcome, details: dict[str, Any],
@@ -205,6 +210,15 @@ def _capture_health(stem: str, ending: Ending | None, stderr: str, file: Capture
         if received["captured"] < received["log_out"]:
             problems.append(f"holds {received['captured']} packets the {stem} host received, but the emulator log "
                             f"sent {received['log_out']} towards it (`out` {_other_direction(stem)})")
+        if not problems:      # enough packets in all; then each logged one must be among them
+            missing = _unmatched(file, log, cutoff_us)
+            evidence["unmatched"] = missing
+            for what, n in missing.items():
+                if n:
+                    problems.append(f"lacks {n} of the packets the emulator log saw "
+                                    + (f"enter the link from the {stem} host" if what == "sent"
+                                       else f"leave the link towards the {stem} host")
+                                    + " (the capture holds others instead)")
     elif log_error is not None:
         evidence["log_error"] = log_error
     return evidence, problems
@@ -232,13 +246,39 @@ def _directions(side: str, file: Capture, log: EmulatorLog, cutoff_us: int | Non
                          "log_out": max(0, log_out - lost_in_emulator)}}
 
 
+def _joined(file: Capture, log: EmulatorLog) -> FateMap:
+    """The capture's packets joined with the log by identity (analysis/join.py), made once;
+    received copies join `out` events."""
+    if file.fates is None:
+        assert file.records is not None
+        file.fates = join_records(file.records, log, file.side)
+    return file.fates
+
+
+def _unmatched(file: Capture, log: EmulatorLog, cutoff_us: int | None) -> dict[str, int]:
+    """The packet lives of the log (up to `cutoff_us`) that no packet of the capture joins:
+    entered the link from the capture's host (`sent`), delivered towards it (`received`, less
+    those the emulator could not hand to its TUN)."""
+    index, fates = fate_index(log), _joined(file, log)
+    joined = np.isin(index.pkt_id, fates.pkt_id[fates.pkt_id != NULL])
+    until = cutoff_us if cutoff_us is not None else np.iinfo(np.int64).max
+    send_dir, receive_dir = timing.SENDS[file.side], _other_direction(file.side)
+    sent = (index.dir == send_dir) & (index.in_us <= until)
+    out = FATE_NAMES.index("out")
+    delivered = (index.dir == receive_dir) & (index.fate == out) & (index.end_us != NULL) & (index.end_us <= until)
+    undeliverable = log.counts("undeliverable")
+    lost_in_emulator = undeliverable.get(receive_dir, 0) + undeliverable.get("send_errors", 0)
+    return {"sent": int(np.count_nonzero(sent & ~joined)),
+            "received": max(0, int(np.count_nonzero(delivered & ~joined)) - lost_in_emulator)}
+
+
 def _matched(file: Capture, log: EmulatorLog) -> dict[str, np.ndarray]:
     """The capture's packets joined with the log by identity (analysis/join.py): capture
     times and `in` times of what the host sent, capture times and `out` times of what it
     received (timing.measure's input)."""
     r = file.records
     assert r is not None
-    fates = join_records(r, log, file.side)       # received copies join `out` events
+    fates = _joined(file, log)
     rows = np.searchsorted(r["frame_no"], fates.frame_no)
     ts = r["ts_us"][rows].astype(np.int64)
     mine = side_addresses(log)[file.side]
