@@ -29,7 +29,7 @@ def _rate(step: RateStep) -> str:
 
 
 def _bandwidth(steps: tuple[RateStep, ...]) -> str:
-    if len(steps) == 1:
+    if len(steps) == 1 and steps[0].at_us == 0:
         return _rate(steps[0])
     return ", ".join(f"{s.at_us}us:{_rate(s)}" for s in steps)
 

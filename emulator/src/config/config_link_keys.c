@@ -286,6 +286,10 @@ static bool parse_rate_step(char *text, struct sq_rate_step *step)
 	return sq_parse_duration(sq_config_trim(text), &step->at_us) && sq_parse_rate(sq_config_trim(colon + 1), &step->rate_bps);
 }
 
+/* The model can hold packets through an outage that never ends; a configured link must not:
+ * every replication would run into its timeout with the packets still inside. */
+#define LAST_RATE_ZERO "the last rate must be greater than zero (0bit is an outage, and it must end)"
+
 static const char *set_bandwidth(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	struct sq_rate_step *steps = cfg->rate[w->dir];
@@ -294,7 +298,7 @@ static const char *set_bandwidth(struct sq_emu_config *cfg, const struct where *
 		if (!sq_parse_rate(v, &steps[0].rate_bps))
 			return RATE_EXPECTED;
 		dirc(cfg, w->dir)->rate_len = 1;
-		return NULL;
+		return steps[0].rate_bps == 0 ? LAST_RATE_ZERO : NULL;
 	}
 	char buf[SQ_CONFIG_MAX_LINE];
 	if (strlen(v) >= sizeof(buf))
@@ -315,7 +319,7 @@ static const char *set_bandwidth(struct sq_emu_config *cfg, const struct where *
 		p = comma + 1;
 	}
 	dirc(cfg, w->dir)->rate_len = n;
-	return NULL;
+	return steps[n - 1].rate_bps == 0 ? LAST_RATE_ZERO : NULL;
 }
 
 static const char *set_delay(struct sq_emu_config *cfg, const struct where *w, const char *v)
