@@ -48,7 +48,7 @@ from bench.cyclictest import Cyclictest
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture, parse_tcpdump_statistics
 from testbed.addresses import LaneAddresses
-from testbed.link.session import REALTIME_PRIORITY, REPO_ROOT, LinkSession, npa_priority_for, program_path
+from testbed.link.session import realtime_priority, REPO_ROOT, LinkSession, npa_priority_for, program_path
 from testbed.link.measure import summary as program_summary
 from testbed.processes import ProgramGroup
 from testbed.link.simple import error_free
@@ -237,7 +237,7 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
         # cyclictest starts first and ends after the streams (start-up and the receivers' idle
         # timeout). It wakes as often as each emulator delivers (1 / rate): a stall of the
         # machine then costs both about as many samples out of as many.
-        with Cyclictest(REALTIME_PRIORITY, TIMING_SECONDS + 3, workdir / "cyclictest",
+        with Cyclictest(realtime_priority(), TIMING_SECONDS + 3, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             streams = udp_streams(addrs, workdir / "udp", TIMING_PACKET, f"{rate_pps}pps", TIMING_SECONDS)
@@ -380,7 +380,7 @@ def measure_all(workdir: Path) -> dict:
                      "lanes": numbers_of_lanes,
                      "scheduling": {"timing": scheduling_description(),
                                     "capacity": "normal (all programs)",
-                                    "cyclictest": f"SCHED_FIFO {REALTIME_PRIORITY}" if REALTIME_PRIORITY > 0
+                                    "cyclictest": f"SCHED_FIFO {realtime_priority()}" if realtime_priority() > 0
                                     else "normal"},
                      "timing": [], "capacity": []}
     started = time.time()
@@ -401,9 +401,9 @@ def measure_all(workdir: Path) -> dict:
 
 
 def scheduling_description() -> str:
-    if REALTIME_PRIORITY <= 0:
+    if realtime_priority() <= 0:
         return "normal"
-    return f"emulator SCHED_FIFO {REALTIME_PRIORITY}, NPAs SCHED_FIFO {npa_priority_for(REALTIME_PRIORITY)}"
+    return f"emulator SCHED_FIFO {realtime_priority()}, NPAs SCHED_FIFO {npa_priority_for(realtime_priority())}"
 
 
 def _command() -> str:

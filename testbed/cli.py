@@ -16,6 +16,7 @@ from testbed.scenario import describe
 from testbed.scenario import loader as scenario_mod
 from testbed.scenario.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
+from testbed.link.session import npa_priority_for, realtime_priority
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -49,6 +50,7 @@ def _run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
+    npa_priority_for(realtime_priority())        # a bad $SQUALL_*_PRIORITY: refused before anything is made
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
                                 analyse=not args.no_analysis, redo_degraded=args.redo_degraded,

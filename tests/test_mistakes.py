@@ -10,6 +10,8 @@ run directory left behind.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -186,6 +188,10 @@ MISTAKES = [
     Mistake("--parallel 0", {"s.toml": GOOD}, ("--parallel", "1..128"), ("--parallel", "0")),
     Mistake("$SQUALL_LANE_BASE not a number", {"s.toml": GOOD}, ("SQUALL_LANE_BASE", "'lane7'", "0..127"), (),
             env={"SQUALL_LANE_BASE": "lane7"}),
+    Mistake("$SQUALL_REALTIME_PRIORITY not a number", {"s.toml": GOOD},
+            ("$SQUALL_REALTIME_PRIORITY", "'abc'", "1..99 (SCHED_FIFO)"), (), env={"SQUALL_REALTIME_PRIORITY": "abc"}),
+    Mistake("$SQUALL_NPA_PRIORITY out of range", {"s.toml": GOOD},
+            ("$SQUALL_NPA_PRIORITY", "'200'", "1..99 (SCHED_FIFO)"), (), env={"SQUALL_NPA_PRIORITY": "200"}),
     Mistake("--cells matching nothing", {"s.toml": GOOD + '[matrix]\nlink = ["e0", "e0-384"]\n'},
             ("--cells", "'link-r9'", "link-e0, link-e0-384"), ("--cells", "link-r9")),
     Mistake("--results is a file", {"s.toml": GOOD, "out": "not a directory"}, ("--results", "not a directory"),
@@ -208,8 +214,12 @@ MISTAKES = [
             ("lab.toml", "mobile.address", "own testbed address"), ("--testbed", "{dir}/lab.toml")),
     Mistake("testbed file not UTF-8", {"s.toml": GOOD, "lab.toml": LAB.encode() + b"# \xff\n"},
             ("lab.toml", "not UTF-8"), ("--testbed", "{dir}/lab.toml")),
-    Mistake("testbed file missing", {"s.toml": GOOD}, ("lab.toml", "cannot read the testbed file"),
+    Mistake("testbed file missing", {"s.toml": GOOD}, ("lab.toml", "file not found"),
             ("--testbed", "{dir}/lab.toml")),
+    Mistake("testbed file nested too deeply", {"s.toml": GOOD, "lab.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"},
+            ("lab.toml", "nested too deeply"), ("--testbed", "{dir}/lab.toml")),
+    Mistake("testbed file is a directory", {"s.toml": GOOD, "lab.toml/x": ""},
+            ("lab.toml", "is a directory"), ("--testbed", "{dir}/lab.toml")),
 ]
 
 
@@ -295,3 +305,16 @@ def test_show_exits_2_on_a_mistake_and_prints_warnings(tmp_path: Path, capsys: p
     path.write_text(replace(GOOD, '"mistake"', '"../x"'))
     assert cli.main(["show", str(path)]) == 2
     assert "s.toml: name" in capsys.readouterr().err
+
+
+def test_a_scenario_that_is_a_device_or_a_pipe_is_refused_without_reading_it(tmp_path: Path) -> None:
+    """Reading /dev/zero or a pipe nobody writes to would never end."""
+    pipe = tmp_path / "s.toml"
+    os.mkfifo(pipe)
+    for scenario in (str(pipe), "/dev/zero"):
+        for argv in (["show", scenario], ["run", scenario, "--results", str(tmp_path / "results")]):
+            proc = subprocess.run([sys.executable, "-m", "testbed.cli", *argv], capture_output=True,
+                                  text=True, timeout=60)
+            assert proc.returncode == 2, proc.stderr
+            assert f"{scenario}: is not a regular file" in proc.stderr
+    assert not (tmp_path / "results").exists()

@@ -127,7 +127,7 @@ def with_line(text: str, role: str, line: str) -> str:
 
 def test_not_toml_and_absent_files(tmp_path: Path) -> None:
     assert "not valid TOML" in refused(tmp_path, "[fixed\n")
-    with pytest.raises(ConfigError, match="cannot read the testbed file"):
+    with pytest.raises(ConfigError, match="absent.toml: file not found"):
         testbed_file.load(tmp_path / "absent.toml")
 
 

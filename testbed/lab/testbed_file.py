@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
@@ -18,6 +17,7 @@ from typing import Any, Mapping
 from testbed.addresses import EMULATOR_PORT, WIRELESS_DEV
 from testbed.errors import ConfigError
 from testbed.lab.ssh import SshTarget
+from testbed.scenario.profiles import parse_toml, read_text
 
 ROLES = ("fixed", "emu", "mobile")
 TOP_KEYS = {"name", "description", "work_dir", "bin_dir", "nginx", *ROLES}
@@ -81,18 +81,8 @@ class LabTestbed:
 
 def load(path: Path) -> LabTestbed:
     path = Path(path)
-    try:
-        source = path.read_text()
-    except OSError as e:
-        raise ConfigError(str(path), f"cannot read the testbed file: {e.strerror}") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(str(path), f"byte {e.start} (0x{e.object[e.start]:02x}) is not UTF-8; a TOML file is "
-                          "UTF-8 text") from None
-    try:
-        data = tomllib.loads(source)
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(str(path), f"not valid TOML: {e}") from None
-    return parse(data, path, source)
+    source = read_text(path)          # the scenario's reader: the same refusals, the same words
+    return parse(parse_toml(source, path), path, source)
 
 
 def parse(data: Mapping[str, Any], path: Path, source: str = "") -> LabTestbed:

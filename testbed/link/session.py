@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from testbed.errors import ConfigError
 from testbed.link import emulator_config
 from testbed.addresses import LaneAddresses
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
@@ -48,18 +49,36 @@ READY_TIMEOUT_S = 10.0
 # priority below the emulator: among equal SCHED_FIFO priorities nobody preempts anybody,
 # and an NPA busy relaying a burst would hold the emulator's delivery back (emulator/README.md,
 # "Timing").
-REALTIME_PRIORITY = int(os.environ.get("SQUALL_REALTIME_PRIORITY", "10"))
+PRIORITY_VARIABLE, NPA_PRIORITY_VARIABLE = "SQUALL_REALTIME_PRIORITY", "SQUALL_NPA_PRIORITY"
+DEFAULT_PRIORITY = 10
+
+
+def realtime_priority() -> int:
+    """The emulator's SCHED_FIFO priority: $SQUALL_REALTIME_PRIORITY, else 10 (0: normal)."""
+    return _priority_variable(PRIORITY_VARIABLE, DEFAULT_PRIORITY)
 
 
 def npa_priority_for(emulator_priority: int) -> int:
     """The NPAs' SCHED_FIFO priority: one below the emulator's (normal when it is normal);
     $SQUALL_NPA_PRIORITY sets it (for comparisons: 10 is how the NPAs used to run)."""
-    if "SQUALL_NPA_PRIORITY" in os.environ and emulator_priority > 0:
-        return int(os.environ["SQUALL_NPA_PRIORITY"])
+    if NPA_PRIORITY_VARIABLE in os.environ and emulator_priority > 0:
+        return _priority_variable(NPA_PRIORITY_VARIABLE, emulator_priority)
     return max(1, emulator_priority - 1) if emulator_priority > 0 else 0
 
 
-def scheduled(argv: list[str], priority: int = REALTIME_PRIORITY) -> list[str]:
+def _priority_variable(name: str, default: int) -> int:
+    """$name as a priority; a ConfigError naming the variable when it is none."""
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    value = int(text) if text.strip().isdigit() else -1
+    if not 0 <= value <= 99:
+        raise ConfigError(f"${name}", f"{text!r} is not a priority; expected 0 (normal scheduling) "
+                          "or 1..99 (SCHED_FIFO)")
+    return value
+
+
+def scheduled(argv: list[str], priority: int) -> list[str]:
     """argv under SCHED_FIFO at priority, if > 0 and possible (root, chrt)."""
     if priority <= 0 or os.geteuid() != 0 or shutil.which("chrt") is None:
         return argv
@@ -195,7 +214,7 @@ class SessionResult:
 class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
-                 priority: int = REALTIME_PRIORITY, router: RouterConfig | None = None,
+                 priority: int | None = None, router: RouterConfig | None = None,
                  places: LinkPlaces | None = None):
         """`router`: the scenario's router, any engine; only `engine = "emulator"` puts it
         into the emulator's configuration (its router stage on the downlink).
@@ -208,7 +227,8 @@ class LinkSession:
         self.replication = replication
         self.ready_timeout_s = ready_timeout_s
         self.router = router if router is not None and router.engine == "emulator" else None
-        self.priority = priority       # SCHED_FIFO priority of the emulator; 0 = normal
+        # SCHED_FIFO priority of the emulator; 0 = normal
+        self.priority = realtime_priority() if priority is None else priority
         self.npa_priority = npa_priority_for(priority)
         self.token = secrets.token_hex(8)
         self.log_path = self.workdir / "emulator.log"

@@ -6,6 +6,7 @@ last, so an override can change one key of a nested table (e.g. arq.retransmissi
 from __future__ import annotations
 
 import copy
+import stat
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,14 +31,24 @@ def load_toml(path: Path) -> dict[str, Any]:
     return parse_toml(read_text(path), path)
 
 
+# Far above any scenario or testbed file; a file this large is a mistake (a capture, a log).
+MAX_TOML_BYTES = 16 * 1024 * 1024
+
+
 def read_text(path: Path) -> str:
-    """The file as UTF-8 text (what TOML is); a ConfigError naming the file otherwise."""
+    """The file as UTF-8 text (what TOML is); a ConfigError naming the file otherwise. Only a
+    regular file is read: a device or a pipe would never end."""
     try:
+        st = Path(path).stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise ConfigError(str(path), "is a directory; expected a TOML file")
+        if not stat.S_ISREG(st.st_mode):
+            raise ConfigError(str(path), "is not a regular file (a device, a pipe or a socket); expected a TOML file")
+        if st.st_size > MAX_TOML_BYTES:
+            raise ConfigError(str(path), f"is {st.st_size} bytes; a TOML file here is at most {MAX_TOML_BYTES} bytes")
         data = Path(path).read_bytes()
     except FileNotFoundError:
         raise ConfigError(str(path), "file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(str(path), "is a directory; expected a TOML file") from None
     except OSError as e:
         raise ConfigError(str(path), f"cannot be read: {e.strerror or e}") from None
     try:
