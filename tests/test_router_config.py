@@ -55,9 +55,10 @@ def test_diffserv_classes_queues_and_filters():
     config = parse_router(diffserv(), WHERE, LINK)
     assert config.diffserv
     assert [c.name for c in config.classes] == ["EF", "AF", "BE"]
-    assert config.class_named("EF") == RouterClass("EF", 32_000, 64_000, 0, 1500, FifoQueue("pfifo", 10))
-    assert config.class_named("AF") == RouterClass("AF", 16_000, 48_000, 1, 1500, FifoQueue("bfifo", 6000))
-    assert config.class_named("BE") == RouterClass(
+    ef, af, be = config.classes
+    assert ef == RouterClass("EF", 32_000, 64_000, 0, 1500, FifoQueue("pfifo", 10))
+    assert af == RouterClass("AF", 16_000, 48_000, 1, 1500, FifoQueue("bfifo", 6000))
+    assert be == RouterClass(
         "BE", 16_000, 64_000, 2, 3000, RedQueue(11000, 2000, 6000, 500, 41, 9, 0.1, 64_000, True))
     assert config.default_class == "BE"
     assert config.filters == (

@@ -19,13 +19,19 @@ from support_udp import udp_in, udp_summary
 from testbed import netns
 from testbed.lanes.hosts import NamespaceHost
 from testbed.link.session import bin_dir
-from testbed.router.tc_apply import apply_router, collect_stats, qdisc_available, teardown_router
+from testbed.router import tc_apply
+from testbed.router.tc_apply import apply_router, collect_stats, teardown_router
 from testbed.router.plan import RouterConfig, parse_router
 from testbed.router.monitor import QueueMonitor, read_queue_samples
 
 WHERE = "test: router"
 RATE = 64_000
 DEV = "wl0"
+
+
+def qdisc_available(host: NamespaceHost, kind: str) -> bool:
+    """Whether the host's kernel can create qdisc `kind`: the router's own probe, asked directly."""
+    return tc_apply._probe_once(host, kind) is None
 
 
 def router_lane(offset: int) -> int:

@@ -14,7 +14,7 @@ from testbed.run.progress import Progress
 from testbed.run.results import RunDir, Status
 from testbed.run.runner import select_cells
 from testbed.run.unit import plan
-from testbed.run.status import flow_medians
+from testbed.run.status import median_metrics, medians_text
 
 REPO = Path(__file__).resolve().parent.parent
 SCENARIO = """
@@ -160,11 +160,11 @@ def test_end_table_medians_of_the_generators_summaries() -> None:
                                                              "end_us": bulk_us}}},
                 "v": {"kind": "udp", "receiver": {"summary": {"throughput_bps": throughput, "jitter_mean_us": 2000,
                                                               "loss": 0.01}}}}
-    text = flow_medians([rep(4_000_000, 10_000_000, 32_000), rep(6_000_000, 20_000_000, 31_000),
-                         rep(5_000_000, 16_000_000, 30_000)])
+    text = medians_text(median_metrics([rep(4_000_000, 10_000_000, 32_000), rep(6_000_000, 20_000_000, 31_000),
+                                        rep(5_000_000, 16_000_000, 30_000)]))
     assert text == ("web: page time 5.00 s; b: elapsed 16.00 s, goodput 50.0 kbit/s; "
                     "v: throughput 31.0 kbit/s, jitter 2.0 ms, loss 1.0 %")
-    assert flow_medians([]) == "-"
+    assert medians_text(median_metrics([])) == "-"
 
 
 def test_a_cluster_submission_remembers_whether_it_redoes_degraded_replications(loaded) -> None:

@@ -10,6 +10,8 @@ import pytest
 from testbed.scenario import workloads as workload_profiles
 from testbed.errors import ConfigError
 from testbed.link.session import bin_dir
+from testbed.paths import PROFILE_DIR
+from testbed.scenario.profiles import ProfileSet
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -18,8 +20,8 @@ def run(*argv: str) -> subprocess.CompletedProcess[str]:
 
 def test_client_table_matches_workloads_toml() -> None:
     built_in = json.loads(run("squall-http", "--list-workloads").stdout)
-    pages = {name: list(w.sizes) for name, w in workload_profiles.all_workloads().items()
-             if isinstance(w, workload_profiles.HttpPage)}
+    every = [workload_profiles.load(name) for name in ProfileSet.load("workloads", PROFILE_DIR).names()]
+    pages = {w.label: list(w.sizes) for w in every if isinstance(w, workload_profiles.HttpPage)}
     assert built_in == pages
 
 

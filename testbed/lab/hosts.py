@@ -381,7 +381,7 @@ class SshTestbed:
         """A fresh start for the next replication: programs left over killed, what the TCP
         profile changed put back. Returns what could not be restored."""
         for host in self.roles().values():
-            _kill_started(host.client)
+            host.client.kill_started()
         problems = []
         for tcp in self.tcp.values():      # sysctls and routes back, the TCP metrics cache flushed
             problems += tcp.restore()
@@ -414,17 +414,3 @@ class SshTestbed:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _kill_started(client: SshClient) -> None:
-    for proc in client.started:
-        if proc.poll() is None:
-            proc.kill()
-    for proc in client.started:
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.local.kill()
-            proc.local.wait()
-    client.started.clear()
-

@@ -119,21 +119,27 @@ class SshClient:
     def close(self) -> None:
         """Kills what popen() started and is still running, then closes the master."""
         try:
-            for proc in self.started:
-                if proc.poll() is None:
-                    proc.kill()
-            for proc in self.started:
-                try:
-                    proc.wait(5)
-                except subprocess.TimeoutExpired:
-                    proc.local.kill()
-                    proc.local.wait()
+            self.kill_started()
         finally:
             if self.control_path.exists():
                 subprocess.run(["ssh", "-o", f"ControlPath={self.control_path}", "-O", "exit",
                                 self.target.destination], capture_output=True, timeout=10)
             if self._own_dir is not None:
                 self._own_dir.cleanup()
+
+    def kill_started(self) -> None:
+        """Kills what popen() started and is still running (also the local ssh of one that has
+        not ended 5 s later), and forgets them: between replications and at close()."""
+        for proc in self.started:
+            if proc.poll() is None:
+                proc.kill()
+        for proc in self.started:
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.local.kill()
+                proc.local.wait()
+        self.started.clear()
 
     # --- commands ------------------------------------------------------------------------
     def run(self, argv: Sequence[str], *, check: bool = True, timeout: float = 30.0,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import Iterable
 
 from testbed.lanes.lane import OWNER_DIR, LaneBusy
 
@@ -56,15 +55,3 @@ def claim(number: int) -> LaneClaim:
         raise LaneBusy(f"lane {number} (namespaces sq{number}-*) is claimed by another squall process "
                        "on this machine; use another lane number, or wait for it")
     return held
-
-
-def claim_any(numbers: Iterable[int]) -> LaneClaim:
-    """The first free lane of `numbers`, or LaneBusy when all are held."""
-    numbers = list(numbers)
-    for number in numbers:
-        held = try_claim(number)
-        if held is not None:
-            return held
-    raise LaneBusy(f"every lane of {numbers[0]}..{numbers[-1]} is claimed by another squall process "
-                   "on this machine (more tasks per node than lanes: check --lanes-per-node against "
-                   "the node's CPUs in slurm.conf)")

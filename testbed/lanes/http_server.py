@@ -52,20 +52,6 @@ class HttpServerConfig:
         return f"{host}:{self.port}"
 
 
-@dataclass(frozen=True)
-class AccessLogEntry:
-    time_s: float
-    remote_addr: str
-    remote_port: int
-    connection: int
-    connection_requests: int
-    request: str
-    status: int
-    request_length: int
-    body_bytes_sent: int
-    bytes_sent: int
-
-
 def write_document_tree(docroot: Path, pages: Iterable[Sequence[int]]) -> list[Path]:
     """One file per (index, size) at the path of its URL, exactly `size` bytes long."""
     written: list[Path] = []
@@ -132,17 +118,6 @@ http {{
     }}
 }}
 """
-
-
-def read_access_log(path: Path) -> list[AccessLogEntry]:
-    entries = []
-    for line in path.read_text().splitlines():
-        f = line.split("\t")
-        if len(f) != len(ACCESS_LOG_COLUMNS):
-            raise ValueError(f"{path}: line {line!r} has {len(f)} fields, expected {len(ACCESS_LOG_COLUMNS)}")
-        entries.append(AccessLogEntry(float(f[0]), f[1], int(f[2]), int(f[3]), int(f[4]), f[5], int(f[6]),
-                                      int(f[7]), int(f[8]), int(f[9])))
-    return entries
 
 
 @dataclass

@@ -53,9 +53,3 @@ def decode(datagram: bytes) -> Message | None:
     if magic != MAGIC or version != VERSION or length != len(datagram) - HEADER_LEN:
         return None
     return Message(type_, role, token, seq, datagram[HEADER_LEN:])
-
-
-def parse_token(hex16: str) -> int:
-    if len(hex16) != 16:
-        raise ValueError(f"token {hex16!r} must be 16 hex digits")
-    return int(hex16, 16)

@@ -109,9 +109,6 @@ class RouterConfig:
     # Seawind's 2.4 tun read queue held 10); 0: none
     device_queue: int = 0
 
-    def class_named(self, name: str) -> RouterClass:
-        return next(c for c in self.classes if c.name == name)
-
     def disciplines(self) -> tuple[str, ...]:
         """The leaf qdisc kinds this configuration needs, each once, in class order."""
         return tuple(dict.fromkeys(c.queue.discipline for c in self.classes))

@@ -40,13 +40,9 @@ class RouterError(RuntimeError):
 _probed: dict[tuple[str, str], str | None] = {}
 
 
-def qdisc_available(host: Host, kind: str) -> bool:
-    """Whether the host's kernel can create qdisc (or classifier) `kind`, tried once per
-    host on a scratch veth created and removed there."""
-    return _probe_once(host, kind) is None
-
-
 def _probe_once(host: Host, kind: str) -> str | None:
+    """None when the host's kernel can create qdisc (or classifier) `kind`, else tc's complaint;
+    tried once per host on a scratch veth created and removed there."""
     key = (host.label, kind)
     if key not in _probed:
         _probed[key] = _probe(host, kind)

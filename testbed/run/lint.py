@@ -79,7 +79,7 @@ def _fastest_bps(link: DirectionConfig) -> int | None:
 
 def _udp_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     found = []
-    udp = [f for f in cell.flows if isinstance(f, UdpFlow)]
+    udp = [f for f in cell.flows if f.FIXED_RATE]
     for flow in udp:
         end = udp_end_us(flow)
         if end >= timeout_us:

@@ -13,7 +13,6 @@ instead (testbed/lab/hosts.py, docs/lab-hosts.md).
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import queue
 import signal

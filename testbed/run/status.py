@@ -80,11 +80,6 @@ def medians_text(medians: Mapping[str, Mapping[str, float]]) -> str:
                      for name, metrics in medians.items())
 
 
-def flow_medians(workloads: list[dict[str, Any]]) -> str:
-    """The median over ok replications of each flow's main metric, as the table shows them."""
-    return medians_text(median_metrics(workloads))
-
-
 def main_metrics(entry: Mapping[str, Any]) -> dict[str, float]:
     """The main metrics of a flow's workloads.json entry, as its kind reads them; {} for an unknown kind."""
     flow_type = FLOW_TYPES.get(entry.get("kind", ""))

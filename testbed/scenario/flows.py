@@ -66,7 +66,8 @@ class Readiness:
 class FlowBase(ABC):
     """What a replication asks a flow (testbed/run/replication.py, status.py): its two roles and
     on which host each runs, its workload, the command lines of its programs, the files they
-    write, and the main metrics of their summaries. Each kind answers for itself.
+    write, and the main metrics of their summaries; also what the scenario loader and the
+    warnings (testbed/run/lint.py) check. Each kind answers for itself.
 
     The active program (HTTP client, bulk or UDP sender) starts at the flow's offset from
     t = 0 and its end ends the flow; the passive side (web server, receiver) listens from
@@ -84,6 +85,8 @@ class FlowBase(ABC):
     METRICS_ROLE: ClassVar[str]             # the role whose summary holds the main metrics
     STARTS_ITSELF: ClassVar[bool] = True    # the active program waits for --start-offset itself;
                                             # False: the replication starts it at the flow's start
+    FIXED_RATE: ClassVar[bool] = False      # the active program sends at its own rate whatever the
+                                            # link takes (UDP), so it can overflow the link
 
     @property
     def dscp(self) -> int:
@@ -141,6 +144,12 @@ class FlowBase(ABC):
 
     def web_pages(self) -> tuple[tuple[int, ...], ...]:
         """The pages (object sizes, main object first) a web server on the passive side serves."""
+        return ()
+
+    def unchecked_objects(self) -> tuple[tuple[str, int], ...]:
+        """(key, size) of each object the flow's server serves that parsing the flow did not check
+        against MAX_SIZE_BYTES (an HTTP page's, from `objects` or a workloads.toml label): the
+        scenario loader checks them, naming the key (`objects[1]`)."""
         return ()
 
     @abstractmethod
@@ -248,6 +257,9 @@ class HttpFlow(FlowBase):
     def web_pages(self) -> tuple[tuple[int, ...], ...]:
         return (self.page.sizes,)
 
+    def unchecked_objects(self) -> tuple[tuple[str, int], ...]:
+        return tuple((f"objects[{i}]", size) for i, size in enumerate(self.page.sizes))
+
     def _planned_us(self, link: LinkConfig, timeout_us: int) -> int:
         # handshake, main request and response, then the in-line objects' requests and responses
         return self._transfer_us(link, sum(self.page.sizes) + self.request_size * len(self.page.sizes), 4)
@@ -346,6 +358,7 @@ class UdpFlow(_SenderReceiverFlow):
     PROGRAM = "squall-udp"
     PORT_BASE = 6001
     METRICS_ROLE = "receiver"
+    FIXED_RATE = True
 
     @property
     def workload(self) -> CbrStream:

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from testbed.errors import ConfigError
 from testbed.link.check import check_link
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.flows import HttpFlow, UdpFlow, parse_flows_section
+from testbed.scenario.flows import UdpFlow, parse_flows_section
 from testbed.scenario.link_section import parse_channel, parse_link
 from testbed.scenario.matrix import CellSpec, expand, parse_axes
 from testbed.scenario.profiles import ProfileSet, parse_toml, read_text
@@ -157,11 +157,10 @@ def _check_flows(flows: tuple, timeout_us: int, where: str) -> None:
             raise ConfigError(f"{where}.{flow.name}.start", f"{flow.start_us / 1e6:g} s is not before the "
                               f"scenario's timeout ({timeout_us / 1e6:g} s): the flow would never start; "
                               "start it earlier or raise timeout")
-        if isinstance(flow, HttpFlow):
-            for i, size in enumerate(flow.page.sizes):
-                if size > MAX_SIZE_BYTES:
-                    raise ConfigError(f"{where}.{flow.name}.objects[{i}]", f"{size} B is too large; an object "
-                                      f"is at most {MAX_SIZE_BYTES} B")
+        for key, size in flow.unchecked_objects():
+            if size > MAX_SIZE_BYTES:
+                raise ConfigError(f"{where}.{flow.name}.{key}", f"{size} B is too large; an object "
+                                  f"is at most {MAX_SIZE_BYTES} B")
 
 
 def udp_end_us(flow: UdpFlow) -> int:

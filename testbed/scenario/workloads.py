@@ -62,11 +62,6 @@ def load(name: str, directory: Path = PROFILE_DIR) -> Workload:
     return _from_profile(ProfileSet.load("workloads", directory), name)
 
 
-def all_workloads(directory: Path = PROFILE_DIR) -> dict[str, Workload]:
-    profiles = ProfileSet.load("workloads", directory)
-    return {name: _from_profile(profiles, name) for name in profiles.names()}
-
-
 def _from_profile(profiles: ProfileSet, name: str) -> Workload:
     where = f"{profiles.path}: {name}"
     return from_table(name, profiles.resolve(name, where), where)
