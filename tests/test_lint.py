@@ -25,9 +25,11 @@ queue = { discipline = "pfifo", limit = 10 }
 """
 
 
-def voice(rate: str = "32kbit", direction: str = "down", duration: str = "30s", name: str = "voice") -> str:
+def voice(rate: str = "32kbit", direction: str = "down", duration: str = "30s", name: str = "voice",
+          dscp: str = "") -> str:
+    marking = f'dscp = "{dscp}"\n' if dscp else ""
     return (f'[flows.{name}]\nkind = "udp"\nsize = "132B"\nrate = "{rate}"\nduration = "{duration}"\n'
-            f'dscp = "EF"\ndirection = "{direction}"\n')
+            f'{marking}direction = "{direction}"\n')
 
 
 def warnings(tmp_path: Path, text: str) -> list[str]:
@@ -69,7 +71,7 @@ def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
                '[[router.filters]]\nclass = "EF"\ndscp = "CS1"\n'         # an uplink bulk flow's ACKs
                '[[router.filters]]\nclass = "EF"\nprotocol = "tcp"\nsport = 80\n'   # no such port
                '[[router.filters]]\nclass = "EF"\nprotocol = "tcp"\nsport = 8081\n')  # the page's responses (flow 1)
-    lines = warnings(tmp_path, LINK + DIFFSERV + filters + voice(direction="up") + web + bulk)
+    lines = warnings(tmp_path, LINK + DIFFSERV + filters + voice(direction="up", dscp="EF") + web + bulk)
     text = "\n".join(lines)
     assert "router.filters[0]: matches only packets going up (voice data); the router shapes the downlink only" in text
     assert "router.filters[1]: matches only packets going up (web requests)" in text
@@ -79,6 +81,24 @@ def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
     assert "router.filters[3]: matches no packet of this cell's flows" in text
     assert "router.filters[4]" not in text
     assert len(lines) == 4
+
+
+def test_a_marking_no_router_classifies_by(tmp_path: Path) -> None:
+    (line,) = warnings(tmp_path, LINK + voice(dscp="EF"))
+    assert ": flows.voice.dscp: marks its packets (TOS 184), but no router of this cell classifies by " \
+           "DiffServ" in line
+    assert warnings(tmp_path, LINK + DIFFSERV + '[[router.filters]]\nclass = "EF"\ndscp = "EF"\n'
+                    + voice(dscp="EF")) == []
+
+
+def test_a_channel_on_links_that_lose_nothing(tmp_path: Path) -> None:
+    channel = '[link.channel]\ngood = "exponential(6s)"\nbad = "exponential(1s)"\n'
+    (line,) = warnings(tmp_path, LINK + channel + voice())
+    assert ": link.channel: no cell's link loses anything" in line
+    lossy = LINK.replace('mtu = "576B"\n', 'mtu = "576B"\nerror = { good = 0.0, bad = 0.5 }\n')
+    assert warnings(tmp_path, lossy + channel + voice()) == []
+    # the default channel of an error-free link never turns bad: nothing to say
+    assert warnings(tmp_path, LINK + voice()) == []
 
 
 def test_show_prints_warnings_on_stderr_and_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

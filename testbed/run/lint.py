@@ -9,6 +9,10 @@ but it is said on stderr by `squall show` and `squall run`:
   packets going up (the router shapes the downlink only), or only uplink flows' ACKs/requests.
 (A class no filter sends packets to is not said: the studies' routers keep their UDP class in the
 cells without a UDP stream, and an empty class changes nothing.)
+- a flow that marks its packets (dscp/tos) in a cell whose router does not classify by them
+  (no router, or one without DiffServ classes): the marking changes nothing;
+- a channel (good/bad timeline or trace) while no cell's link has an error probability above 0:
+  the channel changes nothing (said once; a scenario whose lossy cells use it is fine).
 
 Which packets a flow sends where follows the flows (testbed/scenario/flows.py): flow i (file order)
 listens on port(i) at its server/receiver, every program of a flow marks its packets with the
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.flows import BulkFlow, CommandFlow, Flow, HttpFlow, UdpFlow
-from testbed.scenario.link_section import DirectionConfig
+from testbed.scenario.link_section import ChannelConfig, DirectionConfig
 from testbed.scenario.loader import Scenario, udp_end_us
 
 IP_UDP_HEADERS = 28          # IPv4 (no options) + UDP header bytes on the link per datagram
@@ -46,6 +50,9 @@ def scenario_warnings(sc: Scenario) -> list[str]:
     for cell in sc.cells:
         for key, message in cell_warnings(cell, sc.timeout_us):
             found.setdefault(f"{key}: {message}", []).append(cell.cell_id)
+    if _channel_unused(sc.cells, sc.timeout_us):
+        found["link.channel: no cell's link loses anything (error.good and error.bad are 0 in both "
+              "directions), so the channel's good/bad timeline changes nothing"] = [c.cell_id for c in sc.cells]
     lines = []
     for text, cells in found.items():
         scope = ""
@@ -60,7 +67,27 @@ def cell_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     found = _udp_warnings(cell, timeout_us)
     if cell.router is not None and cell.router.diffserv:
         found += _router_warnings(cell.router, cell.flows)
+    else:
+        found += [(f"flows.{f.name}.dscp", f"marks its packets (TOS {f.tos}), but no router of this cell "
+                   "classifies by DiffServ: the marking changes nothing") for f in cell.flows if f.tos]
     return found
+
+
+def _channel_unused(cells: tuple[ResolvedCell, ...], timeout_us: int) -> bool:
+    """A bad state can come (the default channel of error-free links never leaves `good`), yet
+    no cell's link loses anything in either state."""
+    def lossless(d: DirectionConfig) -> bool:
+        return d.error_good == 0 and d.error_bad == 0
+    return (any(_bad_state_possible(c.link.channel, timeout_us) for c in cells)
+            and all(lossless(c.link.down) and lossless(c.link.up) for c in cells))
+
+
+def _bad_state_possible(channel: ChannelConfig, timeout_us: int) -> bool:
+    if channel.trace is not None or channel.initial == "bad" or channel.good is None:
+        return True
+    good = channel.good
+    shortest = (good.min_us or 0) if good.kind == "exponential" else good.a_us
+    return shortest < timeout_us
 
 
 # --- UDP streams and the link ------------------------------------------------------------------
