@@ -1,14 +1,17 @@
 """`squall analyze | report | plot RUN_DIR` (registered into testbed/cli.py's parser).
 
-- analyze: every replication -> summary/connections, runs, cells, throughput, delays
-  (.csv and .parquet; + analysis.json); progress on stderr; exit 1 when some replication
-  was unanalysable.
-- report: summary/report.md (also printed) and the self-contained summary/report.html;
+- analyze: every replication -> summary/connections, runs, cells, throughput, delays,
+  tcpinfo, kernel (.csv and .parquet; + analysis.json); progress on stderr; exit 1 when some
+  replication was unanalysable.
+- report: summary/report.md (also printed) and the self-contained summary/report.html:
+  what was run, then the results (the studies' layouts for the studies' scenarios, plain
+  tables with units for any other);
   analyses the run first unless summary/analysis.json is newer than every replication's
   status.json (--reanalyse to redo anyway).
 - plot: PNG and SVG into summary/plots/ (box plots, CDFs, throughput over time and the
   channel timeline of the run; per chosen replication, --replication N|all, the
-  time-sequence diagram, the throughput and link delay series and the queue plot)."""
+  time-sequence diagram, the throughput and link delay series, the kernel's cwnd and RTT
+  (tcp_info) and the queue plot)."""
 
 from __future__ import annotations
 
@@ -28,8 +31,8 @@ def _analyse(args: argparse.Namespace) -> RunAnalysis:
     analysis = analyse_run(Path(args.run_dir), jobs=args.jobs, rto_floor_us=args.rto_floor_us,
                            interval_us=round(args.interval_ms * 1000))
     out = write_summary(analysis)
-    print(f"squall analyze: wrote {out}/connections, runs, cells, throughput, delays "
-          "(.csv and .parquet)", file=sys.stderr)
+    print(f"squall analyze: wrote {out}/connections, runs, cells, throughput, delays, "
+          "tcpinfo, kernel (.csv and .parquet)", file=sys.stderr)
     return analysis
 
 
@@ -116,11 +119,13 @@ def _positive_ms(text: str) -> float:
 
 def add_commands(sub: argparse._SubParsersAction) -> None:
     analyze = sub.add_parser("analyze", help="metrics of every replication of a run -> "
-                             "summary/ connections, runs, cells, throughput, delays (.csv, .parquet)")
+                             "summary/ connections, runs, cells, throughput, delays, tcpinfo, "
+                             "kernel (.csv, .parquet)")
     _common(analyze)
     analyze.set_defaults(func=_guarded(analyze_command))
 
-    report = sub.add_parser("report", help="the studies' tables -> summary/report.md, report.html")
+    report = sub.add_parser("report", help="what was run and its results in tables and plots "
+                            "-> summary/report.md, report.html")
     _common(report)
     report.add_argument("--reanalyse", action="store_true",
                         help="analyse again even if summary/analysis.json exists")

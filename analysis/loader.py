@@ -9,6 +9,7 @@ run.cells            # one row per cell and metric: min … max, mean, n, failed
 run.throughput       # one row per flow, replication and time bin
 run.delays           # one row per packet the link took in: its link delay and fate
 run.tcpinfo          # one row per TCP connection and 50 ms sample: cwnd, ssthresh, RTT, RTO ...
+run.kernel           # one row per replication, host and quantity: the analysis' count, the kernel's
 run.axes             # the matrix axes: a column of each table above
 run.scenario, run.meta   # expanded.json and meta.json as dicts
 ```
@@ -44,6 +45,7 @@ class RunData:
     throughput: Any = field(repr=False)
     delays: Any = field(repr=False)
     tcpinfo: Any = field(repr=False)
+    kernel: Any = field(repr=False)
 
     @property
     def description(self) -> str:
@@ -62,7 +64,7 @@ def stale(root: Path) -> bool:
 # columns of numbers with a fraction that a CSV may write without one ("100" ms)
 FLOAT_COLUMNS = {"delays": ("t_s", "delay_ms"), "tcpinfo": ("t_s", "srtt_ms", "rttvar_ms", "rto_ms")}
 TEXT_COLUMNS = ("cell", "status", "reason", "error", "flow", "flow_kind", "class", "metric",
-                "fate", "dir", "host", "src", "dst")
+                "fate", "dir", "host", "src", "dst", "quantity", "relation", "counters")
 
 
 def read_table(root: Path, name: str, source: Literal["parquet", "csv"] = "parquet",

@@ -1,7 +1,8 @@
 """Plots of a run (matplotlib), each as PNG (150 dpi) and SVG, into summary/plots/.
 
 Of the run:
-- box plots per cell of the page response time (HTTP) or elapsed time per flow;
+- box plots per cell of the page response time (HTTP) or elapsed time per flow (bulk
+  transfers, command flows);
 - CDFs over replications and cells: page response / elapsed times per flow, and the link
   delay of every data packet per flow (summary/delays);
 - per cell, the throughput of each flow over time in every replication, and their median
@@ -48,11 +49,12 @@ PNG_DPI = 150
 TIME_AXIS = "time since the emulator's t = 0 (s)"
 # what each plot shows, by its file name's first word (report.html puts it under the plot)
 CAPTIONS = {
-    "boxes": "Page response time (HTTP) or elapsed time (bulk TCP) per cell and flow over "
-             "the replications: box from the 25th to the 75th percentile, line at the median, "
-             "whiskers at the minimum and maximum.",
+    "boxes": "Page response time (HTTP) or elapsed time (bulk TCP, command flows' TCP "
+             "connections) per cell and flow over the replications: box from the 25th to "
+             "the 75th percentile, line at the median, whiskers at the minimum and maximum.",
     "cdf-times": "Empirical CDF over the replications of each cell: page response time "
-                 "(HTTP, client capture) and elapsed time (bulk TCP, sender capture).",
+                 "(HTTP, client capture) and elapsed time (bulk TCP and command flows, "
+                 "sender capture).",
     "cdf-delay": "Empirical CDF of the link delay (emulator in -> out: router queue, send "
                  "buffer, transmission, ARQ, propagation) of every delivered data packet of "
                  "each flow, over all replications of the cell.",
@@ -71,8 +73,9 @@ CAPTIONS = {
     "series": "One replication: throughput of each flow per interval (receiver's capture) "
               "and the link delay of each packet at the time it entered the link (dots: "
               "delivered; crosses at the top: dropped). Grey: bad channel state.",
-    "tcpinfo": "One replication: the kernel's view of each TCP connection (squall-tcp-sampler, "
-               "tcp_info every 50 ms at the host that sent the connection's data): congestion "
+    "tcpinfo": "One replication: the kernel's view of each TCP connection of the scenario's "
+               "flows (squall-tcp-sampler, tcp_info every 50 ms at the host that sent the "
+               "connection's data, once data was acknowledged): congestion "
                "window and slow-start threshold (segments), smoothed RTT and RTO. Grey: bad "
                "channel state.",
     "queues": "Router queue (tc router: router-queue.tsv; the emulator's router stage "
@@ -264,10 +267,12 @@ def plot_queues(view: ReplicationView, out: Path, title: str) -> Path:
 # --- box plots and channel timeline ---------------------------------------------------------
 
 def _box_series(cell: CellResult) -> list[tuple[str, list[float]]]:
-    """Per HTTP flow its page response times, per bulk transfer (role) its elapsed times."""
+    """Per HTTP flow its page response times, per bulk transfer (role) and command flow its
+    elapsed times."""
     counting = [r for r in cell.replications if r.counts]
     names = [(f"{f.name} page", f"{f.name}.response_time_s") for f in cell.flows_of("http")]
     names += [(role, f"{prefix}.elapsed_s") for role, prefix in bulk_roles(cell)]
+    names += [(f.name, f"{f.name}.elapsed_s") for f in cell.flows_of("command")]
     return [(label, [v for r in counting if (v := r.values.get(metric)) is not None])
             for label, metric in names]
 
@@ -347,7 +352,8 @@ def _cdf_legend(ax, n: int) -> None:
 
 
 def plot_cdf_times(analysis: RunAnalysis, out: Path) -> Path | None:
-    """CDF over replications of page response times and bulk elapsed times, per cell."""
+    """CDF over replications of page response times and bulk and command elapsed times, per
+    cell."""
     series = [(f"{cell.cell}: {what}", values) for cell in analysis.cells
               for what, values in _box_series(cell) if values]
     if not series:
@@ -456,13 +462,16 @@ def plot_tcpinfo(cell: str, rep: int, rep_dir: Path, out: Path, tcpinfo) -> Path
     """One replication: cwnd, ssthresh, smoothed RTT and RTO of each connection's data sender."""
     if tcpinfo is None:
         return None
-    t = tcpinfo[(tcpinfo["cell"] == cell) & (tcpinfo["replication"] == rep) & (tcpinfo["bytes_acked"] > 1)]
+    # the data sender's samples (the SYN alone makes bytes_acked 1) of the scenario's flows:
+    # a connection of no flow (a lab host's own ssh session) is left out
+    t = tcpinfo[(tcpinfo["cell"] == cell) & (tcpinfo["replication"] == rep)
+                & (tcpinfo["bytes_acked"] > 1) & tcpinfo["flow"].notna()]
     if t.empty:
         return None
     periods, _ = bad_periods(stored(rep_dir, LOG_NAME))
     fig, (wa, ra) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
     for (flow, host, sport, dport), g in t.groupby(["flow", "host", "sport", "dport"], sort=False):
-        label = f"{flow or 'other'} {host}:{sport}->{dport}"
+        label = f"{flow} {host}:{sport}->{dport}"
         line = wa.step(g["t_s"], g["cwnd"], where="post", label=f"{label} cwnd")[0]
         wa.step(g["t_s"], g["ssthresh"], where="post", ls=":", color=line.get_color())
         line = ra.plot(g["t_s"], g["srtt_ms"], label=f"{label} srtt")[0]

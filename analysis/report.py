@@ -15,7 +15,8 @@ out like the studies (IIP report sections 7-8, Saarto 2003), by the cells' flows
   throughput, retransmissions, drops; UDP throughput, drops and jitter range);
 - anything else: a generic table of every metric.
 Any other scenario gets plain tables, one per flow (the cells as rows, the axes as their
-first columns), in one unit system stated in every header: times in s, throughputs in
+first columns; the bulk transfers in one table, the command flows' TCP connections in
+another), in one unit system stated in every header: times in s, throughputs in
 kbit/s, delays and jitter in ms, counts (packets) as integers, loss in %; each median with
 its 95 % bootstrap interval. Then the router queue per DiffServ class.
 
@@ -405,8 +406,54 @@ def plain_bulk_table(cells: list[CellResult]) -> Table:
                  "them); a transfer alone or starting later is named by its flow.")
 
 
-def plain_udp_table(cells: list[CellResult], flow: str) -> Table:
+def plain_command_table(cells: list[CellResult]) -> Table:
+    """The TCP connections of each command flow (any program) as one transfer."""
     axes = _axes(cells)
+    rows: list[list[Cell]] = []
+    for c in cells:
+        for flow in (f.name for f in c.flows_of("command") if has_tcp_values(c, f.name)):
+            rows.append([c.cell, *(c.labels.get(a, "") for a in axes), flow,
+                         *_stats(c, f"{flow}.elapsed_s"), kbit(c.median(f"{flow}.throughput_Bps")),
+                         kbit(c.median(_largest(c, flow, "throughput_Bps"))),
+                         count(c.median(f"{flow}.connections")), *_medians(c, flow, DROPS),
+                         count(c.median(f"{flow}.rto_events")),
+                         c.median(f"{flow}.link_delay_median_ms"), *_n(c, f"{flow}.elapsed_s")])
+    return Table("Command flows: elapsed time and throughput of their TCP connections",
+                 ["cell", *axes, "flow", *_stat_header("elapsed time", "s"),
+                  "throughput median (kbit/s)", "largest connection's throughput median (kbit/s)",
+                  "connections median", *DROP_HEADER, "RTO events median",
+                  "link delay of data packets, median (ms)", "n", "failed"], rows,
+                 "A flow of one connection is measured as a bulk transfer: at its sender, first "
+                 "SYN -> ACK of FIN, throughput = bytes / elapsed time. A flow of several (e.g. "
+                 "iperf3's control and data connections): from the first SYN to the last ACK "
+                 "of a FIN, all in the capture of the host that sent the most data; throughput "
+                 "= every connection's payload / that time; the largest connection (iperf3's "
+                 "data connection) also on its own. Retransmissions and drops summed over the "
+                 "connections.")
+
+
+def has_tcp_values(cell: CellResult, flow: str) -> bool:
+    """Whether a command flow has a row in the command table: it had TCP connections, or
+    nothing of it was measured (the row then counts its failed replications); a flow of UDP
+    datagrams only has its UDP table."""
+    return f"{flow}.connections" in cell.summaries or not has_udp_values(cell, flow)
+
+
+def has_udp_values(cell: CellResult, flow: str) -> bool:
+    return f"{flow}.udp.throughput_Bps" in cell.summaries
+
+
+def _largest(cell: CellResult, flow: str, metric: str) -> str:
+    """The largest connection's metric: `<flow>.main.*`, or for a flow of one connection
+    the flow's own."""
+    main = f"{flow}.main.{metric}"
+    return main if main in cell.summaries else f"{flow}.{metric}"
+
+
+def plain_udp_table(cells: list[CellResult], flow: str, prefix: str | None = None) -> Table:
+    """A UDP flow's, or (`prefix` `<flow>.udp`) a command flow's datagrams."""
+    axes = _axes(cells)
+    name, flow = flow, prefix or flow
     rows: list[list[Cell]] = []
     for c in cells:
         lo, hi = (c.stat(f"{flow}.jitter_mean_ms", st) for st in ("min", "max"))
@@ -418,7 +465,8 @@ def plain_udp_table(cells: list[CellResult], flow: str) -> Table:
                      None if lo is None or hi is None else f"{fmt(lo)}–{fmt(hi)}",
                      c.median(f"{flow}.link_delay_median_ms"),
                      c.median(f"{flow}.link_delay_p95_ms"), *_n(c, f"{flow}.throughput_Bps")])
-    return Table(f"UDP flow {flow}: throughput, loss, jitter, delay",
+    what = f"UDP datagrams of command flow {name}" if prefix else f"UDP flow {name}"
+    return Table(f"{what}: throughput, loss, jitter, delay",
                  ["cell", *axes, *_stat_header("throughput", "kbit/s"), "loss median (%)",
                   "95 % CI of the median (%)", "sent median (packets)",
                   "lost median (packets)", "congestion drops median (packets)",
@@ -450,9 +498,16 @@ def plain_tables(cells: list[CellResult]) -> list[Table]:
     bulk = [c for c in cells if c.flows_of("bulk")]
     if bulk:
         tables.append(plain_bulk_table(bulk))
+    command = [c for c in cells if any(has_tcp_values(c, f.name) for f in c.flows_of("command"))]
+    if command:
+        tables.append(plain_command_table(command))
     for flow in dict.fromkeys(f.name for c in cells for f in c.flows_of("udp")):
         tables.append(plain_udp_table([c for c in cells if any(
             f.name == flow for f in c.flows_of("udp"))], flow))
+    for flow in dict.fromkeys(f.name for c in cells for f in c.flows_of("command")
+                              if has_udp_values(c, f.name)):
+        tables.append(plain_udp_table([c for c in cells if any(
+            f.name == flow for f in c.flows_of("command"))], flow, f"{flow}.udp"))
     return [without_empty_columns(t, keep=1 + len(_axes(cells))) for t in tables]
 
 
@@ -472,7 +527,7 @@ def description_tables(analysis: RunAnalysis) -> list[Table]:
 def result_tables(analysis: RunAnalysis) -> list[Table]:
     """The results: the studies' layouts for their scenarios, plain tables otherwise."""
     if not is_study(analysis):
-        known = [c for c in analysis.cells if any(f.kind in ("http", "bulk", "udp")
+        known = [c for c in analysis.cells if any(f.kind in ("http", "bulk", "udp", "command")
                                                   for f in c.flows)]
         return plain_tables(known) + [generic_table(c) for c in analysis.cells
                                       if c not in known]

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from analysis.aggregate import Summary, summarize
+from analysis.flows import KINDS
 from analysis.run_layout import RunLayout, read_layout
 from analysis.run_metrics import FlowInfo, ReplicationResult, analyse_run_replication
 from analysis.series import SERIES_INTERVAL_US
@@ -81,7 +82,7 @@ def _expanded_flows(spec: dict) -> list[FlowInfo]:
     flows = spec.get("flows")
     infos = []
     for f in flows if isinstance(flows, list) else []:
-        if not isinstance(f, dict) or "name" not in f or f.get("kind") not in ("http", "bulk", "udp"):
+        if not isinstance(f, dict) or "name" not in f or f.get("kind") not in KINDS:
             continue
         workload = next((w for w in (f.get("page"), f.get("transfer"), f.get("stream"))
                          if isinstance(w, dict)), {})

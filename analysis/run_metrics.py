@@ -5,7 +5,9 @@ failed when aggregated). Names (README "Run analysis"):
 
 - `<flow>.*` per named flow: HTTP `response_time_s` (client capture), `main.*`,
   `inline_fastest.*`, `inline_slowest.*`, `<class>.*`; bulk `elapsed_s`, `throughput_Bps`...;
-  UDP `throughput_Bps`, `jitter_*_ms`, `lost`, drops.
+  UDP `throughput_Bps`, `jitter_*_ms`, `lost`, drops; command (any program) its TCP
+  connections as one transfer (`elapsed_s`, `throughput_Bps`, `connections`, drops; with
+  several also `main.*`, the largest) and its UDP datagrams as `udp.*`.
 - `tcp.<role>.*`: two or more bulk transfers that start together ranked by elapsed time
   (fastest, medium, slowest); a single transfer and one starting later only under its flow
   name (no column repeats another).
@@ -150,6 +152,12 @@ def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnecti
         values[f"{flow}.inline_slowest.throughput_Bps"] = inline[-1].response_throughput_bytes_per_s
 
 
+def udp_prefix(match: FlowMatch) -> str:
+    """Where a UDP flow's values go: a command flow's datagrams (iperf3 -u) under
+    `<flow>.udp`, so that they never overwrite the values of its TCP connections."""
+    return f"{match.name}.udp" if match.kind == "command" else match.name
+
+
 def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
     def ms(us: float | None) -> float | None:
         return None if us is None else us / 1000
@@ -282,7 +290,7 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
         matches[match.name] = match
         u = against_sender(u, _generator_sent(specs, match.name))
         udp.append(u)
-        _udp_values(match.name, u, result.values)
+        _udp_values(udp_prefix(match), u, result.values)
         result.rows.append(_row(ref, match, match.kind, udp_row(side, u)))
     for name, items in by_flow.items():
         result.rows += [_row(ref, matches[name], classes.get(id(m), ""), tcp_row(side, m))
@@ -359,7 +367,7 @@ def _delay_values(delays: dict[str, np.ndarray], values: Values) -> None:
 def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
                      by_flow: dict[str, list[tuple[str, TcpMetrics]]],
                      matches: dict[str, FlowMatch], values: Values) -> dict[int, str]:
-    """Values of the HTTP and bulk flows; returns each connection's class (by id)."""
+    """Values of the HTTP, bulk and command flows; returns each connection's class (by id)."""
     classes: dict[int, str] = {}
     bulk: list[tuple[str, TcpMetrics]] = []
     for name, items in by_flow.items():
@@ -373,12 +381,57 @@ def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
             values[f"{name}.client_response_time_s"] = _s(
                 spec.summary("response_time_us") if spec else None)
             continue
+        if matches[name].kind == "command":
+            _command_values(name, items, values, classes)
+            continue
         if matches[name].kind == "bulk":
             bulk += [(name, m) for m in ms]
         if len(ms) == 1:
             _tcp_values(name, ms[0], values)
     _bulk_roles(bulk, {f.name: f.start_us for f in specs or []}, values, classes)
     return classes
+
+
+# what a command flow with several connections sums over them
+SUMMED = ("retransmissions", "unnecessary_retransmissions", "rto_events", "spurious_rtos",
+          "congestion_drops", "error_drops")
+
+
+def _command_values(flow: str, items: list[tuple[str, TcpMetrics]], values: Values,
+                    classes: dict[int, str]) -> None:
+    """A program's connections as one flow (README "Run analysis"): one connection's values
+    are a bulk transfer's; several (iperf3's control and data connections, a client that
+    opens one per object) span them all at the host that sent the most, as a page's
+    response time spans its connections, and the largest one is also `<flow>.main.*`."""
+    values[f"{flow}.connections"] = len(items)
+    if len(items) == 1:
+        _tcp_values(flow, items[0][1], values)
+        return
+    side, main = max(items, key=lambda item: item[1].bytes)
+    elapsed = _span_at(side, items)
+    total = sum(m.bytes for _, m in items)
+    values[f"{flow}.elapsed_s"] = _s(elapsed)
+    values[f"{flow}.bytes"] = total
+    values[f"{flow}.throughput_Bps"] = total / (elapsed / 1e6) if elapsed else None
+    ms = [m for _, m in items]
+    for attr in SUMMED:
+        values[f"{flow}.{attr}"] = _sum(ms, attr)
+    for attr in PEER_VALUES:
+        values[f"{flow}.peer_{attr}"] = _sum([m.peer for m in ms], attr)
+    _tcp_values(f"{flow}.main", main, values)
+    classes[id(main)] = "main"
+
+
+def _span_at(side: str, items: list[tuple[str, TcpMetrics]]) -> int | None:
+    """First SYN -> the last ACK of the host's own FIN over the connections, all in the
+    capture of `side` (taking each connection at its own sender would shift some ends by
+    the link's delay); None when one of them is incomplete or missing there."""
+    seen = [m if at == side else m.peer for at, m in items]
+    starts = [v.first_syn_us for v in seen if v is not None and v.first_syn_us is not None]
+    ends = [v.fin_acked_us for v in seen if v is not None and v.fin_acked_us is not None]
+    if len(starts) < len(items) or len(ends) < len(items):
+        return None
+    return max(ends) - min(starts)
 
 
 def _bulk_roles(bulk: list[tuple[str, TcpMetrics]], starts: dict[str, int | None],

@@ -10,7 +10,7 @@ captures carry real time, on one machine the same clock, on lab hosts NTP's).
   `interval_us` aligned to t = 0, from the flow's first bin to its last with empty bins as
   0. `kbit_per_s` = bytes * 8 / interval / 1000. The same numbers as
   `tshark -z io,stat,INTERVAL,"SUM(tcp.len)..."` on the receiver's capture with its start
-  shifted to t = 0 (tests/test_analysis_series.py checks that).
+  shifted to t = 0 (tests/test_analysis_tidy.py checks that).
 - Link delay (`link_delays`): every packet the emulator took in (`in`), with its flow, its
   direction, its `in` time, its fate (the final event: `out`, `drop_sbuf`, `drop_router`,
   `drop_err`, `drop_mtu`, or `pending` when the log ended first), the ARQ `hit`s it took and,

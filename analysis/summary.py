@@ -1,5 +1,5 @@
-"""summary/ files of a run: connections, runs, cells, throughput, delays and tcpinfo (each as .csv
-and .parquet), and analysis.json.
+"""summary/ files of a run: connections, runs, cells, throughput, delays, tcpinfo and kernel (each
+as .csv and .parquet), and analysis.json.
 
 Tidy tables: one row per observation, and after `cell` one column per matrix axis with the
 cell's label on that axis (the axis name; `axis.<name>` where it would clash with another
@@ -46,7 +46,7 @@ STAT_FIELDS = ("min", "p25", "median", "p75", "max", "mean", "n", "failed", "med
                "median_ci_high")
 RUN_FIELDS = ("cell", "replication", "status", "reason", "analysed", "error")
 CONNECTION_FIELDS = ("cell", "replication", "status", "flow", "flow_kind", "class")
-TABLES = ("connections", "runs", "cells", "throughput", "delays", "tcpinfo")
+TABLES = ("connections", "runs", "cells", "throughput", "delays", "tcpinfo", "kernel")
 
 
 def _cell_text(value: Any) -> Any:

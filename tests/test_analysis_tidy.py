@@ -1,7 +1,8 @@
 """Tidy summary tables: one column per matrix axis, no column repeating another, Parquet
 beside every CSV, `analysis.load_run` giving the same DataFrames from either, the time
-series (throughput over time, link delays), the median's bootstrap interval, UDP loss,
-per-class router queues and the `degraded` status."""
+series (throughput over time, link delays, the kernel's tcp_info samples and their plot),
+the median's bootstrap interval, UDP loss, per-class router queues and the `degraded`
+status."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ import pytest
 import analysis
 from analysis.aggregate import median_ci, summarize
 from analysis.run import analyse_run
-from analysis.summary import TABLES, write_summary
+from analysis.summary import TABLES, load_analysis, write_summary
+from analysis.tcp_samples import COLUMNS, FORMAT_LINE, INFINITE_SSTHRESH
 from test_analysis_report import build_mixture
 from test_analysis_run_support import build_run
-from test_analysis_support import START_REALTIME_US
+from test_analysis_support import FIXED, MOBILE, START_REALTIME_US
 
 ROUTER_LINES = ["# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 "
                 "marks 0 backlog_pkts 0 backlog_bytes 0",
@@ -28,11 +30,47 @@ ROUTER_LINES = ["# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 r
                 "marks 1 backlog_pkts 0 backlog_bytes 0"]
 
 
+CELL = "tcp-baseline_link-e0"
+SAMPLER_T0_US = START_REALTIME_US - 20_000      # the samplers started 20 ms before t = 0
+OTHER = ("198.18.61.9", 50000)                  # a connection of no flow (a lab's ssh session)
+
+
+def sampler_line(k: int, src: tuple[str, int], dst: tuple[str, int], cwnd: int, ssthresh: int,
+                 srtt_ms: int, acked: int, received: int, total_retrans: int = 0) -> str:
+    """Sample k (every 50 ms from the samplers' start) of one connection, in squall-tcp-sampler's
+    format 1 (instruments/README.md): rttvar 50 ms, RTO 400 ms, MSS 500."""
+    return "\t".join(str(v) for v in (
+        k * 50_000, src[0], src[1], dst[0], dst[1], 1, 0, cwnd, ssthresh, srtt_ms * 1000, 50_000,
+        400_000, 500, 0, 0, 0, total_retrans, k, acked, received))
+
+
+def write_sampler_output(rep: Path) -> None:
+    """Both hosts' samples 1-5 of transfer A (40001 -> 5001): its sender's window grows from 11
+    segments, its slow-start threshold is set (7) from the 4th sample on, its smoothed RTT
+    grows from 210 ms by 10 ms a sample; its receiver acknowledges nothing but the SYN. The
+    fixed host also samples a connection of no flow."""
+    head = [FORMAT_LINE, "# interval_us 50000", f"# t0_realtime_us {SAMPLER_T0_US}",
+            "\t".join(COLUMNS)]
+    a, receiver = (FIXED, 40001), (MOBILE, 5001)
+    fixed = [sampler_line(k, a, receiver, 10 + k, INFINITE_SSTHRESH if k < 4 else 7, 200 + 10 * k,
+                          1 + 500 * k, 0, total_retrans=int(k >= 4)) for k in range(1, 6)]
+    fixed.append(sampler_line(3, (FIXED, 22), OTHER, 10, INFINITE_SSTHRESH, 1, 9000, 300))
+    mobile = [sampler_line(k, receiver, a, 10, INFINITE_SSTHRESH, 1, 1, 500 * k)
+              for k in range(1, 6)]
+    for host, lines in (("fixed", fixed), ("mobile", mobile)):
+        (rep / f"{host}.tcpinfo.tsv").write_text("\n".join(
+            [*head, *lines, f"# end samples 5 missed 0 rows {len(lines)}"]) + "\n")
+
+
 @pytest.fixture(scope="module")
 def mixture(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = build_mixture(tmp_path_factory.mktemp("tidy") / "mix-20261122T030000Z")
     for log in root.glob("cells/*/rep-*/emulator.log"):   # a DiffServ router stage
         log.write_text(log.read_text() + "\n".join(ROUTER_LINES) + "\n")
+    write_sampler_output(root / "cells" / CELL / "rep-01")
+    # the hosts' kernels counted what the analysis counts: the fixed host resent B's segment
+    (root / "cells" / CELL / "rep-01" / "kernel-counters.json").write_text(json.dumps(
+        {host: {"delta": {"TcpRetransSegs": n}} for host, n in (("fixed", 1), ("mobile", 0))}))
     write_summary(analyse_run(root, jobs=1, progress=None, interval_us=50_000))
     return root
 
@@ -46,9 +84,9 @@ def test_every_table_has_a_column_per_axis_after_the_cell(mixture: Path) -> None
     for name in TABLES:
         path = mixture / "summary" / f"{name}.csv"
         rows = _csv(path)
-        assert rows or name == "tcpinfo", name      # the fixture has no sampler output
+        assert rows, name
         assert path.read_text().split("\n")[0].split(",")[:3] == ["cell", "tcp", "link"], name
-        assert {(r["tcp"], r["link"]) for r in rows} == ({("baseline", "e0")} if rows else set()), name
+        assert {(r["tcp"], r["link"]) for r in rows} == {("baseline", "e0")}, name
         assert (mixture / "summary" / f"{name}.parquet").exists()
 
 
@@ -176,6 +214,88 @@ def test_link_delays_per_packet(mixture: Path) -> None:
     err = b[b.fate == "drop_err"]
     assert len(err) == 1 and list(err.hits) == [1] and list(err.payload_len) == [500]
     assert set(b.dir) == {"down", "up"}              # the ACKs too
+
+
+def test_tcpinfo_table_has_each_hosts_samples_on_the_emulators_clock(mixture: Path) -> None:
+    rows = _csv(mixture / "summary" / "tcpinfo.csv")
+    assert len(rows) == 11 and {(r["cell"], r["replication"]) for r in rows} == {(CELL, "1")}
+    sender = [r for r in rows if r["host"] == "fixed" and r["sport"] == "40001"]
+    # the samplers started 20 ms before the emulator's t = 0
+    assert [r["t_s"] for r in sender] == ["0.03", "0.08", "0.13", "0.18", "0.23"]
+    assert {(r["flow"], r["src"], r["dst"], r["dport"]) for r in sender} == {
+        ("bulkA", FIXED, MOBILE, "5001")}
+    assert [r["cwnd"] for r in sender] == ["11", "12", "13", "14", "15"]
+    # the kernel's "infinite" initial threshold is no value
+    assert [r["ssthresh"] for r in sender] == ["", "", "", "7", "7"]
+    assert [r["srtt_ms"] for r in sender] == ["210.0", "220.0", "230.0", "240.0", "250.0"]
+    assert {(r["rttvar_ms"], r["rto_ms"], r["mss"]) for r in sender} == {("50.0", "400.0", "500")}
+    assert [r["total_retrans"] for r in sender] == ["0", "0", "0", "1", "1"]
+    # the same connection at its receiver: the flow's too
+    receiver = [r for r in rows if r["host"] == "mobile"]
+    assert {(r["flow"], r["sport"], r["bytes_acked"]) for r in receiver} == {("bulkA", "5001", "1")}
+    assert [r["bytes_received"] for r in receiver] == ["500", "1000", "1500", "2000", "2500"]
+    other = [r for r in rows if r["dport"] == str(OTHER[1])]
+    assert [(r["host"], r["flow"], r["t_s"]) for r in other] == [("fixed", "", "0.13")]
+
+
+def test_load_run_gives_the_tcpinfo_samples_typed(mixture: Path) -> None:
+    samples = analysis.load_run(mixture, analyse=False).tcpinfo
+    assert [str(samples[c].dtype) for c in ("t_s", "cwnd", "ssthresh", "srtt_ms", "flow")] == [
+        "Float64", "Int64", "Int64", "Float64", "string"]
+    sender = samples[(samples.host == "fixed") & (samples.sport == 40001)]
+    assert list(sender.t_s) == pytest.approx([0.03, 0.08, 0.13, 0.18, 0.23])
+    assert list(sender.ssthresh.isna()) == [True, True, True, False, False]
+    assert list(sender.ssthresh.dropna()) == [7, 7] and list(sender.rto_ms) == [400.0] * 5
+    assert samples[samples.dport == OTHER[1]].flow.isna().all()    # no flow: <NA>
+    # docs/analysis-in-python.md: the data senders (bytes_acked grows) per variant and flow
+    senders = samples[samples.bytes_acked > 1]
+    assert senders.groupby(["tcp", "flow"]).cwnd.max().to_dict() == {("baseline", "bulkA"): 15}
+    assert senders.groupby(["tcp", "flow"]).srtt_ms.median().to_dict() == {
+        ("baseline", "bulkA"): 230.0}
+
+
+def test_tcpinfo_plot_draws_each_data_senders_window_and_rtt(mixture: Path, tmp_path: Path,
+                                                           monkeypatch) -> None:
+    import analysis.plots as plots
+
+    figures = {}
+    real_save = plots._save
+
+    def save(fig, out: Path, bottom: float = 0.0) -> Path:
+        figures[out.name] = fig
+        return real_save(fig, out, bottom)
+
+    monkeypatch.setattr(plots, "_save", save)
+    written = plots.plot_run(load_analysis(mixture), tmp_path, CELL, 1)
+    out = tmp_path / f"tcpinfo_{CELL}_rep-01.png"
+    assert out in written and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in out.with_suffix(".svg").read_bytes()[:2000]
+    window, rtt = figures[out.name].axes
+    # transfer A's sender only: not its receiver (nothing acknowledged), not the connection
+    # of no flow
+    (cwnd, ssthresh), (srtt, rto) = window.get_lines(), rtt.get_lines()
+    assert cwnd.get_label() == "bulkA fixed:40001->5001 cwnd"
+    times = [0.03, 0.08, 0.13, 0.18, 0.23]
+    for line in (cwnd, ssthresh, srtt, rto):
+        assert list(line.get_xdata()) == pytest.approx(times)
+    assert list(cwnd.get_ydata()) == [11, 12, 13, 14, 15]
+    assert [float(y) for y in ssthresh.get_ydata()][3:] == [7.0, 7.0]
+    assert all(pd.isna(y) for y in ssthresh.get_ydata()[:3])
+    assert list(srtt.get_ydata()) == [210.0, 220.0, 230.0, 240.0, 250.0]
+    assert list(rto.get_ydata()) == [400.0] * 5
+
+
+def test_load_run_gives_the_kernel_counters_beside_the_analysis(mixture: Path) -> None:
+    kernel = analysis.load_run(mixture, analyse=False).kernel
+    assert set(kernel.replication) == {1, 2, 3}
+    retx = kernel[(kernel.replication == 1) & (kernel.quantity == "retransmissions")]
+    assert [str(retx[c].dtype) for c in ("analysis", "kernel", "holds", "relation")] == [
+        "Int64", "Int64", "boolean", "string"]
+    assert retx[["host", "analysis", "kernel", "difference", "relation", "holds", "counters"]
+                ].values.tolist() == [["fixed", 1, 1, 0, "equal", True, "TcpRetransSegs"],
+                                      ["mobile", 0, 0, 0, "equal", True, "TcpRetransSegs"]]
+    # without kernel-counters.json the analysis' count stands alone
+    assert kernel[kernel.replication == 2].kernel.isna().all()
 
 
 def test_throughput_bins_agree_with_tshark_io_stat(mixture: Path) -> None:
