@@ -19,6 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from analysis.atomic_file import write_text_atomically
 from analysis.errors import AnalysisInputError
 from analysis.run import RunAnalysis, analyse_run
 from analysis.loader import stale
@@ -63,10 +64,10 @@ def report_command(args: argparse.Namespace) -> int:
     out = Path(args.run_dir) / SUMMARY_DIR
     tables = build_tables(analysis)
     markdown = render_markdown(analysis, tables)
-    (out / "report.md").write_text(markdown)
+    write_text_atomically(out / "report.md", markdown)
     print(markdown)
     plots = plot_run(analysis, out / "plots") if not args.no_plots else []
-    (out / "report.html").write_text(render_html(analysis, tables, plots))
+    write_text_atomically(out / "report.html", render_html(analysis, tables, plots))
     print(f"squall report: wrote {out}/report.md and report.html", file=sys.stderr)
     return 0
 

@@ -112,6 +112,15 @@ def _run_selection(root: Path) -> tuple[str | None, int | None]:
             reps if isinstance(reps, int) and reps > 0 else None)
 
 
+def _missing_reason(rep_dir: Path) -> str:
+    """A replication with no directory was never run, or is being run or was cut short (the
+    runner works in rep-NN.partial and renames it when the replication is recorded)."""
+    partial = rep_dir.with_name(rep_dir.name + ".partial")
+    if partial.is_dir():
+        return f"not finished: {partial.name} exists (running now, or cut short; --resume redoes it)"
+    return "never run"
+
+
 def read_layout(root: Path) -> RunLayout:
     root = Path(root)
     name, expected_reps = _scenario(root)
@@ -134,6 +143,6 @@ def read_layout(root: Path) -> RunLayout:
         wanted = set(range(first, first + expected_reps)) | set(found)
         for rep in sorted(wanted):
             d = found.get(rep, cells_dir / cell.cell / f"rep-{rep:02d}")
-            status, reason = _status(d) if rep in found else ("missing", "never run")
+            status, reason = _status(d) if rep in found else ("missing", _missing_reason(d))
             refs.append(ReplicationRef(cell.cell, rep, d, status, reason))
     return RunLayout(root, name, cells, refs)

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from analysis.aggregate import Summary
-from analysis.atomic_file import write_atomically
+from analysis.atomic_file import write_atomically, write_text_atomically
 from analysis.kernel_truth import KERNEL_FIELDS, kernel_rows
 from analysis.run import CellResult, RunAnalysis
 from analysis.run_layout import CellInfo, ReplicationRef, RunLayout
@@ -203,7 +203,7 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
         write_table(out, name, ["cell", *columns.values(), *fields[1:]],
                     [_with_axes(row, labels.get(row["cell"], {}), columns) for row in rows])
     write_delays(out, analysis, columns)
-    (out / ANALYSIS_JSON).write_text(json.dumps(_to_json(analysis), indent=1) + "\n")
+    write_text_atomically(out / ANALYSIS_JSON, json.dumps(_to_json(analysis), indent=1) + "\n")
     return out
 
 

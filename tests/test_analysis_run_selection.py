@@ -31,3 +31,12 @@ def test_without_a_recorded_selection_every_cell_and_replication_counts(tmp_path
     layout = read_layout(make_run(tmp_path / "run", None))
     assert [c.cell for c in layout.cells] == ["link-e0", "link-r2"]
     assert sum(r.status == "missing" for r in layout.replications) == 29 + 30
+
+
+def test_a_replication_cut_short_is_named_as_such_not_as_never_run(tmp_path):
+    root = make_run(tmp_path / "run", {"cells": "link-e0", "replications": 3})
+    (root / "cells" / "link-e0" / "rep-02.partial").mkdir()
+    reasons = {r.rep: (r.status, r.reason) for r in read_layout(root).replications}
+    assert reasons[2] == ("missing", "not finished: rep-02.partial exists (running now, or cut short; "
+                                     "--resume redoes it)")
+    assert reasons[3] == ("missing", "never run")

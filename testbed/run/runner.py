@@ -457,6 +457,7 @@ def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None =
     else:
         recorded = "every replication is recorded ok"
     try:
+        from analysis.atomic_file import write_text_atomically
         from analysis.report import build_tables, render_markdown
         from analysis.report_html import render_html
         from analysis.run import analyse_run
@@ -466,8 +467,8 @@ def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None =
         summary = write_summary(analysis)
         tables = build_tables(analysis)
         markdown = render_markdown(analysis, tables)
-        (summary / "report.md").write_text(markdown)
-        (summary / "report.html").write_text(render_html(analysis, tables, []))
+        write_text_atomically(summary / "report.md", markdown)
+        write_text_atomically(summary / "report.html", render_html(analysis, tables, []))
         print(markdown, file=out)
         print(f"squall run: analysis in {summary} (report.md, report.html, connections.csv, runs.csv, "
               f"cells.csv); plots with `squall plot {root}`", file=err)
