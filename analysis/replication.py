@@ -19,9 +19,10 @@ import numpy as np
 
 from analysis.connections import Endpoint, TcpConnection, UdpFlow, tcp_connections_of, udp_flows
 from analysis.emulog import EmulatorLog, read_emulator_log
+from analysis.event_table import NULL
 from analysis.fate_map import FateMap
 from analysis.join import join_records
-from analysis.pcap import PROTO_UDP, ip_records, packets_of, read_capture
+from analysis.pcap import PROTO_UDP, address_texts, ip_records, packets_of, read_capture
 from analysis.stored import stored
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics, default_sender, tcp_metrics
 from analysis.udp_metrics import UdpMetrics, udp_metrics
@@ -31,11 +32,22 @@ CAPTURES = {"fixed": "fixed.pcap", "mobile": "mobile.pcap"}
 
 
 @dataclass(slots=True)
+class CaptureTimes:
+    """When a host's capture saw the link's packets: `pkt_id` (the log's packet) and `ts_us`
+    (capture time, µs since the epoch) of every captured frame the log knows, and `sent`:
+    the host sent it into the link (else it came out of the link to the host)."""
+    pkt_id: np.ndarray
+    ts_us: np.ndarray
+    sent: np.ndarray
+
+
+@dataclass(slots=True)
 class HostCapture:
     side: str  # fixed | mobile
     fates: FateMap
     tcp: list[TcpConnection]
     udp: list[UdpFlow]
+    times: CaptureTimes
 
 
 @dataclass(slots=True)
@@ -65,6 +77,8 @@ class ReplicationMetrics:
     # per side: the metrics of every TCP connection's endpoint at that host, measured in
     # its capture (its own segments: data, SYNs, requests, ACKs)
     hosts: dict[str, list[TcpMetrics]] = field(default_factory=dict)
+    # per side: when its capture saw the link's packets (for the end-to-end one-way delay)
+    capture_times: dict[str, CaptureTimes] = field(default_factory=dict)
 
 
 def side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
@@ -82,8 +96,19 @@ def _load(directory: Path, side: str, log: EmulatorLog) -> HostCapture | None:
         return None
     records = ip_records(read_capture(path))
     udp = udp_flows(packets_of(records[records["proto"] == PROTO_UDP]))
-    return HostCapture(side, join_records(records, log, side), tcp_connections_of(records),
-                       udp)
+    fates = join_records(records, log, side)
+    return HostCapture(side, fates, tcp_connections_of(records), udp,
+                       capture_times(records, fates, side_addresses(log)[side]))
+
+
+def capture_times(records: np.ndarray, fates: FateMap, own: set[str]) -> CaptureTimes:
+    """CaptureTimes of one capture's IP records joined with the log (`own`: the host's
+    addresses, the sources of what it sent)."""
+    known = fates.pkt_id != NULL
+    rows = np.searchsorted(records["frame_no"], fates.frame_no[known])
+    sources = address_texts(records["ip_version"][rows], records["src"][rows]) if len(rows) else []
+    sent = np.fromiter((s in own for s in sources), bool, len(rows))
+    return CaptureTimes(fates.pkt_id[known], records["ts_us"][rows].astype(np.int64), sent)
 
 
 def analyse_replication(directory: str | os.PathLike[str],
@@ -104,6 +129,7 @@ def analyse_replication(directory: str | os.PathLike[str],
                                    f"sent from the {side} host are not measured")
             continue
         result.connections[side] = cap.tcp
+        result.capture_times[side] = cap.times
         own[side] = _own_endpoints(directory, side, cap, sides, rto_floor_us, result.warnings)
         result.hosts[side] = [m for _, _, m in own[side]]
     for side, mine in own.items():

@@ -330,7 +330,7 @@ def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
         kinds = {name: m.kind for name, m in matches.items()}
         result.throughput = throughput_rows(parts, kinds, t0, interval_us)
     if r.log is not None:
-        result.delays = link_delays(r.log, flow_of)
+        result.delays = link_delays(r.log, flow_of, r.capture_times)
         _delay_values(result.delays, result.values)
     if t0 is not None:
         result.tcpinfo = _tcpinfo(r.directory, t0, flow_of, result.warnings)

@@ -15,18 +15,25 @@ captures carry real time, on one machine the same clock, on lab hosts NTP's).
   direction, its `in` time, its fate (the final event: `out`, `drop_sbuf`, `drop_router`,
   `drop_err`, `drop_mtu`, or `pending` when the log ended first), the ARQ `hit`s it took and,
   when delivered, `delay_ms` = `out` − `in`: router queue, send buffer, transmission, ARQ
-  and propagation — the link's whole share of the one-way delay, without the hosts' stacks.
+  and propagation — the link's whole share of the one-way delay, without the hosts' stacks;
+  and `e2e_delay_ms` = the receiving host's capture time − the sending host's (each joined
+  with the log by packet identity, its first copy in each capture): the whole one-way delay
+  from one host's tcpdump to the other's, the link's share plus both hosts' ways to and from
+  it (on lab hosts plus the clocks' offset).
   A packet is the emulator's `pkt_id` (unique in a log, LOG_FORMAT.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from analysis.emulog import FINAL_EVENTS, EmulatorLog
 from analysis.event_table import NULL
+
+if TYPE_CHECKING:     # replication.py imports this module's callers, not this module
+    from analysis.replication import CaptureTimes
 
 SERIES_INTERVAL_US = 500_000
 Endpoint = tuple[str, int]
@@ -64,14 +71,17 @@ def throughput_rows(flows: dict[str, list[tuple[np.ndarray, np.ndarray]]], kinds
 
 
 DELAY_COLUMNS = ("flow", "dir", "pkt_id", "t_s", "delay_ms", "fate", "hits", "ip_len",
-                 "payload_len")
+                 "payload_len", "e2e_delay_ms")
+SENDER_SIDE = {"down": "fixed", "up": "mobile"}
 
 
-def link_delays(log: EmulatorLog, flow_of: FlowOf) -> dict[str, np.ndarray]:
+def link_delays(log: EmulatorLog, flow_of: FlowOf,
+                capture_times: Mapping[str, CaptureTimes] | None = None) -> dict[str, np.ndarray]:
     """Columns DELAY_COLUMNS as numpy arrays, one entry per `in` event of a flow's packet
     (module docstring); packets of no flow (flow_of gives None) are left out. Texts are
     object arrays; `delay_ms` is NaN for a packet not delivered, `payload_len` -1 where the
-    log has none."""
+    log has none; `e2e_delay_ms` (from `capture_times`, per host side) NaN where either
+    capture lacks the packet."""
     table = log.table
     event = table.texts["event"]
     pkt = table.ints["pkt_id"]
@@ -106,15 +116,49 @@ def link_delays(log: EmulatorLog, flow_of: FlowOf) -> dict[str, np.ndarray]:
     delay = np.where(delivered, (end - time[ins]) / 1000.0, np.nan)
     strings = np.array(["pending" if s is None else s for s in table.strings], dtype=object)
     payload = table.ints["payload_len"][ins]
-    return {"flow": names[keep], "dir": table.text_column("dir")[ins][keep],
+    dirs = table.text_column("dir")[ins]
+    return {"flow": names[keep], "dir": dirs[keep],
             "pkt_id": in_pkt[keep], "t_s": time[ins][keep] / 1e6, "delay_ms": delay[keep],
             "fate": strings[fate[keep]], "hits": n_hits[keep],
             "ip_len": table.ints["ip_len"][ins][keep],
-            "payload_len": np.where(payload == NULL, -1, payload)[keep]}
+            "payload_len": np.where(payload == NULL, -1, payload)[keep],
+            "e2e_delay_ms": _end_to_end_ms(in_pkt, dirs, capture_times or {})[keep]}
+
+
+def _end_to_end_ms(pkt: np.ndarray, dirs: np.ndarray, times: Mapping[str, CaptureTimes]) -> np.ndarray:
+    """The receiving host's capture time minus the sending host's, per packet (its first
+    copy in each capture), in ms; NaN where a capture lacks it."""
+    out = np.full(len(pkt), np.nan)
+    for direction, sender in SENDER_SIDE.items():
+        receiver = "mobile" if sender == "fixed" else "fixed"
+        if sender not in times or receiver not in times:
+            continue
+        rows = np.flatnonzero(dirs == direction)
+        sent = _first_capture_us(times[sender], pkt[rows], sent=True)
+        received = _first_capture_us(times[receiver], pkt[rows], sent=False)
+        both = (sent != NULL) & (received != NULL)
+        out[rows[both]] = (received[both] - sent[both]) / 1000.0
+    return out
+
+
+def _first_capture_us(times: CaptureTimes, ids: np.ndarray, *, sent: bool) -> np.ndarray:
+    """The capture time of each packet id's first frame the host sent (or received); NULL
+    where it has none."""
+    mine = times.sent == sent
+    pkt, ts = times.pkt_id[mine], times.ts_us[mine]
+    order = np.lexsort((ts, pkt))            # by packet, earliest first
+    pkt, ts = pkt[order], ts[order]
+    first = np.r_[True, pkt[1:] != pkt[:-1]] if len(pkt) else np.zeros(0, bool)
+    pkt, ts = pkt[first], ts[first]
+    if len(pkt) == 0:
+        return np.full(len(ids), NULL, np.int64)
+    at = np.minimum(np.searchsorted(pkt, ids), len(pkt) - 1)
+    return np.where(pkt[at] == ids, ts[at], NULL)
 
 
 def empty_delays() -> dict[str, np.ndarray]:
-    kinds = {"flow": object, "dir": object, "fate": object, "t_s": float, "delay_ms": float}
+    kinds = {"flow": object, "dir": object, "fate": object, "t_s": float, "delay_ms": float,
+             "e2e_delay_ms": float}
     return {c: np.empty(0, kinds.get(c, np.int64)) for c in DELAY_COLUMNS}
 
 
