@@ -363,6 +363,13 @@ def _medians(cell: CellResult, prefix: str, names: tuple[str, ...]) -> list[Cell
 DROPS = ("retransmissions", "congestion_drops", "error_drops")
 DROP_HEADER = ["retransmissions median (packets)", "congestion drops median (packets)",
                "error drops median (packets)"]
+# the other way: what the client (HTTP) or the receiver (bulk: its ACKs) sent up the link
+UPLINK = ("retransmissions", "congestion_drops", "error_drops")
+
+
+def _uplink_header(whose: str) -> list[str]:
+    return [f"{whose} retransmissions median (packets)", f"{whose} congestion drops median (packets)",
+            f"{whose} error drops median (packets)"]
 
 
 def plain_http_table(cells: list[CellResult], flow: str) -> Table:
@@ -371,16 +378,19 @@ def plain_http_table(cells: list[CellResult], flow: str) -> Table:
              *_stats(c, f"{flow}.response_time_s"),
              kbit(c.median(f"{flow}.main.response_throughput_Bps")),
              count(c.median(f"{flow}.connections")), *_medians(c, flow, DROPS),
+             *_medians(c, flow, tuple(f"client_{n}" for n in UPLINK)),
              c.median(f"{flow}.link_delay_median_ms"),
              *_n(c, f"{flow}.response_time_s")] for c in cells]
     return Table(f"HTTP flow {flow}: page response time",
                  ["cell", *axes, *_stat_header("page response time", "s"),
                   "main object throughput median (kbit/s)", "connections median",
-                  *DROP_HEADER, "link delay of data packets, median (ms)", "n", "failed"],
+                  *DROP_HEADER, *_uplink_header("client's packets:"),
+                  "link delay of data packets, median (ms)", "n", "failed"],
                  rows, "Page response time at the client (first SYN -> last server FIN, "
                  "client capture); main object throughput = its bytes / (first data segment "
                  "-> ACK of FIN); drops and retransmissions summed over the page's "
-                 "connections; n/failed: replications with/without a value.")
+                 "connections, the server's packets (down) and the client's (up: SYNs, "
+                 "requests, ACKs) apart; n/failed: replications with/without a value.")
 
 
 def plain_bulk_table(cells: list[CellResult]) -> Table:
@@ -390,18 +400,22 @@ def plain_bulk_table(cells: list[CellResult]) -> Table:
         for role, p in bulk_roles(c):
             rows.append([c.cell, *(c.labels.get(a, "") for a in axes), role,
                          *_stats(c, f"{p}.elapsed_s"), kbit(c.median(f"{p}.throughput_Bps")),
-                         *_medians(c, p, DROPS), count(c.median(f"{p}.rto_events")),
+                         *_medians(c, p, DROPS),
+                         *_medians(c, p, tuple(f"peer_{n}" for n in UPLINK)),
+                         count(c.median(f"{p}.rto_events")),
                          c.median(f"{role}.link_delay_median_ms")
                          if not p.startswith("tcp.") else None,
                          c.median("tcp.jain_index") if p.startswith("tcp.") else None,
                          *_n(c, f"{p}.elapsed_s")])
     return Table("Bulk TCP transfers: elapsed time and throughput",
                  ["cell", *axes, "transfer", *_stat_header("elapsed time", "s"),
-                  "throughput median (kbit/s)", *DROP_HEADER, "RTO events median",
+                  "throughput median (kbit/s)", *DROP_HEADER, *_uplink_header("receiver's ACKs:"),
+                  "RTO events median",
                   "link delay of data segments, median (ms)", "Jain index median", "n",
                   "failed"], rows,
                  "Elapsed time at the sender (first SYN -> ACK of FIN); throughput = bytes / "
-                 "elapsed time. Transfers that start together are ranked by elapsed time in "
+                 "elapsed time; drops and retransmissions of the sender's packets, and of the "
+                 "receiver's (its SYN-ACK and ACKs, the other way) apart. Transfers that start together are ranked by elapsed time in "
                  "each replication (fastest … slowest; their Jain fairness index beside "
                  "them); a transfer alone or starting later is named by its flow.")
 

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from analysis.kernel_report import kernel_table
-from analysis.run import analyse_run
+from analysis.report import plain_http_table
+from analysis.run import CellResult, analyse_run, cell_summaries
 from analysis.run_layout import ReplicationRef
 from analysis.run_metrics import analyse_run_replication
 from analysis.summary import write_summary
@@ -174,3 +175,14 @@ def test_each_hosts_classes_beside_its_kernels_counters(tmp_path: Path) -> None:
     assert mobile["timeouts"] == "6 / 7" and mobile["SYN retx"] == "4 / 4"
     assert mobile["disagree"] == "1 of 2"
     assert dict(zip(header, by_host["fixed"]))["disagree"] == "0 of 2"
+
+
+def test_the_http_table_shows_the_clients_packets_beside_the_servers(tmp_path: Path) -> None:
+    r = analyse_run_replication(ReplicationRef("c", 1, write_replication(tmp_path / "rep-01"),
+                                               "ok", ""))
+    cell = CellResult("c", {}, r.flows, [r], cell_summaries([r]))
+    table = plain_http_table([cell], "web")
+    row = dict(zip(table.header, table.rows[0]))
+    assert (row["error drops median (packets)"], row["retransmissions median (packets)"]) == (0, 0)
+    assert (row["client's packets: error drops median (packets)"],
+            row["client's packets: retransmissions median (packets)"]) == (3, 3)

@@ -376,6 +376,9 @@ def test_plain_tables_for_a_scenario_of_ones_own(user_report) -> None:
     assert row["throughput median (kbit/s)"] == f"{1000 / 0.42 * 8 / 1000:.3f}"
     slowest = dict(zip(header, bulk[3]))
     assert slowest["retransmissions median (packets)"] == "1"     # a count, not 1.000
+    # the other way, apart: the receivers' ACKs lost nothing here
+    assert [row[f"receiver's ACKs: {k} median (packets)"] for k in
+            ("retransmissions", "congestion drops", "error drops")] == ["0", "0", "0"]
     udp = dict(zip(*_table(md, "UDP flow voice: throughput, loss, jitter, delay")[:2]))
     # 10 datagrams of 132 B in 183 ms; replication 3 lost one of its 10
     assert udp["throughput median (kbit/s)"] == f"{1320 / 0.183 * 8 / 1000:.3f}"
