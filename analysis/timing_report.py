@@ -4,8 +4,9 @@ emulator log disagree about when packets passed (status.json `timing_error`, mea
 
 Per cell and capture point (ingress: a host's capture → the emulator's `in`; egress: the
 emulator's scheduled `out` → the receiving host's capture), over the ok and degraded
-replications: the median of their p50 and p99, the largest p99 and the largest delay, and
-how many replications were beyond the tolerance there."""
+replications: the median of their p50 and p99, the largest p99, the smallest and the largest
+delay, how many packets were beyond the tolerance (of all measured there) and how many
+replications were (their p99 beyond it, or clocks that disagree)."""
 
 from __future__ import annotations
 
@@ -48,7 +49,9 @@ def _rows(cell: CellResult) -> list[list[Any]]:
         rows.append([cell.cell, f"{kind} {side}", "yes" if judged else "no (tc router)",
                      round(statistics.median(g["p50_us"] for g, _ in groups)),
                      round(statistics.median(g["p99_us"] for g, _ in groups)),
-                     round(max(g["p99_us"] for g, _ in groups)), max(g["max_us"] for g, _ in groups),
+                     round(max(g["p99_us"] for g, _ in groups)), min(g["min_us"] for g, _ in groups),
+                     max(g["max_us"] for g, _ in groups),
+                     f"{sum(g.get('over_tolerance', 0) for g, _ in groups)} of {sum(g['n'] for g, _ in groups)}",
                      f"{sum(_beyond(g, tol) for g, tol in groups)} of {len(groups)}"])
     return rows
 
@@ -58,8 +61,8 @@ def timing_table(analysis: RunAnalysis) -> Table | None:
     if not rows:
         return None
     return Table("End-to-end timing error (µs)",
-                 ["cell", "capture point", "judged", "p50 (median)", "p99 (median)", "p99 (max)", "max",
-                  "beyond tolerance"], rows,
+                 ["cell", "capture point", "judged", "p50 (median)", "p99 (median)", "p99 (max)", "min", "max",
+                  "packets beyond tolerance", "replications beyond tolerance"], rows,
                  "Ingress: a host's capture → the emulator's `in`; egress: the emulator's scheduled `out` → "
                  "the receiving host's capture (packets matched by identity). Over the ok and degraded "
                  "replications; a degraded one (p99 beyond the scenario's timing_tolerance) is listed "
