@@ -229,7 +229,7 @@ class LinkSession:
         self.router = router if router is not None and router.engine == "emulator" else None
         # SCHED_FIFO priority of the emulator; 0 = normal
         self.priority = realtime_priority() if priority is None else priority
-        self.npa_priority = npa_priority_for(priority)
+        self.npa_priority = npa_priority_for(self.priority)
         self.token = secrets.token_hex(8)
         self.log_path = self.workdir / "emulator.log"
         self.config_path = self.workdir / "emulator.conf"
