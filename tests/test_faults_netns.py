@@ -1,5 +1,6 @@
 """Faults during `squall run` on real lanes: a program of a replication killed (the router-side
-NPA, a traffic generator on either host), the runner itself killed with SIGKILL, and a results
+NPA, a traffic generator on either host, the HTTP client, the queue monitor, a TCP sampler), the
+runner itself killed with SIGKILL, and a results
 disk that fills up. Each time the replication is recorded with a reason naming what failed, the
 matrix goes on, `--resume` completes the run, completed replications do not change and nothing
 is left behind (namespaces, processes, owner records).
@@ -41,7 +42,14 @@ VICTIMS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "npa-router": ("emu", lambda cmd: "squall-npa" in cmd and "--role router" in cmd),
     "udp sender": ("fixed", lambda cmd: "squall-udp" in cmd and " send" in cmd),
     "udp receiver": ("mobile", lambda cmd: "squall-udp" in cmd and " recv" in cmd),
+    "http client": ("mobile", lambda cmd: "squall-http" in cmd),
+    "bulk sender": ("fixed", lambda cmd: "squall-bulk" in cmd and " send" in cmd),
+    "queue monitor": ("emu", lambda cmd: "squall-queue-monitor" in cmd),
+    "tcp sampler": ("fixed", lambda cmd: "squall-tcp-sampler" in cmd),
 }
+# Short-lived programs (the page, the bulk transfer) are killed when first seen, the others
+# half a second into the voice stream.
+AT_ONCE = {"http client", "bulk sender"}
 
 
 def kill_in_replication(results: Path, rep: str, victim: str, lane: int, stop: threading.Event,
@@ -52,52 +60,80 @@ def kill_in_replication(results: Path, rep: str, victim: str, lane: int, stop: t
     while not stop.is_set():
         partial = next(results.glob(f"*/cells/*/{rep}.partial"), None)
         if partial and (partial / "voice.sender.stdout").exists():
-            time.sleep(0.5)
+            if victim not in AT_ONCE:
+                time.sleep(0.5)
             inode = os.stat(f"/run/netns/{getattr(namespaces(lane), host)}").st_ino
             for pid, cmd in processes():
                 if net_namespace(pid) == inode and is_victim(cmd):
                     os.kill(pid, signal.SIGKILL)
                     killed.append(victim)
                     return
-        time.sleep(0.05)
+        time.sleep(0.01 if victim in AT_ONCE else 0.05)
 
 
-def test_a_killed_router_npa_or_generator_is_named_and_resume_completes(tmp_path: Path) -> None:
-    require_programs(*PROGRAMS)
-    results = tmp_path / "results"
-    results.mkdir()
-    lane = BASE
-    plan = {"rep-01": "npa-router", "rep-02": "udp sender", "rep-03": "udp receiver"}
+def run_killing(scenario: Path, results: Path, lane: int, plan: dict[str, str]) -> tuple[int, str, list[str]]:
+    """`squall run` with one killer per (replication, victim) of `plan`: exit code, stderr, the
+    victims killed."""
     stop, killed = threading.Event(), []
     killers = [threading.Thread(target=kill_in_replication, args=(results, rep, victim, lane, stop, killed))
                for rep, victim in plan.items()]
     for k in killers:
         k.start()
     try:
-        code, _, err = run_squall(write_scenario(tmp_path, replications=4), results, lane)
+        code, _, err = run_squall(scenario, results, lane)
     finally:
         stop.set()
         for k in killers:
             k.join()
+    return code, err, killed
+
+
+# replication -> (victim, words of its reason); the replication after them must stay ok
+KILLS = [
+    pytest.param({"rep-01": ("npa-router", ["npa-router exited with code -9"]),
+                  "rep-02": ("udp sender", ["flow voice: the sender (squall-udp) exited with code -9"]),
+                  "rep-03": ("udp receiver", ["flow voice: the receiver (squall-udp) exited with code -9"])},
+                 "1Mbit", id="link-and-udp"),
+    # a slower link, so that the page and the bulk transfer last long enough to be killed
+    pytest.param({"rep-01": ("http client", ["flow web: the client (squall-http) exited with code -9"]),
+                  "rep-02": ("bulk sender", ["flow bulk1: the sender (squall-bulk) exited with code -9"]),
+                  "rep-03": ("queue monitor", ["squall-queue-monitor in namespace", "exited -9"]),
+                  "rep-04": ("tcp sampler", ["the TCP sampler at the fixed host (squall-tcp-sampler) ended "
+                                             "(killed by SIGKILL), not by squall's stop"])},
+                 "256kbit", id="clients-and-instruments"),
+]
+
+
+@pytest.mark.parametrize("kills,bandwidth", KILLS)
+def test_a_killed_program_is_named_the_matrix_goes_on_and_resume_completes(
+        tmp_path: Path, kills: dict[str, tuple[str, list[str]]], bandwidth: str) -> None:
+    require_programs(*PROGRAMS)
+    results = tmp_path / "results"
+    results.mkdir()
+    lane = BASE
+    last = f"rep-{len(kills) + 1:02d}"
+    scenario = write_scenario(tmp_path, replications=len(kills) + 1)
+    scenario.write_text(scenario.read_text().replace('bandwidth = "1Mbit"', f'bandwidth = "{bandwidth}"'))
+    code, err, killed = run_killing(scenario, results, lane, {rep: victim for rep, (victim, _) in kills.items()})
     assert code == 1, err
-    assert sorted(killed) == sorted(plan.values())
+    assert sorted(killed) == sorted(victim for victim, _ in kills.values())
     root = only_run_dir(results)
     cell = next(root.glob("cells/*/"))
-    reasons = {rep: status(cell / rep) for rep in plan}
+    reasons = {rep: status(cell / rep) for rep in kills}
     print({rep: (s["status"], s["reason"]) for rep, s in reasons.items()})
     assert all(s["status"] == "failed" for s in reasons.values()), reasons
-    assert "npa-router exited with code -9" in reasons["rep-01"]["reason"]
-    assert "flow voice: the sender (squall-udp) exited with code -9" in reasons["rep-02"]["reason"]
-    assert "flow voice: the receiver (squall-udp) exited with code -9" in reasons["rep-03"]["reason"]
-    assert status(cell / "rep-04")["status"] == "ok"      # the matrix went on
-    done_before = (cell / "rep-04" / "status.json").read_bytes()
+    for rep, (_, words) in kills.items():
+        for w in words:
+            assert w in reasons[rep]["reason"], (rep, reasons[rep]["reason"])
+    assert status(cell / last)["status"] == "ok"      # the matrix went on
+    done_before = (cell / last / "status.json").read_bytes()
     assert_nothing_left(range(lane, lane + 1), str(tmp_path))
 
     code, _, err = run_squall(None, results, lane, resume=root)
     assert code == 0, err
-    assert [status(cell / f"rep-0{r}")["status"] for r in range(1, 5)] == ["ok"] * 4
-    assert (cell / "rep-04" / "status.json").read_bytes() == done_before
-    assert sorted(p.name for p in (cell / "attempts").iterdir()) == ["rep-01-1", "rep-02-1", "rep-03-1"]
+    assert [status(cell / f"rep-{r:02d}")["status"] for r in range(1, len(kills) + 2)] == ["ok"] * (len(kills) + 1)
+    assert (cell / last / "status.json").read_bytes() == done_before
+    assert sorted(p.name for p in (cell / "attempts").iterdir()) == [f"{rep}-1" for rep in sorted(kills)]
     assert_nothing_left(range(lane, lane + 1), str(tmp_path))
 
 

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from analysis.pcap import read_packets
 from analysis.stored import stored
 from analysis.tcp_samples import read_tcp_samples
 from testbed import netns
-from testbed.addresses import namespaces
+from testbed.addresses import lane_addresses, namespaces
 from testbed.link import session as link_session
 
 pytestmark = pytest.mark.netns
@@ -87,6 +88,10 @@ def assert_nothing_left(lanes: range, marker: str) -> None:
     assert not [pid for pid, cmd in processes() if marker in cmd], "a process of the run is still running"
     for lane in lanes:
         assert not Path(f"/run/squall/lanes/{lane}.json").exists(), f"owner record of lane {lane} left"
+        private = lane_addresses(lane).private_prefix
+        assert not list(Path(tempfile.gettempdir()).glob(private + "*")), f"a private directory of lane {lane} left"
+    if Path(marker).is_dir():       # the test's own directory: no half-written file in it
+        assert not list(Path(marker).rglob("*.tmp")), "a half-written *.tmp file left"
 
 
 def processes() -> list[tuple[int, str]]:
