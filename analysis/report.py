@@ -361,15 +361,14 @@ def _medians(cell: CellResult, prefix: str, names: tuple[str, ...]) -> list[Cell
 
 
 DROPS = ("retransmissions", "congestion_drops", "error_drops")
-DROP_HEADER = ["retransmissions median (packets)", "congestion drops median (packets)",
-               "error drops median (packets)"]
-# the other way: what the client (HTTP) or the receiver (bulk: its ACKs) sent up the link
-UPLINK = ("retransmissions", "congestion_drops", "error_drops")
 
 
-def _uplink_header(whose: str) -> list[str]:
-    return [f"{whose} retransmissions median (packets)", f"{whose} congestion drops median (packets)",
-            f"{whose} error drops median (packets)"]
+def _drop_header(whose: str = "") -> list[str]:
+    """DROPS' columns; `whose`: the other way's (the HTTP client's packets, a receiver's ACKs)."""
+    return [f"{whose}{n.replace('_', ' ')} median (packets)" for n in DROPS]
+
+
+DROP_HEADER = _drop_header()
 
 
 def plain_http_table(cells: list[CellResult], flow: str) -> Table:
@@ -378,13 +377,13 @@ def plain_http_table(cells: list[CellResult], flow: str) -> Table:
              *_stats(c, f"{flow}.response_time_s"),
              kbit(c.median(f"{flow}.main.response_throughput_Bps")),
              count(c.median(f"{flow}.connections")), *_medians(c, flow, DROPS),
-             *_medians(c, flow, tuple(f"client_{n}" for n in UPLINK)),
+             *_medians(c, flow, tuple(f"client_{n}" for n in DROPS)),
              c.median(f"{flow}.link_delay_median_ms"),
              *_n(c, f"{flow}.response_time_s")] for c in cells]
     return Table(f"HTTP flow {flow}: page response time",
                  ["cell", *axes, *_stat_header("page response time", "s"),
                   "main object throughput median (kbit/s)", "connections median",
-                  *DROP_HEADER, *_uplink_header("client's packets:"),
+                  *DROP_HEADER, *_drop_header("client's packets: "),
                   "link delay of data packets, median (ms)", "n", "failed"],
                  rows, "Page response time at the client (first SYN -> last server FIN, "
                  "client capture); main object throughput = its bytes / (first data segment "
@@ -401,7 +400,7 @@ def plain_bulk_table(cells: list[CellResult]) -> Table:
             rows.append([c.cell, *(c.labels.get(a, "") for a in axes), role,
                          *_stats(c, f"{p}.elapsed_s"), kbit(c.median(f"{p}.throughput_Bps")),
                          *_medians(c, p, DROPS),
-                         *_medians(c, p, tuple(f"peer_{n}" for n in UPLINK)),
+                         *_medians(c, p, tuple(f"peer_{n}" for n in DROPS)),
                          count(c.median(f"{p}.rto_events")),
                          c.median(f"{role}.link_delay_median_ms")
                          if not p.startswith("tcp.") else None,
@@ -409,15 +408,16 @@ def plain_bulk_table(cells: list[CellResult]) -> Table:
                          *_n(c, f"{p}.elapsed_s")])
     return Table("Bulk TCP transfers: elapsed time and throughput",
                  ["cell", *axes, "transfer", *_stat_header("elapsed time", "s"),
-                  "throughput median (kbit/s)", *DROP_HEADER, *_uplink_header("receiver's ACKs:"),
+                  "throughput median (kbit/s)", *DROP_HEADER, *_drop_header("receiver's ACKs: "),
                   "RTO events median",
                   "link delay of data segments, median (ms)", "Jain index median", "n",
                   "failed"], rows,
                  "Elapsed time at the sender (first SYN -> ACK of FIN); throughput = bytes / "
                  "elapsed time; drops and retransmissions of the sender's packets, and of the "
-                 "receiver's (its SYN-ACK and ACKs, the other way) apart. Transfers that start together are ranked by elapsed time in "
-                 "each replication (fastest … slowest; their Jain fairness index beside "
-                 "them); a transfer alone or starting later is named by its flow.")
+                 "receiver's (its SYN-ACK and ACKs, the other way) apart. Transfers that start "
+                 "together are ranked by elapsed time in each replication (fastest … slowest; "
+                 "their Jain fairness index beside them); a transfer alone or starting later is "
+                 "named by its flow.")
 
 
 def plain_command_table(cells: list[CellResult]) -> Table:

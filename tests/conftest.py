@@ -119,3 +119,19 @@ def run_to_completion(group, name: str, ns: str, argv: list[str], timeout_s: flo
     """Runs a workload program of a ProgramGroup to its end; returns its JSON summary (last stdout line)."""
     program = group.start(name, ns, argv)
     return program_summary(program, group.wait_exit(name, timeout_s))
+
+
+@pytest.fixture
+def drawn_figures(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """File name -> the matplotlib figure analysis.plots saved under it (still written)."""
+    import analysis.plots as plots
+
+    figures: dict = {}
+    real_save = plots._save
+
+    def save(fig, out: Path, bottom: float = 0.0) -> Path:
+        figures[out.name] = fig
+        return real_save(fig, out, bottom)
+
+    monkeypatch.setattr(plots, "_save", save)
+    return figures

@@ -197,18 +197,11 @@ def test_the_report_has_a_plain_table_of_command_flows(command_run) -> None:
 
 
 def test_command_flows_are_in_the_box_plots_and_the_cdf_of_times(command_run, tmp_path,
-                                                                 monkeypatch) -> None:
+                                                                 drawn_figures) -> None:
     import analysis.plots as plots
     from analysis.summary import load_analysis
 
-    figures = {}
-    real_save = plots._save
-
-    def save(fig, out: Path, bottom: float = 0.0) -> Path:
-        figures[out.name] = fig
-        return real_save(fig, out, bottom)
-
-    monkeypatch.setattr(plots, "_save", save)
+    figures = drawn_figures
     a = load_analysis(command_run)
     plots.plot_boxes(a, tmp_path / "boxes.png")
     plots.plot_cdf_times(a, tmp_path / "cdf-times.png")

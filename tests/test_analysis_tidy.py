@@ -255,17 +255,10 @@ def test_load_run_gives_the_tcpinfo_samples_typed(mixture: Path) -> None:
 
 
 def test_tcpinfo_plot_draws_each_data_senders_window_and_rtt(mixture: Path, tmp_path: Path,
-                                                           monkeypatch) -> None:
+                                                           drawn_figures) -> None:
     import analysis.plots as plots
 
-    figures = {}
-    real_save = plots._save
-
-    def save(fig, out: Path, bottom: float = 0.0) -> Path:
-        figures[out.name] = fig
-        return real_save(fig, out, bottom)
-
-    monkeypatch.setattr(plots, "_save", save)
+    figures = drawn_figures
     written = plots.plot_run(load_analysis(mixture), tmp_path, CELL, 1)
     out = tmp_path / f"tcpinfo_{CELL}_rep-01.png"
     assert out in written and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

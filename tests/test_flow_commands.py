@@ -368,7 +368,7 @@ def test_command_flows_run_any_program_with_the_runs_addresses_and_ports(tmp_pat
     assert perf["client"]["argv"] == ["iperf3", "-c", "198.18.0.1", "-p", "7001", "-t", "5", "-S", "184"]
     assert perf["client"]["host"] == "mobile"
     # serve: the per-run nginx at the server host (up: the mobile host) serves the objects on the port.
-    assert ("http_server", 7002, f"{tmp_path}/work/mobile/get.server", [[100_000, 2096]]) in testbed.mobile.log
+    assert ("http_server", 7002, str(tmp_path / "work" / "mobile" / "get.server"), [[100_000, 2096]]) in testbed.mobile.log
     assert get["client"]["argv"] == ["curl", "-o", "/dev/null", "http://198.18.0.2:7002/obj/0-100000",
                                      "http://198.18.0.2:7002/obj/1-2096"]
     assert (get["client"]["host"], "server" in get) == ("fixed", False)
