@@ -367,6 +367,23 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
     for c, r in (("tcp-cbi", 1), ("tcp-baseline", 2)):
         cache = json.loads((cells / c / f"rep-0{r}" / "tcp.json").read_text())["metrics_cache_at_start"]
         assert cache == {"fixed": [], "mobile": []}
+    assert status(cells / "tcp-cbi" / "rep-02")["details"]["cache"] == {"metrics": "kept"}
+    assert "cache" not in status(cells / "tcp-baseline" / "rep-02")["details"]
+
+    # Resumed to a third replication, the chain starts on a fresh lane: its predecessor runs
+    # again first, unrecorded, so that the third still starts with a warm cache.
+    code, out, err = run_squall(None, tmp_path / "results", BASE + 6, resume=cells.parent, replications=3)
+    assert code == 0, err
+    third = status(cells / "tcp-cbi" / "rep-03")["details"]
+    assert third["fresh_lane"] is True
+    assert {k: third["cache"][k] for k in ("metrics", "warmed_by_replication", "warm_up_status")} == \
+        {"metrics": "warmed", "warmed_by_replication": 2, "warm_up_status": "ok"}
+    warm = json.loads((cells / "tcp-cbi" / "rep-03" / "tcp.json").read_text())["metrics_cache_at_start"]
+    assert any(line.startswith(mobile_host + " ") for line in warm["fixed"]), warm
+    cold = json.loads((cells / "tcp-baseline" / "rep-03" / "tcp.json").read_text())["metrics_cache_at_start"]
+    assert cold == {"fixed": [], "mobile": []}
+    assert sorted(p.name for p in (cells / "tcp-cbi").iterdir()) == ["rep-01", "rep-02", "rep-03"]
+    assert not list(Path(tempfile.gettempdir()).glob("squall-warm-up-*")), "a warm-up's files were left"
     assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
 
 

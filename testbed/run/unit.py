@@ -3,10 +3,18 @@
 A unit is one replication, or the whole chain of a CBI cell (a TCP profile that keeps its
 metrics between replications), which must run in order on one lane without rebuilding it.
 The same units are run by the runner's lane workers and by cluster workers (run/worker.py).
+
+A chain that starts past its first replication (a resume, a validation round, a failed
+predecessor) would start with an empty metrics cache, as its first replication does, and so
+measure nothing of CBI. Its predecessor is therefore run again first on the same lane, as a
+warm-up whose results are discarded: the replication then starts with the cache its
+predecessor's connections leave, over the same channel timeline (status.json `cache`).
 """
 from __future__ import annotations
 
 import errno
+import shutil
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -72,13 +80,18 @@ class UnitRunner:
             if fresh:
                 self.testbed = self.fresh_testbed()
             lane_s = round(time.monotonic() - t_lane, 3)
-            status = self._one(unit.cell, rep)
+            cache: dict[str, Any] | None = {"metrics": "kept" if not fresh else "empty"}
+            if fresh and unit.keep_lane and rep > 1:
+                cache = self._warm_up(unit.cell, rep - 1)
+            status = self._one(unit.cell, rep) if cache is not None else None
             if status is None and self.interrupted_reason is not None:
                 status = Status("failed", self.interrupted_reason(), utc_stamp(), 0.0,
                                 {"interrupted": True, "cell": unit.cell.cell_id, "replication": rep})
             if status is None:
                 break      # interrupted: the .partial directory stays; RunDir.begin keeps it as an attempt
             status.details["fresh_lane"] = fresh    # False: a CBI successor kept the TCP metrics cache
+            if unit.keep_lane and cache is not None:
+                status.details["cache"] = cache
             status.details.setdefault("timings", {})["lane_s"] = lane_s     # building it, before setup_s
             status.details["provenance"] = self.provenance
             self.run_dir.finish(unit.cell.cell_id, rep, self._work, status)
@@ -89,6 +102,24 @@ class UnitRunner:
             if self._disk_full is not None:
                 # recorded (compressing its files made room for its status); nothing more is run
                 raise self._disk_full
+
+    def _warm_up(self, cell: ResolvedCell, rep: int) -> dict[str, Any] | None:
+        """Replication `rep` run again on the fresh lane, unrecorded, for the metrics cache it
+        leaves; None when the run is being stopped."""
+        assert self.testbed is not None
+        job = replication.Job(cell, rep, self.seed, self.timeout_us, self.timing_tolerance_us)
+        work = Path(tempfile.mkdtemp(prefix=f"squall-warm-up-{cell.cell_id}-rep-{rep:02d}-", dir=self.work_root))
+        t = time.monotonic()
+        try:
+            status = replication.run(self.testbed, job, work, self.stop)
+        except replication.Interrupted:
+            return None
+        except Exception as e:   # noqa: BLE001 — said in the successor's status, which still runs
+            status = Status("failed", failure_text(e, self.run_dir.root), utc_stamp(), 0.0, {})
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        return {"metrics": "warmed", "warmed_by_replication": rep, "warm_up_status": status.status,
+                "warm_up_reason": status.reason, "warm_up_s": round(time.monotonic() - t, 3)}
 
     def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
         assert self.testbed is not None
