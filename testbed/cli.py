@@ -54,6 +54,7 @@ def _run(args: argparse.Namespace) -> int:
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
                                 analyse=not args.no_analysis, redo_degraded=args.redo_degraded,
+                                prepare_ahead=args.prepare_ahead,
                                 testbed_file=None if args.testbed is None else Path(args.testbed),
                                 slurm=_slurm_options(args, lane_base))
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
@@ -144,6 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --resume: redo the degraded replications too (timing error beyond tolerance)")
     run.add_argument("--lane-base", type=int, metavar="N",
                      help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+    run.add_argument("--prepare-ahead", action="store_true",
+                     help="one more lane (N..N+K) builds and sets up the next replication while K run their "
+                          "flows, so lane work stops adding to the study's wall time (docs/runner.md)")
     run.add_argument("--testbed", metavar="FILE",
                      help="run on the three lab hosts of this testbed file over SSH, serially (docs/lab-hosts.md)")
     run.add_argument("--no-analysis", action="store_true",

@@ -406,3 +406,33 @@ def test_the_link_drains_before_stop_so_connections_end_in_the_captures(tmp_path
     assert any(p.dport == 8080 and p.tcp_ack == fin_end for p in packets), \
         "the ACK of the server's FIN never reached the fixed host before the run stopped"
     assert_nothing_left(range(BASE + 5, BASE + 6), str(tmp_path))
+
+
+def test_prepare_ahead_sets_up_the_next_replication_while_one_runs_its_flows(tmp_path: Path) -> None:
+    """--parallel 1 --prepare-ahead: two lanes, one replication in its flows at a time, the
+    next one built and set up meanwhile, so it starts as soon as the previous flows end."""
+    require_programs(*PROGRAMS)
+    path = tmp_path / "ahead.toml"
+    path.write_text('name = "ahead"\nseed = 3\nreplications = 4\ntimeout = "30s"\n' + LENIENT +
+                    '[link]\nbandwidth = "1Mbit"\ndelay = "300ms"\nmtu = "576B"\n'
+                    '[flows.web]\nkind = "http"\nobjects = [2000]\nhttp = "1.0"\n')
+    lanes = range(BASE + 4, BASE + 6)
+    code, out, err = run_squall(path, tmp_path / "results", lanes.start, prepare_ahead=True)
+    assert code == 0, err
+    assert "a spare lane setting up the next replication (--prepare-ahead)" in err
+    reps = sorted((only_run_dir(tmp_path / "results") / "cells" / "default").glob("rep-*"))
+    spans = []
+    for rep in reps:
+        st = status(rep)
+        assert st["status"] == "ok", st["reason"]
+        assert st["details"]["drain"]["ended_by"] == "settled"
+        d = st["details"]
+        t0, t = d["t0_realtime_us"] / 1e6, d["timings"]
+        assert t["slot_wait_s"] >= 0
+        spans.append((t0 - t["setup_s"], t0, t0 + t["flows_s"], t0 + t["flows_s"] + t["drain_s"]))
+    assert {status(r)["details"]["testbed"]["lane"] for r in reps} == set(lanes)
+    spans.sort(key=lambda s: s[1])
+    for (_, _, flows_end, drain_end), (set_up, start, _, _) in zip(spans, spans[1:]):
+        assert start >= flows_end, "two replications ran their flows at once with one slot"
+        assert set_up < drain_end, "the next replication was not set up while the previous one drained"
+    assert_nothing_left(lanes, str(tmp_path))

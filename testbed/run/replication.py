@@ -28,6 +28,7 @@ from testbed.hosts import Host, Link, Testbed
 from testbed.scenario.link_section import DirectionConfig, LinkConfig
 from testbed.processes import START_POLL_S, Program
 from testbed.run import instruments
+from testbed.run.flow_slots import FlowSlots
 from testbed.run.kernel_counters import KernelCounters
 from testbed.run.results import Status, utc_stamp, write_json_atomic
 from testbed.router.session import RouterRun
@@ -102,9 +103,10 @@ class Outcome:
         self.reasons.append(reason)
 
 
-def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event) -> Status:
-    """Runs the replication in `work`; returns its Status. Raises Interrupted when `stop` is set."""
-    return _Replication(testbed, job, work, stop).run()
+def run(testbed: Testbed, job: Job, work: Path, stop: threading.Event, slots: FlowSlots | None = None) -> Status:
+    """Runs the replication in `work`; returns its Status. Raises Interrupted when `stop` is set.
+    With `slots`, START waits for a free slot, given back when the flows end (run/flow_slots.py)."""
+    return _Replication(testbed, job, work, stop, slots).run()
 
 
 @dataclass
@@ -113,6 +115,7 @@ class _Replication:
     job: Job
     work: Path
     stop: threading.Event
+    slots: FlowSlots | None = None
     outcome: Outcome = field(default_factory=Outcome)
     running: list[RunningFlow] = field(default_factory=list)
     fetches: list[tuple[Host, str]] = field(default_factory=list)   # (host, file) brought into work
@@ -210,15 +213,24 @@ class _Replication:
     def _run_flows(self) -> None:
         """START (t = 0), the flows until they end, then the router's final files."""
         assert self.link is not None
-        t0_realtime_us = self.link.start()
-        t0 = time.monotonic()
-        self.details["t0_realtime_us"] = t0_realtime_us
-        if self.router is not None:
-            self.router.start_monitor(t0_realtime_us=t0_realtime_us)
-        for item in self.running:
-            _launch(item, self.work, t0, self.job)
-        link_alive = _wait(self.running, self.link, self.job, t0, self.stop, self.outcome, self.work)
-        self.timings["flows_s"] = round(time.monotonic() - t0, 3)
+        t_slot = time.monotonic()
+        if self.slots is not None and not self.slots.acquire(self.stop):
+            raise Interrupted()
+        try:
+            if self.slots is not None:
+                self.timings["slot_wait_s"] = round(time.monotonic() - t_slot, 3)
+            t0_realtime_us = self.link.start()
+            t0 = time.monotonic()
+            self.details["t0_realtime_us"] = t0_realtime_us
+            if self.router is not None:
+                self.router.start_monitor(t0_realtime_us=t0_realtime_us)
+            for item in self.running:
+                _launch(item, self.work, t0, self.job)
+            link_alive = _wait(self.running, self.link, self.job, t0, self.stop, self.outcome, self.work)
+            self.timings["flows_s"] = round(time.monotonic() - t0, 3)
+        finally:
+            if self.slots is not None:     # the drain's few segments run beside the next one's flows
+                self.slots.release()
         # The last segments (e.g. the ACK of the server's FIN) are still inside the link when the
         # programs end: keep the link and the captures until they are out, or connections look cut.
         t_drain = time.monotonic()
@@ -353,13 +365,14 @@ def _drain_s(link: LinkConfig, flow: FlowBase) -> float:
 
 
 def _link_drain_s(link: LinkConfig) -> float:
-    """Longest time a packet sent now can stay in the link: a full send buffer ahead of it at
-    the slowest rate, the propagation delay and every ARQ retry (either direction)."""
+    """Longest time until a segment sent now is acknowledged: in each direction a full send
+    buffer ahead of it at the slowest rate, the propagation delay and every ARQ retry (the
+    last FIN one way, its ACK the other)."""
     def one(d: DirectionConfig) -> float:
         rates = [s.rate_bps for s in d.bandwidth if s.rate_bps]
         serialisation = d.send_buffer * 8 / min(rates) if rates else 0.0
         return serialisation + _delay_and_retries_s(d)
-    return max(one(link.down), one(link.up)) + DRAIN_MARGIN_S
+    return one(link.down) + one(link.up) + DRAIN_MARGIN_S
 
 
 def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threading.Event) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 A run directory (testbed/run/results.py) is created, or reopened with --resume; each
 replication that has no ok result is run on a lane of its own worker (K workers with
---parallel K, lanes lane_base … lane_base+K−1), rebuilt before every replication so no
+--parallel K, lanes lane_base … lane_base+K−1; with --prepare-ahead one more, which sets up
+the next replication while K run their flows), rebuilt before every replication so no
 state is carried over — except the replications of a CBI cell (a TCP profile that keeps
 its metrics), which run in order on one lane without rebuilding it in between.
 A failed or hung replication is recorded and the matrix goes on. SIGINT/SIGTERM stop
@@ -35,6 +36,7 @@ from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run import slurm
 from testbed.run.results import RunDir, Status, failure_text
 from testbed.run.slurm import SlurmOptions
+from testbed.run.flow_slots import FlowSlots
 from testbed.run.unit import Unit, UnitRunner, plan
 from testbed.run.status import print_report
 
@@ -65,6 +67,12 @@ class RunOptions:
     testbed_file: Path | None = None      # lab hosts over SSH (docs/lab-hosts.md) instead of lanes
     slurm: SlurmOptions | None = None     # hand the units to Slurm (docs/cluster.md) instead of lanes here
     redo_degraded: bool = False           # --resume --redo-degraded: degraded replications run again
+    prepare_ahead: bool = False           # one spare lane sets up the next replication (run/flow_slots.py)
+
+    @property
+    def lanes(self) -> int:
+        """Lanes of this machine the run may use: one per replication at once, and the spare."""
+        return self.parallel + (1 if self.prepare_ahead else 0)
 
 
 @dataclass
@@ -92,13 +100,17 @@ def check_options(options: RunOptions) -> None:
                           f"1..{scenario_mod.MAX_REPLICATIONS} (leave it out for the scenario's own)")
     if not 1 <= options.parallel <= MAX_LANE + 1:
         raise ConfigError("--parallel", f"{options.parallel} is not a number of lanes; expected 1..{MAX_LANE + 1}")
+    if options.prepare_ahead and options.slurm is not None:
+        raise ConfigError("--prepare-ahead", "applies to the lanes of this machine; a --slurm task sets up "
+                          "its units one after the other (docs/cluster.md)")
     if options.testbed_file is None:
         if not 0 <= options.lane_base <= MAX_LANE:
             raise ConfigError("--lane-base", f"{options.lane_base} is not a lane number; expected 0..{MAX_LANE}")
-        last = options.lane_base + options.parallel - 1
+        last = options.lane_base + options.lanes - 1
         if last > MAX_LANE:
-            raise ConfigError("--parallel", f"{options.parallel} lanes from --lane-base {options.lane_base} would "
-                              f"need lane {last}; lanes go up to {MAX_LANE}: lower --lane-base or --parallel")
+            spare = " and the spare of --prepare-ahead" if options.prepare_ahead else ""
+            raise ConfigError("--parallel", f"{options.parallel} lanes{spare} from --lane-base {options.lane_base} "
+                              f"would need lane {last}; lanes go up to {MAX_LANE}: lower --lane-base or --parallel")
     results = options.results
     if results.exists() and not results.is_dir():
         raise ConfigError("--results", f"{str(results)!r} exists and is not a directory; expected the directory "
@@ -171,10 +183,12 @@ class Runner:
         planned: dict[str, int] = {}
         for unit in units:
             planned[unit.cell.cell_id] = planned.get(unit.cell.cell_id, 0) + len(unit.replications)
-        workers = max(1, min(options.parallel, len(units)))
+        workers = max(1, min(options.lanes if lab is None else 1, len(units)))
         self.lanes = [options.lane_base + i for i in range(workers)]
+        # more workers than replications at once: the spare builds and sets up the next one
+        self.slots = FlowSlots(options.parallel) if workers > options.parallel else None
         estimates = {unit.cell.cell_id: planned_replication_s(unit.cell, sc.timeout_us) for unit in units}
-        self.progress = Progress(sc.name, planned, len(self.lanes), stream, estimates=estimates)
+        self.progress = Progress(sc.name, planned, min(workers, options.parallel), stream, estimates=estimates)
         self.result = RunResult(run_dir.root)
         self._lock = threading.Lock()
         self._built: set[int] = set()
@@ -198,7 +212,7 @@ class Runner:
                            fresh_testbed=lambda: self._fresh_testbed(lane_number), record=self._record,
                            started=self.progress.start,
                            provenance=meta.provenance(None if self.lab is not None else lane_number),
-                           timing_tolerance_us=self.sc.timing_tolerance_us)
+                           timing_tolerance_us=self.sc.timing_tolerance_us, slots=self.slots)
         try:
             while not self.stop.is_set():
                 try:
@@ -343,9 +357,15 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
     sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume, sc=sc)
     print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
           f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
-          f"lane(s); results in {run_dir.root}", file=err)
+          f"lane(s){_spare_text(options, units)}; results in {run_dir.root}", file=err)
     result = Runner(sc, run_dir, units, options, err).run() if units else RunResult(run_dir.root)
     return _finish(sc, run_dir, cells, replications, result, options, out, err)
+
+
+def _spare_text(options: RunOptions, units: list[Unit]) -> str:
+    if not options.prepare_ahead or len(units) <= options.parallel:
+        return ""
+    return " and a spare lane setting up the next replication (--prepare-ahead)"
 
 
 def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | None,
@@ -359,6 +379,9 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
     if options.parallel != 1:
         raise ConfigError("--parallel", f"{options.parallel}: a testbed file names one set of lab hosts, "
                           "so its replications run one at a time; leave out --parallel")
+    if options.prepare_ahead:
+        raise ConfigError("--prepare-ahead", "a testbed file names one set of lab hosts, so there is no "
+                          "spare to set up the next replication on; leave out --prepare-ahead")
     lab = testbed_file.load(options.testbed_file)
     sc = checked if checked is not None else reopen_run(resume, options)[0]  # type: ignore[arg-type]
     routers = [c.router for c in sc.cells]

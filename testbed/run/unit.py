@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from testbed.hosts import Testbed
 from testbed.run import replication
+from testbed.run.flow_slots import FlowSlots
 from testbed.run.results import RunDir, Status, failure_text, utc_stamp
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.loader import DEFAULT_TIMING_TOLERANCE_US
@@ -68,6 +69,7 @@ class UnitRunner:
     testbed: Testbed | None = None
     timing_tolerance_us: int = DEFAULT_TIMING_TOLERANCE_US     # the scenario's timing_tolerance
     started: Callable[[str, int], None] | None = None          # as each replication starts (the progress line)
+    slots: FlowSlots | None = None                             # --prepare-ahead: START waits for a slot
     _disk_full: OSError | None = field(default=None, init=False)   # a replication found the results disk full
 
     def run(self, unit: Unit) -> None:
@@ -111,7 +113,7 @@ class UnitRunner:
         work = Path(tempfile.mkdtemp(prefix=f"squall-warm-up-{cell.cell_id}-rep-{rep:02d}-", dir=self.work_root))
         t = time.monotonic()
         try:
-            status = replication.run(self.testbed, job, work, self.stop)
+            status = replication.run(self.testbed, job, work, self.stop, self.slots)
         except replication.Interrupted:
             return None
         except Exception as e:   # noqa: BLE001 — said in the successor's status, which still runs
@@ -128,7 +130,7 @@ class UnitRunner:
         if self.started is not None:
             self.started(cell.cell_id, rep)
         try:
-            return replication.run(self.testbed, job, self._work, self.stop)
+            return replication.run(self.testbed, job, self._work, self.stop, self.slots)
         except replication.Interrupted:
             return None
         except Exception as e:
