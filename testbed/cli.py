@@ -72,14 +72,17 @@ def _slurm_options(args: argparse.Namespace, lane_base: int) -> SlurmOptions | N
     if args.testbed is not None:
         raise ConfigError("--slurm", "a run goes to Slurm or to the lab hosts of --testbed, not both")
     lanes_per_node = 1 if args.lanes_per_node is None else args.lanes_per_node
-    if not 1 <= lanes_per_node <= 128 or not 0 <= lane_base <= 128 - lanes_per_node:
-        raise ConfigError("--lanes-per-node", f"{lanes_per_node} lanes from --lane-base {lane_base}: "
+    node_lanes = lanes_per_node * (2 if args.prepare_ahead else 1)    # a spare beside each task's lane
+    if not 1 <= lanes_per_node <= 128 or not 0 <= lane_base <= 128 - node_lanes:
+        spares = " and as many spares (--prepare-ahead)" if args.prepare_ahead else ""
+        raise ConfigError("--lanes-per-node", f"{lanes_per_node} lanes{spares} from --lane-base {lane_base}: "
                           "the lanes of a node are numbers in 0..127")
     per_task = 1 if args.units_per_task is None else args.units_per_task
     if per_task < 1:
         raise ConfigError("--units-per-task", f"{per_task} is not a number of units >= 1")
     return SlurmOptions(partition=args.partition, lanes_per_node=lanes_per_node,
-                        sbatch_args=tuple(args.sbatch_arg or ()), wait=args.wait, units_per_task=per_task)
+                        sbatch_args=tuple(args.sbatch_arg or ()), wait=args.wait, units_per_task=per_task,
+                        prepare_ahead=args.prepare_ahead)
 
 
 def _worker(args: argparse.Namespace) -> int:
@@ -147,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
     run.add_argument("--prepare-ahead", action="store_true",
                      help="one more lane (N..N+K) builds and sets up the next replication while K run their "
-                          "flows, so lane work stops adding to the study's wall time (docs/runner.md)")
+                          "flows, so lane work stops adding to the study's wall time (docs/runner.md); with "
+                          "--slurm, a spare lane per task")
     run.add_argument("--testbed", metavar="FILE",
                      help="run on the three lab hosts of this testbed file over SSH, serially (docs/lab-hosts.md)")
     run.add_argument("--no-analysis", action="store_true",

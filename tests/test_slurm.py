@@ -2,7 +2,8 @@
 every replication of the demo scenario through --slurm, a CBI chain kept in order on one
 lane, a run cancelled mid-way with scancel and resumed to completion, and nothing left.
 
-Lanes $SQUALL_SLURM_LANE_BASE (default 84) … +1; the node offers two CPUs, one per lane.
+Lanes $SQUALL_SLURM_LANE_BASE (default 84) … +3; the node offers two CPUs, one per task, and
+each task of the demo run takes a spare lane (--prepare-ahead).
 """
 from __future__ import annotations
 
@@ -78,7 +79,7 @@ def task_outputs(run: Path) -> str:
 
 def no_leftovers() -> None:
     """No namespace of the lanes (their processes went with them) and no worker still running."""
-    for lane in range(LANE_BASE, LANE_BASE + LANES):
+    for lane in range(LANE_BASE, LANE_BASE + 2 * LANES):
         assert not leftovers(lane, set()), leftovers(lane, set())
     workers = subprocess.run(["pgrep", "-f", "testbed.cli worker"], capture_output=True, text=True).stdout
     assert not workers.strip(), f"squall workers still running: {workers}"
@@ -87,14 +88,17 @@ def no_leftovers() -> None:
 def test_the_demo_runs_through_slurm_every_replication_ok_and_analysed(cluster: Cluster, tmp_path: Path) -> None:
     demo = lenient_copy(REPO / "scenarios" / "demo.toml", tmp_path / "scenario")
     proc, run = submit(cluster, demo, tmp_path / "results", "--replications", "1", "--units-per-task", "3",
-                       "--wait")     # 8 units: array tasks of 3, 3 and 2
+                       "--prepare-ahead", "--wait")     # 8 units: array tasks of 3, 3 and 2
     assert proc.returncode == 0, proc.stderr + task_outputs(run)
     found = statuses(run)
     assert len(found) == 8 and all(s["status"] == "ok" for s in found.values()), task_outputs(run)
     for status in found.values():
         prov = status["details"]["provenance"]
-        assert prov["lane"] in range(LANE_BASE, LANE_BASE + LANES)
+        assert prov["lane"] in range(LANE_BASE, LANE_BASE + 2 * LANES)     # a spare beside each task's lane
         assert prov["host"] and prov["kernel"] and prov["squall_revision"] and prov["tools"]
+    # --prepare-ahead: each task set its next unit up on its spare lane, one unit in its flows at a time
+    assert all("slot_wait_s" in s["details"]["timings"] for s in found.values()), task_outputs(run)
+    assert len({s["details"]["provenance"]["lane"] for s in found.values()}) > LANES, task_outputs(run)
     assert (run / "summary" / "report.md").is_file(), "the afterany analysis job did not run"
     shown = squall(cluster, "status", str(run))
     assert shown.returncode == 0 and "slurm submission 1" in shown.stdout, shown.stdout + shown.stderr

@@ -100,14 +100,11 @@ def check_options(options: RunOptions) -> None:
                           f"1..{scenario_mod.MAX_REPLICATIONS} (leave it out for the scenario's own)")
     if not 1 <= options.parallel <= MAX_LANE + 1:
         raise ConfigError("--parallel", f"{options.parallel} is not a number of lanes; expected 1..{MAX_LANE + 1}")
-    if options.prepare_ahead and options.slurm is not None:
-        raise ConfigError("--prepare-ahead", "applies to the lanes of this machine; a --slurm task sets up "
-                          "its units one after the other (docs/cluster.md)")
     if options.testbed_file is None:
         if not 0 <= options.lane_base <= MAX_LANE:
             raise ConfigError("--lane-base", f"{options.lane_base} is not a lane number; expected 0..{MAX_LANE}")
         last = options.lane_base + options.lanes - 1
-        if last > MAX_LANE:
+        if last > MAX_LANE and options.slurm is None:     # a node's lanes: --lanes-per-node
             spare = " and the spare of --prepare-ahead" if options.prepare_ahead else ""
             raise ConfigError("--parallel", f"{options.parallel} lanes{spare} from --lane-base {options.lane_base} "
                               f"would need lane {last}; lanes go up to {MAX_LANE}: lower --lane-base or --parallel")

@@ -40,6 +40,7 @@ class SlurmOptions:
     sbatch_args: tuple[str, ...] = ()
     wait: bool = False
     units_per_task: int = 1        # units one array task runs in turn on its lane
+    prepare_ahead: bool = False    # a task sets up its next unit on a spare lane (run/flow_slots.py)
 
 
 def slurm_command(argv: list[str], what: str) -> str:
@@ -89,7 +90,7 @@ def submit(root: Path, run_name: str, units: list[Unit], lane_base: int, options
     if busy:
         raise ConfigError("--resume", f"{root} still has {len(busy)} Slurm job(s) queued or running "
                           f"({', '.join(sorted(busy)[:5])}); wait for them or scancel them first")
-    sub = Submission.new(root, units, lane_base, options.lanes_per_node, redo_degraded)
+    sub = Submission.new(root, units, lane_base, options.lanes_per_node, redo_degraded, options.prepare_ahead)
     chunk = max_array_size()
     per_task = options.units_per_task
     tasks = -(-len(units) // per_task)

@@ -1,6 +1,7 @@
 """A cluster submission's record in the run directory: what was planned and which jobs run it.
 
     RUN/slurm/submission-K.json   {"submission": K, "lane_base": B, "lanes_per_node": L, "redo_degraded": D,
+                                   "prepare_ahead": P,
                                    "units": [{"cell": ..., "replications": [...], "keep_lane": ...}],
                                    "jobs": {"arrays": [{"job_id": ..., "first_unit": ..., "units": ...}],
                                             "analysis": job_id}}
@@ -40,6 +41,12 @@ class Submission:
     units: list[PlannedUnit]
     jobs: dict[str, Any] = field(default_factory=dict)
     redo_degraded: bool = False          # --redo-degraded: its workers redo degraded replications too
+    prepare_ahead: bool = False          # --prepare-ahead: a task with several units may take a spare lane
+
+    @property
+    def node_lanes(self) -> range:
+        """The lane numbers the tasks on one node share (twice as many with --prepare-ahead)."""
+        return range(self.lane_base, self.lane_base + self.lanes_per_node * (2 if self.prepare_ahead else 1))
 
     @property
     def path(self) -> Path:
@@ -51,17 +58,19 @@ class Submission:
 
     @classmethod
     def new(cls, root: Path, units: list[Unit], lane_base: int, lanes_per_node: int,
-            redo_degraded: bool = False) -> "Submission":
+            redo_degraded: bool = False, prepare_ahead: bool = False) -> "Submission":
         number = 1 + max((s.number for s in all_submissions(root)), default=0)
         planned = [PlannedUnit(u.cell.cell_id, u.replications, u.keep_lane) for u in units]
-        sub = cls(root, number, lane_base, lanes_per_node, planned, redo_degraded=redo_degraded)
+        sub = cls(root, number, lane_base, lanes_per_node, planned, redo_degraded=redo_degraded,
+                  prepare_ahead=prepare_ahead)
         sub.output_dir.mkdir(parents=True, exist_ok=True)
         sub.save()
         return sub
 
     def save(self) -> None:
         data = {"submission": self.number, "lane_base": self.lane_base, "lanes_per_node": self.lanes_per_node,
-                "redo_degraded": self.redo_degraded, "units": [asdict(u) for u in self.units], "jobs": self.jobs}
+                "redo_degraded": self.redo_degraded, "prepare_ahead": self.prepare_ahead,
+                "units": [asdict(u) for u in self.units], "jobs": self.jobs}
         write_json_atomic(self.path, data)
 
     @classmethod
@@ -84,7 +93,8 @@ class Submission:
         data = json.loads(path.read_text())
         units = [PlannedUnit(u["cell"], tuple(u["replications"]), bool(u["keep_lane"])) for u in data["units"]]
         return cls(root, int(data["submission"]), int(data["lane_base"]), int(data["lanes_per_node"]),
-                   units, data.get("jobs", {}), bool(data.get("redo_degraded", False)))
+                   units, data.get("jobs", {}), bool(data.get("redo_degraded", False)),
+                   bool(data.get("prepare_ahead", False)))
 
     def job_ids(self) -> list[str]:
         ids = [str(a["job_id"]) for a in self.jobs.get("arrays", [])]

@@ -3,7 +3,8 @@
 Run by a Slurm array task (run/slurm.py). The run directory, on the cluster's shared file
 system, stays the one record of what is done: the worker skips replications already ok,
 works in node-local storage, and moves each finished replication in whole. It claims a lane
-atomically (lanes/claim.py), so tasks scheduled independently onto one node never share one,
+atomically (lanes/claim.py), so tasks scheduled independently onto one node never share one
+(with --prepare-ahead also a spare, on which it sets up its next unit meanwhile),
 and it refuses to run a squall revision other than the run's, whose results would not be
 comparable. SIGTERM (scancel, a time limit) stops the replication, tears the lane down and
 records the replication as interrupted; `squall run --resume RUN --slurm` redoes it.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import signal
 import sys
@@ -27,7 +29,8 @@ from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
 from testbed.lanes.hosts import NamespaceTestbed
 from testbed.run import meta
-from testbed.run.results import RunDir, Status
+from testbed.run.flow_slots import FlowSlots
+from testbed.run.results import RunDir, Status, failure_text
 from testbed.run.submission import Submission
 from testbed.run.unit import Unit, UnitRunner
 from testbed.scenario import loader as scenario_mod
@@ -50,14 +53,41 @@ def worker_command(root: Path, unit_index: int, submission: int | None, err: Tex
     removed = lanes.cleanup_leftovers()
     if removed:
         print(f"squall worker: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
-    codes = []
-    with _claimed_lane(sub, err) as number, _local_work(root) as work_root, _stop_on_signals() as stop:
-        for index, unit in todo:
-            if stop.is_set():
-                break
-            print(f"squall worker: unit {index}: {unit.cell.cell_id} replications "
-                  f"{', '.join(map(str, unit.replications))} on lane {number}", file=err, flush=True)
-            codes.append(_run(run_dir, sc, unit, number, work_root, stop, err))
+    codes: list[int] = []
+    pending = queue.SimpleQueue()
+    for item in todo:
+        pending.put(item)
+    with _claimed_lane(sub, err) as number, _spare_lane(sub, len(todo)) as spare, \
+            _local_work(root) as work_root, _stop_on_signals() as stop:
+        slots = FlowSlots(1) if spare is not None else None
+
+        def lane_worker(lane: int) -> None:
+            while not stop.is_set():
+                try:
+                    index, unit = pending.get_nowait()
+                except queue.Empty:
+                    return
+                print(f"squall worker: unit {index}: {unit.cell.cell_id} replications "
+                      f"{', '.join(map(str, unit.replications))} on lane {lane}", file=err, flush=True)
+                codes.append(_run(run_dir, sc, unit, lane, work_root, stop, err, slots))
+
+        def spare_worker(lane: int) -> None:
+            try:
+                lane_worker(lane)
+            except Exception as e:   # noqa: BLE001 — the task's own lane goes on with the units left
+                print(f"squall worker: the spare lane {lane} failed (its unit is left for `squall run --resume {root} --slurm`); the units not yet started run on lane {number}: "
+                      f"{failure_text(e, root)}", file=err, flush=True)
+                codes.append(1)
+
+        helper = None
+        if spare is not None:     # sets up the next unit while this lane runs its flows
+            helper = threading.Thread(target=spare_worker, args=(spare,), name=f"lane-{spare}", daemon=True)
+            helper.start()
+        try:
+            lane_worker(number)
+        finally:
+            if helper is not None:
+                helper.join()
     return max(codes, default=0)
 
 
@@ -88,7 +118,7 @@ def _unit(sc: scenario_mod.Scenario, sub: Submission, index: int) -> Unit:
 
 
 def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, work_root: Path, stop: "_Stop",
-         err: TextIO) -> int:
+         err: TextIO, slots: FlowSlots | None = None) -> int:
     statuses: list[Status] = []
 
     def reason() -> str:
@@ -102,7 +132,7 @@ def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, wo
 
     runner = UnitRunner(run_dir, sc.seed, sc.timeout_us, stop, fresh_testbed=lambda: NamespaceTestbed.create(number),
                         record=record, provenance=meta.provenance(number), work_root=work_root,
-                        interrupted_reason=reason, timing_tolerance_us=sc.timing_tolerance_us)
+                        interrupted_reason=reason, timing_tolerance_us=sc.timing_tolerance_us, slots=slots)
     try:
         runner.run(unit)
     finally:
@@ -115,7 +145,7 @@ def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, wo
 @contextmanager
 def _claimed_lane(sub: Submission, err: TextIO) -> Iterator[int]:
     """A lane of this node's range; a task that got a CPU before a lane waits for one."""
-    numbers = range(sub.lane_base, sub.lane_base + sub.lanes_per_node)
+    numbers = sub.node_lanes
     said = False
     while True:
         for number in numbers:
@@ -129,6 +159,22 @@ def _claimed_lane(sub: Submission, err: TextIO) -> Iterator[int]:
                   file=err, flush=True)
             said = True
         time.sleep(LANE_WAIT_S)
+
+
+@contextmanager
+def _spare_lane(sub: Submission, units: int) -> Iterator[int | None]:
+    """With --prepare-ahead and more than one unit, a second free lane of the node if there is
+    one now (never waited for: the task runs on its one lane otherwise)."""
+    if not sub.prepare_ahead or units < 2:
+        yield None
+        return
+    for number in sub.node_lanes:
+        held = lane_claim.try_claim(number)
+        if held is not None:
+            with held:
+                yield number
+            return
+    yield None
 
 
 @contextmanager
