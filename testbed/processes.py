@@ -10,7 +10,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from testbed import netns
 
@@ -18,6 +18,34 @@ TERM_GRACE_S = 3.0
 # How often a program starting up is checked (a file read or a /proc table): its start-up time
 # is waited for in every replication, several times over.
 START_POLL_S = 0.005
+
+
+@dataclass(frozen=True)
+class NotReady:
+    """Why a program never became ready: it exited (`exit_code`), or the time ran out (None)."""
+    exit_code: int | None
+    timeout_s: float
+
+    def said(self, what: str, exit_context: str = "") -> str:
+        """`exited with code N<exit_context>` or `did not <what> within T s`."""
+        if self.exit_code is not None:
+            return f"exited with code {self.exit_code}{exit_context}"
+        return f"did not {what} within {self.timeout_s:g} s"
+
+
+def wait_for(program: "Program", ready: Callable[[], bool], timeout_s: float,
+             poll_s: float = START_POLL_S) -> NotReady | None:
+    """Polls `ready` until it holds (None), the program exits or `timeout_s` passes (NotReady):
+    the one start-up wait of every program squall starts."""
+    deadline = time.monotonic() + timeout_s
+    while not ready():
+        code = program.proc.poll()
+        if code is not None:
+            return NotReady(code, timeout_s)
+        if time.monotonic() >= deadline:
+            return NotReady(None, timeout_s)
+        time.sleep(poll_s)
+    return None
 
 
 @dataclass(frozen=True)
@@ -131,19 +159,11 @@ class ProgramGroup:
     def wait_ready(self, name: str, prefix: str, timeout_s: float) -> str:
         """Waits for a stdout line starting with prefix; returns it."""
         program = self.programs[name]
-        deadline = time.monotonic() + timeout_s
-        while True:
-            for line in program.stdout().splitlines():
-                if line.startswith(prefix):
-                    return line
-            code = program.proc.poll()
-            if code is not None:
-                raise ReadyTimeout(f"{program.describe()} exited with code {code} before printing "
-                                   f"'{prefix} ...'; its stderr: {program.stderr().strip() or '(empty)'}")
-            if time.monotonic() >= deadline:
-                raise ReadyTimeout(f"{program.describe()} did not print '{prefix} ...' within "
-                                   f"{timeout_s:g} s; its stderr: {program.stderr().strip() or '(empty)'}")
-            time.sleep(START_POLL_S)
+        failed = wait_for(program, lambda: ready_line(program, prefix) is not None, timeout_s)
+        if failed is not None:
+            said = failed.said(f"print '{prefix} ...'", f" before printing '{prefix} ...'")
+            raise ReadyTimeout(f"{program.describe()} {said}; its stderr: {program.stderr().strip() or '(empty)'}")
+        return ready_line(program, prefix) or ""
 
     def wait_exit(self, name: str, timeout_s: float) -> int | None:
         try:
@@ -186,3 +206,8 @@ def _read(path: Path) -> str:
         return path.read_text(errors="replace")
     except FileNotFoundError:
         return ""
+
+
+def ready_line(program: "Program", prefix: str) -> str | None:
+    """The first stdout line of the program that starts with `prefix`."""
+    return next((line for line in program.stdout().splitlines() if line.startswith(prefix)), None)

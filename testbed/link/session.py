@@ -26,7 +26,6 @@ import re
 import secrets
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, Sequence
@@ -36,7 +35,7 @@ from testbed.link import emulator_config
 from testbed.addresses import LaneAddresses
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig
-from testbed.processes import START_POLL_S, Program, ProgramGroup, ReadyTimeout
+from testbed.processes import Program, ProgramGroup, ReadyTimeout, wait_for
 from testbed.paths import REPO_ROOT
 from testbed.router.plan import RouterConfig
 
@@ -335,16 +334,10 @@ class LinkSession:
     def _wait_bound(self, name: str, port: int) -> None:
         """Waits until the program has a UDP socket bound to port (seen in its namespace)."""
         program = self.programs.programs[name]
-        deadline = time.monotonic() + self.ready_timeout_s
-        while not self.places.udp_bound(program, port):
-            code = program.proc.poll()
-            if code is not None:
-                raise SessionError(f"{program.describe()} exited with code {code} at start-up; "
-                                   f"its stderr: {program.stderr().strip() or '(empty)'}")
-            if time.monotonic() >= deadline:
-                raise SessionError(f"{program.describe()} did not bind UDP port {port} within "
-                                   f"{self.ready_timeout_s:g} s; its stderr: {program.stderr().strip() or '(empty)'}")
-            time.sleep(START_POLL_S)
+        failed = wait_for(program, lambda: self.places.udp_bound(program, port), self.ready_timeout_s)
+        if failed is not None:
+            raise SessionError(f"{program.describe()} {failed.said(f'bind UDP port {port}', ' at start-up')}; "
+                               f"its stderr: {program.stderr().strip() or '(empty)'}")
 
     # --- taking it down --------------------------------------------------------------
     def close(self) -> SessionResult:

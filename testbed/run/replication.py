@@ -26,7 +26,7 @@ from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
 from testbed.hosts import Host, Link, Testbed
 from testbed.scenario.link_section import DirectionConfig, LinkConfig
-from testbed.processes import START_POLL_S, Program
+from testbed.processes import START_POLL_S, Program, ready_line, wait_for
 from testbed.run import instruments
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.kernel_counters import KernelCounters
@@ -307,20 +307,16 @@ def _fetch(files: list[tuple[Host, str]], work: Path, rename: Callable[[str], st
 
 def _wait_ready(program: Program, host: Host, port: int, ready: Readiness, timeout_s: float) -> None:
     """Until the passive program is ready as its flow says (a line, or a socket on the port)."""
-    deadline = time.monotonic() + timeout_s
-    if ready.line is not None:
-        what, done = f"print '{ready.line} ...'", lambda: any(
-            line.startswith(ready.line) for line in program.stdout().splitlines())   # type: ignore[arg-type]
+    line = ready.line
+    if line is not None:
+        what, done, poll_s = f"print '{line} ...'", lambda: ready_line(program, line) is not None, START_POLL_S
     elif ready.listen:
-        what, done = f"listen on port {port}", lambda: _listening(host, port)
+        what, done, poll_s = f"listen on port {port}", lambda: _listening(host, port), LISTEN_POLL_S
     else:
-        what, done = "", lambda: True
-    while not done():
-        code = program.proc.poll()
-        if code is not None or time.monotonic() > deadline:
-            said = f"exited with code {code}" if code is not None else f"did not {what} in {timeout_s:g} s"
-            raise ReplicationFailed(f"{program.describe()} {said}; its stderr: {_tail(program.stderr())}")
-        time.sleep(START_POLL_S if ready.line is not None else LISTEN_POLL_S)
+        what, done, poll_s = "", lambda: True, START_POLL_S
+    failed = wait_for(program, done, timeout_s, poll_s)
+    if failed is not None:
+        raise ReplicationFailed(f"{program.describe()} {failed.said(what)}; its stderr: {_tail(program.stderr())}")
     if ready.delay_us:
         time.sleep(ready.delay_us / 1e6)
         code = program.proc.poll()
