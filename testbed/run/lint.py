@@ -20,16 +20,15 @@ flow's TOS except the HTTP server (nginx), whose responses carry TOS 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 
-from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
+from testbed.router.plan import RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.flows import BulkFlow, CommandFlow, Flow, HttpFlow, UdpFlow
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig
 from testbed.scenario.loader import Scenario, udp_end_us
 
 IP_UDP_HEADERS = 28          # IPv4 (no options) + UDP header bytes on the link per datagram
-TCP, UDP = PROTOCOL_NUMBERS["tcp"], PROTOCOL_NUMBERS["udp"]
 
 
 @dataclass(frozen=True)
@@ -137,21 +136,7 @@ def _udp_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
 
 def flow_packets(flow: Flow, index: int) -> list[Packets]:
     """What each side of flow number `index` sends, in which direction of the link."""
-    port = flow.port(index)
-    up = flow.direction == "up"
-    towards, back = ("up", "down") if up else ("down", "up")
-    if flow.kind == "http":
-        # client -> server: requests (with the flow's TOS); server -> client: responses (nginx: TOS 0)
-        return [Packets(flow, back, "requests", TCP, flow.tos, None, port),
-                Packets(flow, towards, "responses", TCP, 0, port, None)]
-    if flow.kind == "bulk":
-        return [Packets(flow, towards, "data", TCP, flow.tos, None, port),
-                Packets(flow, back, "ACKs", TCP, flow.tos, port, None)]
-    if flow.kind == "command":
-        # any program: taken to use its port and its TOS, over TCP or UDP, either way
-        return [Packets(flow, d, "packets", proto, flow.tos, sport, dport)
-                for d in ("down", "up") for proto in (TCP, UDP) for sport, dport in ((None, port), (port, None))]
-    return [Packets(flow, towards, "data", UDP, flow.tos, None, port)]
+    return [Packets(flow, *astuple(sent)) for sent in flow.link_packets(index)]
 
 
 def _matches(f: RouterFilter, p: Packets) -> bool:
@@ -175,7 +160,7 @@ def _router_warnings(router: RouterConfig, flows: tuple[Flow, ...]) -> list[tupl
                           "for flow i in file order, on the server/receiver)"))
         elif not down:
             hint = ""
-            if any(p.flow.kind == "http" and p.what == "requests" for p in up):
+            if any(p.what == "requests" for p in up):     # only HTTP clients send requests
                 hint = " (the HTTP server does not mark its responses with the flow's DSCP)"
             found.append((key, f"matches only packets going up ({_described(up)}); the router shapes the "
                           f"downlink only, so it classifies nothing{hint}"))

@@ -31,7 +31,7 @@ from testbed.paths import PROFILE_DIR
 from testbed.scenario import argv_template
 from testbed.scenario.link_section import LinkConfig
 from testbed.scenario.profiles import ProfileSet
-from testbed.router.plan import parse_dscp
+from testbed.router.plan import PROTOCOL_NUMBERS, parse_dscp
 from testbed.scenario.units import (MAX_SIZE_BYTES, format_rate_bps, format_size, format_time_us, parse_size_bytes,
                                     parse_time_us)
 from testbed.scenario.workloads import BulkTransfer, CbrStream, HttpPage, Workload, from_table, object_url
@@ -49,6 +49,7 @@ KIND_KEYS = {
 HTTP_VERSIONS = ("1.0", "1.1")
 DEFAULT_BULK = (90, 2096)       # IIP report 5.2: 90 buffers of 2096 B
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+TCP, UDP = PROTOCOL_NUMBERS["tcp"], PROTOCOL_NUMBERS["udp"]
 # workloads.toml calls a UDP stream "cbr"
 _PROFILE_KIND = {"http": "http", "bulk": "bulk", "udp": "cbr", "command": "command"}
 
@@ -60,6 +61,18 @@ class Readiness:
     line: str | None = "listening"
     listen: bool = False
     delay_us: int = 0
+
+
+@dataclass(frozen=True)
+class LinkPackets:
+    """The packets one side of a flow sends in one direction of the link (what the DiffServ
+    warnings match filters against); None: an ephemeral port."""
+    link_direction: str          # down | up
+    what: str                    # data, ACKs, requests, responses, packets
+    protocol: int
+    tos: int
+    sport: int | None
+    dport: int | None
 
 
 @dataclass(frozen=True)
@@ -193,6 +206,14 @@ class FlowBase(ABC):
         serialisation = data_bytes * 8 * 1_000_000 // min(rates) if rates else 0
         return serialisation + round_trips * (link.down.delay_us + link.up.delay_us)
 
+    @abstractmethod
+    def link_packets(self, index: int) -> list[LinkPackets]:
+        """What each side of the flow at `index` of its cell sends, in which direction of the link."""
+
+    def _ways(self) -> tuple[str, str]:
+        """The link directions of the data and of what answers it."""
+        return ("up", "down") if self.direction == "up" else ("down", "up")
+
     def describe(self) -> str:
         """One line for `squall show`: what the flow runs, on which hosts, from when, with units."""
         active, passive = self.hosts()
@@ -264,6 +285,13 @@ class HttpFlow(FlowBase):
         # handshake, main request and response, then the in-line objects' requests and responses
         return self._transfer_us(link, sum(self.page.sizes) + self.request_size * len(self.page.sizes), 4)
 
+    def link_packets(self, index: int) -> list[LinkPackets]:
+        # client -> server: requests (with the flow's TOS); server -> client: responses (nginx: TOS 0)
+        towards, back = self._ways()
+        port = self.port(index)
+        return [LinkPackets(back, "requests", TCP, self.tos, None, port),
+                LinkPackets(towards, "responses", TCP, 0, port, None)]
+
     def _what(self) -> str:
         sizes = " + ".join(format_size(s) for s in self.page.sizes)
         page = sizes if self.page.label == "custom" else f"{self.page.label} ({sizes})"
@@ -330,6 +358,12 @@ class BulkFlow(_SenderReceiverFlow):
     def _planned_us(self, link: LinkConfig, timeout_us: int) -> int:
         return self._transfer_us(link, self.transfer.count * self.transfer.length, 2)
 
+    def link_packets(self, index: int) -> list[LinkPackets]:
+        towards, back = self._ways()
+        port = self.port(index)
+        return [LinkPackets(towards, "data", TCP, self.tos, None, port),
+                LinkPackets(back, "ACKs", TCP, self.tos, port, None)]
+
     def _what(self) -> str:
         t = self.transfer
         label = "" if t.label == "custom" else f"{t.label}: "
@@ -369,6 +403,9 @@ class UdpFlow(_SenderReceiverFlow):
             return self.duration_us
         assert self.count is not None
         return self.count * self.stream.size * 8 * 1_000_000 // self.stream.rate_bps
+
+    def link_packets(self, index: int) -> list[LinkPackets]:
+        return [LinkPackets(self._ways()[0], "data", UDP, self.tos, None, self.port(index))]
 
     def _what(self) -> str:
         label = "" if self.stream.label == "custom" else f"{self.stream.label}: "
@@ -480,6 +517,12 @@ class CommandFlow(FlowBase):
     def _planned_us(self, link: LinkConfig, timeout_us: int) -> int:
         # the objects it is served, if any (it may fetch them more than once); any other: its timeout
         return self._transfer_us(link, sum(self.serve), 4) if self.serve else timeout_us
+
+    def link_packets(self, index: int) -> list[LinkPackets]:
+        # any program: taken to use its port and its TOS, over TCP or UDP, either way
+        port = self.port(index)
+        return [LinkPackets(d, "packets", proto, self.tos, sport, dport)
+                for d in ("down", "up") for proto in (TCP, UDP) for sport, dport in ((None, port), (port, None))]
 
     def _what(self) -> str:
         what = f"client `{_shown(self.client)}`"
