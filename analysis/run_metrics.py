@@ -43,7 +43,7 @@ from analysis.tcp_samples import FlowOf, read_tcp_samples, tcpinfo_rows
 from analysis.rows import Row, tcp_row, udp_row
 from analysis.run_layout import COUNTED, ReplicationRef
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics
-from analysis.udp_metrics import UdpMetrics, against_sender
+from analysis.udp_metrics import UdpMetrics, against_sender, combined
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
@@ -285,13 +285,17 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
         by_flow.setdefault(match.name, []).append((side, m))
     classes = _tcp_flow_values(r, specs, by_flow, matches, result.values)
     udp = []
+    streams: dict[str, list[UdpMetrics]] = {}     # value prefix -> its streams (several: a command flow's)
     for side, u in r.udp:
         match = match_flow(specs, "udp", u.src, u.dst)
         matches[match.name] = match
         u = against_sender(u, _generator_sent(specs, match.name))
         udp.append(u)
-        _udp_values(udp_prefix(match), u, result.values)
+        streams.setdefault(udp_prefix(match), []).append(u)
         result.rows.append(_row(ref, match, match.kind, udp_row(side, u)))
+    for prefix, found in streams.items():
+        _udp_values(prefix, combined(found), result.values)
+        result.values[f"{prefix}.streams"] = len(found)
     for name, items in by_flow.items():
         result.rows += [_row(ref, matches[name], classes.get(id(m), ""), tcp_row(side, m))
                         for side, m in items]

@@ -68,6 +68,43 @@ def against_sender(m: UdpMetrics, generator_sent: int | None) -> UdpMetrics:
     return m
 
 
+def combined(streams: list[UdpMetrics]) -> UdpMetrics:
+    """Several UDP streams of one flow (iperf3 -u -P N under a command flow) as one: counts and
+    fates summed, throughput over the union of their receive spans, jitter over all samples.
+    A count that one stream lacks (None) is None for all."""
+    if len(streams) == 1:
+        return streams[0]
+
+    def total(values: list[int | None]) -> int | None:
+        return None if any(v is None for v in values) else sum(v for v in values if v is not None)
+
+    firsts = [s.first_recv_us for s in streams if s.first_recv_us is not None]
+    lasts = [s.last_recv_us for s in streams if s.last_recv_us is not None]
+    received_bytes = sum(s.bytes for s in streams)
+    span_us = max(lasts) - min(firsts) if firsts and lasts else 0
+    samples = sum(s.jitter_samples for s in streams)
+    weighted = [(s.jitter_mean_us, s.jitter_samples) for s in streams if s.jitter_mean_us is not None]
+    fates: dict[str, int] | None = None
+    if all(s.fates is not None for s in streams):
+        fates = {}
+        for s in streams:
+            for fate, n in (s.fates or {}).items():
+                fates[fate] = fates.get(fate, 0) + n
+    mins = [s.jitter_min_us for s in streams if s.jitter_min_us is not None]
+    maxs = [s.jitter_max_us for s in streams if s.jitter_max_us is not None]
+    return UdpMetrics(
+        src=streams[0].src, dst=streams[0].dst, received=sum(s.received for s in streams),
+        duplicates=sum(s.duplicates for s in streams), reordered=sum(s.reordered for s in streams),
+        bytes=received_bytes, first_recv_us=min(firsts) if firsts else None,
+        last_recv_us=max(lasts) if lasts else None,
+        throughput_bytes_per_s=received_bytes / (span_us / 1e6) if span_us > 0 else None,
+        jitter_min_us=min(mins) if mins else None, jitter_max_us=max(maxs) if maxs else None,
+        jitter_mean_us=sum(m * n for m, n in weighted) / samples if weighted and samples else None,
+        jitter_samples=samples, sent=total([s.sent for s in streams]),
+        expected=sum(s.expected for s in streams), lost=sum(s.lost for s in streams), fates=fates,
+        dscp=streams[0].dscp, generator_sent=total([s.generator_sent for s in streams]))
+
+
 def _jitter(arrivals: list[tuple[int, GeneratorHeader]]) -> list[int]:
     samples = []
     for (r1, h1), (r2, h2) in zip(arrivals, arrivals[1:]):

@@ -79,10 +79,10 @@ def command(port: int, program: str) -> dict:
             "client": {"host": "mobile", "argv": [program], "exit_code": 0, "summary": None}}
 
 
-def build_command_run(root: Path, udp_port: int | None = None) -> Path:
+def build_command_run(root: Path, udp_port: int | None = None, udp_streams: int = 1) -> Path:
     """One cell, 3 replications of `perf` and `get`; `udp_port`: also a command flow
     `stream` whose TCP connection (`get`'s script) and 5 UDP datagrams from the server's
-    port (iperf3 -u) use that port."""
+    port (iperf3 -u) per stream use that port (the streams at once, to client ports 47001...)."""
     root.mkdir(parents=True)
     (root / "scenario.toml").write_text('name = "cmd"\nseed = 1\nreplications = 3\n')
     flows = [{"name": name, "kind": "command"} for name in ("perf", "get")]
@@ -98,7 +98,9 @@ def build_command_run(root: Path, udp_port: int | None = None) -> Path:
         if udp_port is not None:
             connection(link, 0, 47000, udp_port, 100, 1000)
             for k in range(5):
-                link.send(k * 20 * MS, udp_datagram(k, k * 20 * MS, sport=udp_port, dport=47001))
+                for stream in range(udp_streams):
+                    link.send(k * 20 * MS + stream * MS,
+                              udp_datagram(k, k * 20 * MS, sport=udp_port, dport=47001 + stream))
             workloads["stream"] = command(udp_port, "iperf3")
         link.write(d)
         (d / "workloads.json").write_text(json.dumps(workloads))
@@ -234,3 +236,17 @@ def test_a_command_flows_datagrams_do_not_overwrite_its_connections(tmp_path: Pa
     flows = [r[2] for r in _table(md, "Command flows: elapsed time and throughput of their "
                                       "TCP connections")[1:]]
     assert flows == ["perf", "get", "stream"]
+
+
+def test_a_command_flows_several_udp_streams_count_together(tmp_path: Path) -> None:
+    """iperf3 -u -P 2: two streams from the server's port; neither overwrites the other."""
+    root = build_command_run(tmp_path / "cmd-20261122T030000Z", udp_port=7003, udp_streams=2)
+    a = analyse_run(root, jobs=1, progress=None)
+    values = a.replications[0].values
+    assert values["stream.udp.streams"] == 2
+    assert (values["stream.udp.sent"], values["stream.udp.received"], values["stream.udp.lost"]) == (10, 10, 0)
+    # 10 datagrams of 132 B received from 0 to 81 ms: both streams' bytes over their union
+    assert values["stream.udp.throughput_Bps"] == pytest.approx(10 * 132 / 0.081, rel=0.02)
+    one = analyse_run(build_command_run(tmp_path / "one" / "cmd-20261122T030000Z", udp_port=7003),
+                      jobs=1, progress=None).replications[0].values
+    assert one["stream.udp.streams"] == 1 and one["stream.udp.sent"] == 5
