@@ -12,7 +12,7 @@ single-node cluster vs --parallel on as many lanes, and where a replication's wa
   flows, docs/runner.md). Target: <= 1.15, judged on the study with --prepare-ahead.
 - Engine time of each run (`engine_time`): before its first replication began, after its last
   ended, and the lanes' idle time between replications, from the replications' own times.
-Lanes $SQUALL_BENCH_CLUSTER_LANE_BASE (default 36) ... +1.
+Lanes $SQUALL_BENCH_CLUSTER_LANE_BASE (default 36) ... +2 (+1 without the --prepare-ahead run).
 """
 from __future__ import annotations
 
@@ -111,9 +111,9 @@ def overhead(run_dir: Path) -> dict:
 def study_overhead(wall_s: float, run_dir: Path) -> float:
     """The run's wall time over the emulated flow time it delivered per lane: 1.0 would be
     every lane in its flows from the first second to the last."""
-    flows = sum(json.loads(p.read_text())["details"]["timings"]["flows_s"]
+    flows = sum(json.loads(p.read_text())["details"].get("timings", {}).get("flows_s", 0.0)
                 for p in run_dir.glob("cells/*/rep-*/status.json"))
-    return round(wall_s * LANES / flows, 3)
+    return round(wall_s * LANES / flows, 3) if flows else float("inf")
 
 
 def timing_p99_us(run_dir: Path) -> dict:

@@ -80,6 +80,9 @@ def _slurm_options(args: argparse.Namespace, lane_base: int) -> SlurmOptions | N
     per_task = 1 if args.units_per_task is None else args.units_per_task
     if per_task < 1:
         raise ConfigError("--units-per-task", f"{per_task} is not a number of units >= 1")
+    if args.prepare_ahead and per_task < 2:
+        raise ConfigError("--prepare-ahead", "with --slurm it goes with --units-per-task 2 or more: a task "
+                          "sets up its next unit on a spare lane, and with one unit per task there is none")
     return SlurmOptions(partition=args.partition, lanes_per_node=lanes_per_node,
                         sbatch_args=tuple(args.sbatch_arg or ()), wait=args.wait, units_per_task=per_task,
                         prepare_ahead=args.prepare_ahead)
@@ -147,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--redo-degraded", action="store_true",
                      help="with --resume: redo the degraded replications too (timing error beyond tolerance)")
     run.add_argument("--lane-base", type=int, metavar="N",
-                     help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+                     help="first lane number; lanes N..N+K-1 are used, N..N+K with --prepare-ahead "
+                          "(default $SQUALL_LANE_BASE or 0)")
     run.add_argument("--prepare-ahead", action="store_true",
                      help="one more lane (N..N+K) builds and sets up the next replication while K run their "
                           "flows, so lane work stops adding to the study's wall time (docs/runner.md); with "
@@ -193,7 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--duration", default="4s", metavar="D", help="how long the load lasts (default 4s)")
     cal.add_argument("--rounds", type=int, default=1, metavar="R", help="replications per lane (default 1)")
     cal.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
-                     help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
+                     help="first lane number; lanes N..N+K-1 are used, N..N+K with --prepare-ahead "
+                          "(default $SQUALL_LANE_BASE or 0)")
     cal.add_argument("--results", default="results", metavar="DIR",
                      help="where the calibration's runs go (default results)")
     cal.add_argument("--json", action="store_true", help="machine-readable output")

@@ -383,7 +383,7 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
     cold = json.loads((cells / "tcp-baseline" / "rep-03" / "tcp.json").read_text())["metrics_cache_at_start"]
     assert cold == {"fixed": [], "mobile": []}
     assert sorted(p.name for p in (cells / "tcp-cbi").iterdir()) == ["rep-01", "rep-02", "rep-03"]
-    assert not list(Path(tempfile.gettempdir()).glob("squall-warm-up-*")), "a warm-up's files were left"
+    assert not list(cells.glob("*/.warm-up-*")), "a warm-up's files were left"
     assert_nothing_left(range(BASE + 6, BASE + 7), str(tmp_path))
 
 
@@ -429,7 +429,8 @@ def test_prepare_ahead_sets_up_the_next_replication_while_one_runs_its_flows(tmp
         d = st["details"]
         t0, t = d["t0_realtime_us"] / 1e6, d["timings"]
         assert t["slot_wait_s"] >= 0
-        spans.append((t0 - t["setup_s"], t0, t0 + t["flows_s"], t0 + t["flows_s"] + t["drain_s"]))
+        set_up = t0 - t["slot_wait_s"] - t["setup_s"]
+        spans.append((set_up, t0, t0 + t["flows_s"], t0 + t["flows_s"] + t["drain_s"]))
     assert {status(r)["details"]["testbed"]["lane"] for r in reps} == set(lanes)
     spans.sort(key=lambda s: s[1])
     for (_, _, flows_end, drain_end), (set_up, start, _, _) in zip(spans, spans[1:]):

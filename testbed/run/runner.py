@@ -243,7 +243,9 @@ class Runner:
     def _record(self, cell_id: str, rep: int, status: Status) -> None:
         with self._lock:
             self.result.statuses[(cell_id, rep)] = status.status
-        self.progress.record(cell_id, status.status, status.duration_s, rep)
+        # the ETA plans the work left per slot: a prepared replication's wait for one is not its work
+        waited = status.details.get("timings", {}).get("slot_wait_s", 0.0)
+        self.progress.record(cell_id, status.status, max(0.0, status.duration_s - waited), rep)
 
 
 class _signals_stop:
@@ -281,10 +283,12 @@ def start_run(scenario_path: Path, options: RunOptions, lab_hosts: dict[str, Any
         sc, _ = load_for_run(scenario_path, options)
     replications = options.replications or sc.replications
     testbed: dict[str, Any] = {"backend": "namespaces",
-                               "lanes": list(range(options.lane_base, options.lane_base + options.parallel))}
+                               "lanes": list(range(options.lane_base, options.lane_base + options.lanes)),
+                               "parallel": options.parallel, "prepare_ahead": options.prepare_ahead}
     if options.slurm is not None:
         testbed = {"backend": "slurm", "lane_base": options.lane_base,
-                   "lanes_per_node": options.slurm.lanes_per_node, "partition": options.slurm.partition}
+                   "lanes_per_node": options.slurm.lanes_per_node, "partition": options.slurm.partition,
+                   "prepare_ahead": options.prepare_ahead}
     if options.testbed_file is not None:
         testbed = {"backend": "ssh", "testbed_file": str(options.testbed_file),
                    "testbed_source": options.testbed_file.read_text(), "hosts": lab_hosts or {}}

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import errno
 import shutil
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -52,6 +51,12 @@ def plan(cells: list[ResolvedCell], replications: int, run_dir: RunDir, redo_deg
     return units
 
 
+def warm_up_dir(parent: Path, cell_id: str, rep: int) -> Path:
+    """Where a warm-up of replication `rep` works: beside the cell's replications (or in a
+    cluster node's local storage), never taken for a result (`rep-NN` it is not)."""
+    return parent / cell_id / f".warm-up-rep-{rep:02d}"
+
+
 @dataclass
 class UnitRunner:
     """Runs units one after the other on one lane (or lab testbed), recording every replication."""
@@ -73,11 +78,12 @@ class UnitRunner:
     _disk_full: OSError | None = field(default=None, init=False)   # a replication found the results disk full
 
     def run(self, unit: Unit) -> None:
-        previous_ok = False
+        previous_ok_rep = None     # the replication this lane ran last, if ok (its cache is sound)
         for rep in unit.replications:
             if self.stop.is_set():
                 break
-            fresh = self.testbed is None or not (unit.keep_lane and previous_ok)
+            # a chain goes on on its lane only from its direct predecessor (a resumed (1, 3) does not)
+            fresh = self.testbed is None or not (unit.keep_lane and previous_ok_rep == rep - 1)
             t_lane = time.monotonic()
             if fresh:
                 self.testbed = self.fresh_testbed()
@@ -87,6 +93,8 @@ class UnitRunner:
                 cache = self._warm_up(unit.cell, rep - 1)
             status = self._one(unit.cell, rep) if cache is not None else None
             if status is None and self.interrupted_reason is not None:
+                if cache is None:      # stopped during the warm-up: the replication's own directory
+                    self._work = self.run_dir.begin(unit.cell.cell_id, rep, self.work_root)
                 status = Status("failed", self.interrupted_reason(), utc_stamp(), 0.0,
                                 {"interrupted": True, "cell": unit.cell.cell_id, "replication": rep})
             if status is None:
@@ -97,7 +105,8 @@ class UnitRunner:
             status.details.setdefault("timings", {})["lane_s"] = lane_s     # building it, before setup_s
             status.details["provenance"] = self.provenance
             self.run_dir.finish(unit.cell.cell_id, rep, self._work, status)
-            previous_ok = status.status in ("ok", "degraded")    # degraded: ran fully, its cache is sound
+            # degraded: ran fully, its cache is sound
+            previous_ok_rep = rep if status.status in ("ok", "degraded") else None
             self.record(unit.cell.cell_id, rep, status)
             if status.details.get("interrupted"):
                 break
@@ -110,7 +119,9 @@ class UnitRunner:
         leaves; None when the run is being stopped."""
         assert self.testbed is not None
         job = replication.Job(cell, rep, self.seed, self.timeout_us, self.timing_tolerance_us)
-        work = Path(tempfile.mkdtemp(prefix=f"squall-warm-up-{cell.cell_id}-rep-{rep:02d}-", dir=self.work_root))
+        work = warm_up_dir(self.work_root or self.run_dir.root / "cells", cell.cell_id, rep)
+        shutil.rmtree(work, ignore_errors=True)      # a killed run's leftover
+        work.mkdir(parents=True)
         t = time.monotonic()
         try:
             status = replication.run(self.testbed, job, work, self.stop, self.slots)
@@ -120,8 +131,11 @@ class UnitRunner:
             status = Status("failed", failure_text(e, self.run_dir.root), utc_stamp(), 0.0, {})
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        return {"metrics": "warmed", "warmed_by_replication": rep, "warm_up_status": status.status,
-                "warm_up_reason": status.reason, "warm_up_s": round(time.monotonic() - t, 3)}
+        # a warm-up that failed may have left nothing in the cache: the successor is not warm
+        warmed = status.status in ("ok", "degraded")
+        return {"metrics": "warmed" if warmed else "warm-up failed", "warmed_by_replication": rep,
+                "warm_up_status": status.status, "warm_up_reason": status.reason,
+                "warm_up_s": round(time.monotonic() - t, 3)}
 
     def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
         assert self.testbed is not None

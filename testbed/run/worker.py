@@ -22,7 +22,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, TextIO
+from typing import Callable, Iterator, TextIO
 
 from testbed.errors import ConfigError
 from testbed.lanes import claim as lane_claim
@@ -53,42 +53,61 @@ def worker_command(root: Path, unit_index: int, submission: int | None, err: Tex
     removed = lanes.cleanup_leftovers()
     if removed:
         print(f"squall worker: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
-    codes: list[int] = []
-    pending = queue.SimpleQueue()
-    for item in todo:
-        pending.put(item)
-    with _claimed_lane(sub, err) as number, _spare_lane(sub, len(todo)) as spare, \
-            _local_work(root) as work_root, _stop_on_signals() as stop:
+    with _claimed_lane(sub, err) as number, _local_work(root) as work_root, _stop_on_signals() as stop:
+        spare = _try_spare_lane(sub, len(todo))      # after the task's own lane, so no task waits holding one
         slots = FlowSlots(1) if spare is not None else None
 
-        def lane_worker(lane: int) -> None:
-            while not stop.is_set():
-                try:
-                    index, unit = pending.get_nowait()
-                except queue.Empty:
-                    return
-                print(f"squall worker: unit {index}: {unit.cell.cell_id} replications "
-                      f"{', '.join(map(str, unit.replications))} on lane {lane}", file=err, flush=True)
-                codes.append(_run(run_dir, sc, unit, lane, work_root, stop, err, slots))
+        def run(index: int, unit: Unit, lane: int) -> int:
+            print(f"squall worker: unit {index}: {unit.cell.cell_id} replications "
+                  f"{', '.join(map(str, unit.replications))} on lane {lane}", file=err, flush=True)
+            return _run(run_dir, sc, unit, lane, work_root, stop, err, slots)
 
-        def spare_worker(lane: int) -> None:
-            try:
-                lane_worker(lane)
-            except Exception as e:   # noqa: BLE001 — the task's own lane goes on with the units left
-                print(f"squall worker: the spare lane {lane} failed (its unit is left for `squall run --resume {root} --slurm`); the units not yet started run on lane {number}: "
-                      f"{failure_text(e, root)}", file=err, flush=True)
-                codes.append(1)
-
-        helper = None
-        if spare is not None:     # sets up the next unit while this lane runs its flows
-            helper = threading.Thread(target=spare_worker, args=(spare,), name=f"lane-{spare}", daemon=True)
-            helper.start()
         try:
-            lane_worker(number)
+            codes = _on_lanes(todo, number, spare, run, stop, err, root)
         finally:
-            if helper is not None:
-                helper.join()
+            if spare is not None:
+                spare.release()
     return max(codes, default=0)
+
+
+def _on_lanes(todo: list[tuple[int, Unit]], number: int, spare: lane_claim.LaneClaim | None,
+              run: Callable[[int, Unit, int], int], stop: threading.Event, err: TextIO, root: Path) -> list[int]:
+    """The units in turn on the task's lane and, beside it, on the spare (which then sets up
+    each next unit while the other runs its flows); their exit codes."""
+    pending: queue.SimpleQueue[tuple[int, Unit]] = queue.SimpleQueue()
+    for item in todo:
+        pending.put(item)
+    codes: list[int] = []
+
+    def lane_worker(lane: int) -> None:
+        while not stop.is_set():
+            try:
+                index, unit = pending.get_nowait()
+            except queue.Empty:
+                return
+            codes.append(run(index, unit, lane))
+
+    def spare_worker(claim: lane_claim.LaneClaim) -> None:
+        try:
+            lane_worker(claim.number)
+        except Exception as e:   # noqa: BLE001 — the task's own lane goes on with the units left
+            print(f"squall worker: the spare lane {claim.number} failed (its unit is left for `squall run "
+                  f"--resume {root} --slurm`); the units not yet started run on lane {number}: "
+                  f"{failure_text(e, root)}", file=err, flush=True)
+            codes.append(1)
+        finally:
+            claim.release()      # free for the node's other tasks as soon as it has nothing left
+
+    helper = None
+    if spare is not None:
+        helper = threading.Thread(target=spare_worker, args=(spare,), name=f"lane-{spare.number}", daemon=True)
+        helper.start()
+    try:
+        lane_worker(number)
+    finally:
+        if helper is not None:
+            helper.join()
+    return codes
 
 
 def _pending(run_dir: RunDir, sub: Submission, unit: Unit) -> Unit | None:
@@ -161,20 +180,16 @@ def _claimed_lane(sub: Submission, err: TextIO) -> Iterator[int]:
         time.sleep(LANE_WAIT_S)
 
 
-@contextmanager
-def _spare_lane(sub: Submission, units: int) -> Iterator[int | None]:
+def _try_spare_lane(sub: Submission, units: int) -> lane_claim.LaneClaim | None:
     """With --prepare-ahead and more than one unit, a second free lane of the node if there is
     one now (never waited for: the task runs on its one lane otherwise)."""
     if not sub.prepare_ahead or units < 2:
-        yield None
-        return
+        return None
     for number in sub.node_lanes:
         held = lane_claim.try_claim(number)
         if held is not None:
-            with held:
-                yield number
-            return
-    yield None
+            return held
+    return None
 
 
 @contextmanager

@@ -1,0 +1,107 @@
+"""The order and cache of a CBI chain's replications (testbed/run/unit.py), with the
+replication itself replaced by a recorder: no lanes, no root."""
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from testbed.run import replication
+from testbed.run.results import RunDir, Status
+from testbed.run.unit import Unit, UnitRunner, warm_up_dir
+from testbed.scenario import loader as scenario
+
+CHAIN = """\
+name = "chain"
+seed = 3
+replications = 4
+timeout = "30s"
+[link]
+bandwidth = "1Mbit"
+delay = "10ms"
+mtu = "576B"
+[tcp]
+profile = "cbi"
+[flows.bulk1]
+kind = "bulk"
+count = 5
+"""
+
+
+@pytest.fixture
+def chain(tmp_path: Path):
+    path = tmp_path / "chain.toml"
+    path.write_text(CHAIN)
+    sc = scenario.load(path)
+    (cell,) = sc.cells
+    return cell, RunDir.create(tmp_path / "results", sc.name, sc.source, {}, {})
+
+
+class Recorder:
+    """replication.run's stand-in: what ran, on which lane, in which work directory."""
+
+    def __init__(self, outcome: dict[int, str] | None = None, stop_at: tuple[int, str] | None = None):
+        self.calls: list[tuple[int, int, bool]] = []     # (replication, lane, recorded)
+        self.outcome, self.stop_at = outcome or {}, stop_at
+
+    def __call__(self, testbed, job, work, stop, slots=None) -> Status:
+        recorded = work.name.startswith("rep-")
+        if self.stop_at == (job.replication, "warm-up" if not recorded else "run"):
+            stop.set()
+            raise replication.Interrupted()
+        self.calls.append((job.replication, testbed, recorded))
+        return Status(self.outcome.get(job.replication, "ok"), "", "20261124T000000Z", 1.0, {})
+
+
+def runner(run_dir: RunDir, lanes: list[int], stop: threading.Event | None = None, reason=None) -> UnitRunner:
+    def fresh() -> int:
+        lanes.append(len(lanes) + 1)
+        return lanes[-1]
+    return UnitRunner(run_dir, 3, 30_000_000, stop or threading.Event(), fresh_testbed=fresh,
+                      record=lambda *a: None, provenance={}, interrupted_reason=reason)
+
+
+def cache(run_dir: RunDir, cell, rep: int) -> dict:
+    status = run_dir.status(cell.cell_id, rep)
+    assert status is not None
+    return status.details["cache"]
+
+
+def test_a_whole_chain_keeps_its_lane(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    rec = Recorder()
+    monkeypatch.setattr(replication, "run", rec)
+    lanes: list[int] = []
+    runner(run_dir, lanes).run(Unit(cell, (1, 2, 3), keep_lane=True))
+    assert rec.calls == [(1, 1, True), (2, 1, True), (3, 1, True)]
+    assert [cache(run_dir, cell, r)["metrics"] for r in (1, 2, 3)] == ["empty", "kept", "kept"]
+
+
+def test_a_chain_resumed_past_a_gap_warms_up_on_the_predecessor(chain, monkeypatch) -> None:
+    """--resume with rep 2 ok: the unit is (1, 3), and 3 must not go on from 1's cache."""
+    cell, run_dir = chain
+    rec = Recorder()
+    monkeypatch.setattr(replication, "run", rec)
+    lanes: list[int] = []
+    runner(run_dir, lanes).run(Unit(cell, (1, 3), keep_lane=True))
+    assert rec.calls == [(1, 1, True), (2, 2, False), (3, 2, True)]
+    third = cache(run_dir, cell, 3)
+    assert (third["metrics"], third["warmed_by_replication"], third["warm_up_status"]) == ("warmed", 2, "ok")
+    assert not warm_up_dir(run_dir.root / "cells", cell.cell_id, 2).exists()
+
+
+def test_a_failed_warm_up_does_not_count_as_warm(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder(outcome={1: "failed"}))
+    runner(run_dir, []).run(Unit(cell, (2,), keep_lane=True))
+    assert cache(run_dir, cell, 2)["metrics"] == "warm-up failed"
+
+
+def test_a_stop_during_the_warm_up_is_recorded_by_a_cluster_worker(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder(stop_at=(1, "warm-up")))
+    runner(run_dir, [], reason=lambda: "interrupted by SIGTERM").run(Unit(cell, (2, 3), keep_lane=True))
+    status = run_dir.status(cell.cell_id, 2)
+    assert status is not None and (status.status, status.reason) == ("failed", "interrupted by SIGTERM")
+    assert run_dir.status(cell.cell_id, 3) is None
