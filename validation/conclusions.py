@@ -268,7 +268,9 @@ def cbi_overshoot(ref: Lookup, ours: Measurements) -> Verdict:
         "closes, read when the next one to that host opens), ssthresh kept with "
         "tcp_no_ssthresh_metrics_save = 0. The parallel connections of one HTTP/1.0 page do not "
         "share state; the CBI cells' replications run in order on one lane that is not rebuilt "
-        "in between, so the cache survives from one replication to the next.")
+        "in between, so the cache survives from one replication to the next; a validation "
+        "round's replication k > 1 starts on a fresh lane where replication k - 1 is first run "
+        "again, unrecorded, to fill the cache (docs/runner.md), which its status.json records.")
 
 
 def _protected(ds_drops: float | None, ds_jitter: float | None, nods_drops: float | None,
