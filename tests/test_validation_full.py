@@ -25,6 +25,8 @@ def test_round_one_starts_the_run_and_later_rounds_resume_it_to_k(tmp_path: Path
     third = full.round_command(study, 3, 2, 110, out=tmp_path)
     assert third[1:4] == ["run", "--resume", str(run)] and third[4:6] == ["--replications", "3"]
     assert third[-1] == "--redo-degraded"
+    ahead = full.round_command(study, 3, 2, 110, out=tmp_path, prepare_ahead=True)
+    assert ahead[ahead.index("--lane-base") + 2] == "--prepare-ahead"
 
 
 def test_two_runs_for_one_study_are_refused(tmp_path: Path) -> None:

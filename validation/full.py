@@ -1,6 +1,6 @@
 """The full validation, in rounds that survive any number of sittings.
 
-    python -m validation.full [--rounds 5] [--parallel 2] [--lane-base 110] [--study NAME]… [--commit] [--dry-run]
+    python -m validation.full [--rounds 5] [--parallel 2] [--prepare-ahead] [--lane-base 110] [--study NAME]… [--commit] [--dry-run]
     python -m validation.full --export [--out DIR]     # validation/data/ from the runs as they are
 
 Round k gives every cell of the three studies its k-th replication: round 1 is `squall run
@@ -60,9 +60,11 @@ def run_dir(study: Study, out: Path = OUT) -> Path | None:
     return dirs[0] if dirs else None
 
 
-def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path = OUT) -> list[str]:
+def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path = OUT,
+                  prepare_ahead: bool = False) -> list[str]:
     """`squall run` for round k of one study: a new run, or the same run resumed to k replications."""
-    common = ["--replications", str(k), "--parallel", str(parallel), "--lane-base", str(lane_base)]
+    common = ["--replications", str(k), "--parallel", str(parallel), "--lane-base", str(lane_base),
+              *(["--prepare-ahead"] if prepare_ahead else [])]
     existing = run_dir(study, out)
     if existing is None:
         return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(out / study.name), *common]
@@ -132,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=5, help="replications per cell in the end (default 5)")
     p.add_argument("--parallel", type=int, default=2)
     p.add_argument("--lane-base", type=int, default=110)
+    p.add_argument("--prepare-ahead", action="store_true",
+                   help="squall run --prepare-ahead: one more lane sets up the next replication (docs/runner.md)")
     p.add_argument("--commit", action="store_true", help="commit validation/data/<study> after each round")
     p.add_argument("--dry-run", action="store_true", help="print the commands of the rounds left")
     p.add_argument("--export", action="store_true",
@@ -151,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         for study in studies:
             if str(k) in progress.get(study.name, {}):
                 continue
-            command = round_command(study, k, args.parallel, args.lane_base, args.out)
+            command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
             print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
             if args.dry_run:
                 continue
