@@ -1,0 +1,122 @@
+"""Why a run's "spurious" RTOs were unnecessary: an isolating measurement for the ARQ conclusion.
+
+    python -m validation.rto_causes RUN_DIR [--cells GLOB] [--out FILE.json]
+
+squall counts an RTO as spurious when the segment it retransmitted had been delivered
+(analysis/tcp_metrics.py: the first retransmission after a timeout, its original's fate in the
+emulator log). The studies meant a timeout that fired while the data or its acknowledgement was
+still on its way (the ARQ's delays). The two differ when the acknowledgement was lost: the data
+arrived, the ACK never did, and the timeout was the sender's only way on. For each such RTO of
+the data sender at the fixed host, the two hosts' captures say which it was:
+
+- `data late`: the original reached the mobile host only after the RTO (queue or ARQ delay);
+- `ack in flight`: the mobile host had acknowledged it before the RTO, and that ACK reached the
+  fixed host after it (delay on the way back);
+- `ack lost`: the mobile host had acknowledged it before the RTO, and no ACK it sent before the
+  RTO ever reached the fixed host (lost on the link; a later ACK covered the data);
+- `receiver late`: the mobile host had the data before the RTO but acknowledged it only after.
+
+(`acked before`, the fixed host having the ACK before its timeout, is counted if it occurs.)
+`data late`, `ack in flight` and `receiver late` are timeouts that fired too early (spurious in
+the studies' sense); `ack lost` is a loss the timeout recovered from.
+"""
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from analysis.pcap import Packet, read_packets
+from analysis.replication import analyse_replication
+from analysis.stored import stored
+from analysis.tcp_metrics import RTO
+
+SYN_ACK = 0x12
+ACK = 0x10
+CAUSES = ("data late", "ack in flight", "receiver late", "ack lost", "acked before")
+TOO_EARLY = ("data late", "ack in flight", "receiver late")
+
+
+def cause(rto_us: int, data_arrived_us: int | None, acks_sent_us: list[int], acks_arrived_us: list[int]) -> str:
+    """The cause of one unnecessary RTO at time rto_us: when the original reached the receiver,
+    when the receiver sent ACKs covering it and when such ACKs reached the sender (µs, one clock)."""
+    if data_arrived_us is None or data_arrived_us > rto_us:
+        return "data late"
+    if not any(t <= rto_us for t in acks_sent_us):
+        return "receiver late"
+    if any(t <= rto_us for t in acks_arrived_us):
+        return "acked before"       # the sender had it: not expected of a timeout
+    later_sent = [t for t in acks_sent_us if t > rto_us]
+    # an ACK arrives after it was sent: one that arrives before any ACK sent after the RTO
+    # was sent before it, and was on its way at the RTO
+    if acks_arrived_us and (not later_sent or min(acks_arrived_us) < min(later_sent)):
+        return "ack in flight"
+    return "ack lost"
+
+
+def _covers(p: Packet, end: int) -> bool:
+    return bool(p.tcp_flags & ACK) and (p.tcp_ack - end) % 2**32 < 2**31
+
+
+def replication_causes(rep: Path) -> Counter:
+    """The causes of the unnecessary RTOs of the data sent by the fixed host."""
+    found: Counter = Counter()
+    metrics = analyse_replication(rep)
+    fixed = [p for p in read_packets(stored(rep, "fixed.pcap")) if p.proto == 6]
+    mobile = [p for p in read_packets(stored(rep, "mobile.pcap")) if p.proto == 6]
+    for side, m in metrics.tcp:
+        if side != "fixed":
+            continue
+        sport, cport = m.server[1], m.client[1]
+        syn = next((p for p in fixed if p.sport == sport and p.dport == cport
+                    and p.tcp_flags & SYN_ACK == SYN_ACK), None)
+        if syn is None:
+            continue
+        down = [p for p in mobile if p.sport == sport and p.dport == cport]
+        acks_out = [p for p in mobile if p.sport == cport and p.dport == sport]
+        acks_in = [p for p in fixed if p.sport == cport and p.dport == sport]
+        for x in m.retransmission_list:
+            if x.kind != RTO or not x.unnecessary:
+                continue
+            seq = (syn.tcp_seq + x.rel_seq) % 2**32
+            end = (seq + x.length) % 2**32
+            arrived = next((p.ts_us for p in down if p.tcp_seq == seq), None)
+            found[cause(x.ts_us, arrived, [p.ts_us for p in acks_out if _covers(p, end)],
+                        [p.ts_us for p in acks_in if _covers(p, end)])] += 1
+    return found
+
+
+def run_causes(run: Path, cells: str) -> dict:
+    """Per link (the cell id's `link-…` part) the causes over every replication of the cells."""
+    by_link: dict[str, Counter] = {}
+    for rep in sorted(run.glob("cells/*/rep-*")):
+        cell = rep.parent.name
+        if not fnmatch.fnmatch(cell, cells) or rep.name.endswith(".partial"):
+            continue
+        link = next((part for part in cell.split("_") if part.startswith("link-")), "link-?")
+        by_link.setdefault(link, Counter()).update(replication_causes(rep))
+    return {link: {"replications": len([r for r in run.glob(f"cells/*{link}*/rep-*")]),
+                   **{c: counts.get(c, 0) for c in CAUSES},
+                   "too_early": sum(counts.get(c, 0) for c in TOO_EARLY)}
+            for link, counts in sorted(by_link.items())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run", type=Path)
+    p.add_argument("--cells", default="*")
+    p.add_argument("--out", type=Path)
+    args = p.parse_args(argv)
+    result = {"run": args.run.name, "cells": args.cells, "by_link": run_causes(args.run, args.cells)}
+    text = json.dumps(result, indent=1)
+    if args.out:
+        args.out.write_text(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
