@@ -270,9 +270,9 @@ def test_diffserv_conclusion_needs_no_more_drops_nor_jitter() -> None:
 
 def test_arq_and_cbi_conclusions_from_our_runs() -> None:
     r0 = http_cell("r0", "baseline", [9.0, 9.0], extra={
-        "web.error_drops": [5, 7], "conn.spurious_rtos": [0, 0]})
+        "web.error_drops": [5, 7], "conn.spurious_rtos": [3, 4], "conn.rto_too_early": [0, 0]})
     r4 = http_cell("r4", "baseline", [7.0, 7.0], extra={
-        "web.error_drops": [0, 0], "conn.spurious_rtos": [1, 2]})
+        "web.error_drops": [0, 0], "conn.spurious_rtos": [1, 2], "conn.rto_too_early": [1, 2]})
     cbi = http_cell("e0", "cbi-frto", [20.0, 19.0, 19.0], workload="l+8m", extra={
         "web.congestion_drops": [6, 1, 0]})
     for c in (r0, r4):     # HTTP/1.0 drops are per class: one class here
@@ -322,9 +322,10 @@ def test_reduced_plan_selects_cells_of_each_study_and_no_red_queue() -> None:
 
 def test_arq_conclusion_fails_without_more_spurious_rtos_at_high_persistency() -> None:
     cells = []
-    for link, drops, spurious in (("r0", [5, 7], [1, 1]), ("r4", [0, 0], [1, 1])):
+    # r4 has more timeouts whose data had arrived, but they followed lost ACKs: not too early
+    for link, drops, unnecessary, early in (("r0", [5, 7], [1, 1], [1, 1]), ("r4", [0, 0], [3, 3], [1, 1])):
         c = http_cell(link, "baseline", [9.0, 9.0], extra={
-            "web.main.error_drops": drops, "conn.spurious_rtos": spurious})
+            "web.main.error_drops": drops, "conn.spurious_rtos": unnecessary, "conn.rto_too_early": early})
         cells.append(c)
     verdicts = {v.title: v for v in check_all([], measure([("iip", cells)]))}
     arq = verdicts["High ARQ persistency removes error drops but causes spurious RTOs"]

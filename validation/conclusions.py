@@ -154,9 +154,10 @@ def http10_beats_http11(ref: Lookup, ours: Lookup) -> Verdict:
 
 def _arq_case(what: str, low: Key, high: Key, ref: Lookup, ours: Lookup) -> Case | None:
     """Error drops fall from `low` to `high` persistency (reference and ours), and on our side
-    spurious RTOs appear at high persistency (the tables do not count them)."""
+    spurious RTOs — timeouts that fired while the data or its ACK was still in the link, not
+    after a lost ACK (validation/rto_causes.py) — grow with it (the tables do not count them)."""
     def spurious(k: Key) -> Key:
-        return Key(k.study, k.link, k.variant, k.workload, k.http, "spurious_rtos")
+        return Key(k.study, k.link, k.variant, k.workload, k.http, "rto_too_early")
 
     def drops_fall(get: Lookup) -> bool | None:
         lo, hi = get(low), get(high)
@@ -198,8 +199,10 @@ def arq_persistency(ref: Lookup, ours: Lookup) -> Verdict:
         "\"Nearly all error related losses were avoided — Spurious retransmission timeouts "
         "existed\", none with low or medium persistency; IIP 7.2). The tables count drops only: "
         "the reference side checks the drops; ours also needs more spurious RTOs per run at "
-        "the high-persistency link than at the low one. Cases whose low-persistency cell had "
-        "no error drops (short pages) test nothing and are left out.",
+        "the high-persistency link than at the low one, a spurious RTO being one that fired "
+        "while the data or its ACK was still in the link (validation/rto_causes.py; a timeout "
+        "after an ACK the link dropped recovered a loss and is not counted). Cases whose "
+        "low-persistency cell had no error drops (short pages) test nothing and are left out.",
         cases,
         "Linux's RTO (RFC 6298 estimator, 200 ms minimum) and its spurious-RTO handling differ "
         "from 2.4's: with timestamps a spurious RTO is detected and its window reduction undone "

@@ -133,7 +133,8 @@ def _mixture_metrics(cell: CellResult, workload: str) -> dict[str, float | None]
 
 def _common_metrics(cell: CellResult) -> dict[str, float | None]:
     return {"spurious_rtos": cell.stat("conn.spurious_rtos", "mean"),
-            "rto_events": cell.stat("conn.rto_events", "mean")}
+            "rto_events": cell.stat("conn.rto_events", "mean"),
+            "rto_too_early": cell.stat("conn.rto_too_early", "mean")}
 
 
 def measure_cell(study: str, cell: CellResult, into: Measurements) -> None:

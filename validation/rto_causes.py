@@ -89,6 +89,17 @@ def replication_causes(rep: Path) -> Counter:
     return found
 
 
+def replication_totals(rep: Path) -> dict[str, float]:
+    """A replication's `conn.rto_too_early` and `conn.rto_after_ack_loss` (validation data);
+    {} when its captures or log cannot be read."""
+    try:
+        found = replication_causes(rep)
+    except Exception:   # noqa: BLE001 — a replication without its files has no such values
+        return {}
+    return {"conn.rto_too_early": float(sum(found.get(c, 0) for c in TOO_EARLY)),
+            "conn.rto_after_ack_loss": float(found.get("ack lost", 0))}
+
+
 def run_causes(run: Path, cells: str) -> dict:
     """Per link (the cell id's `link-…` part) the causes over every replication of the cells."""
     by_link: dict[str, Counter] = {}

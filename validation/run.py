@@ -32,6 +32,7 @@ from analysis.summary import write_summary
 from .compare import Agreement, Comparison, Coverage, agreement, join
 from .conclusions import Verdict, check_all
 from .data import DataError, load_study, load_study_record
+from . import rto_causes
 from .measures import connection_totals, measure
 from .reference import load_reference
 from .report import ReportContext, RunSummary, render
@@ -173,8 +174,9 @@ def execute_plan(plan: tuple[StudyRun, ...], lane_base: int,
 
 def load_cells(run_dir: Path, *, rewrite_summary: bool = True) -> list[CellResult]:
     """The run analysed (summary/ rewritten unless told not to, e.g. while the run goes on),
-    with the per-replication sums of every TCP connection's spurious RTOs and RTO events
-    added as `conn.*` values."""
+    with the per-replication sums of every TCP connection's spurious RTOs and RTO events, and
+    the timeouts that fired too early or after a lost ACK (validation/rto_causes.py), added as
+    `conn.*` values."""
     analysis = analyse_run(run_dir, progress=None)
     if rewrite_summary:
         write_summary(analysis)
@@ -185,6 +187,7 @@ def load_cells(run_dir: Path, *, rewrite_summary: bool = True) -> list[CellResul
             if r.counts:
                 r.values.update(totals.get((r.ref.cell, r.ref.rep),
                                            {"conn.spurious_rtos": 0.0, "conn.rto_events": 0.0}))
+                r.values.update(rto_causes.replication_totals(Path(r.ref.directory)))
         cell.summaries = cell_summaries(cell.replications)
     return analysis.cells
 
