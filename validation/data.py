@@ -10,7 +10,8 @@ from the committed files is the one rendered from the run directories (floats ar
 with `repr`, which reads back to the same number). replications.csv has the columns `cell`,
 `replication`, `status`, `reason`, `analysed`, `duration_s` and then one per metric, in the
 names of the run's summary/runs.csv (docs: analysis/README.md) plus `conn.spurious_rtos` and
-`conn.rto_events` (validation.measures.connection_totals); an empty field is a metric the
+`conn.rto_events` (validation.measures.connection_totals) and `conn.rto_too_early`,
+`conn.rto_after_ack_loss` (validation.rto_causes); an empty field is a metric the
 replication has no value of. Read back, `duration_s` (the replication's wall time from its
 status.json) is one of the replication's values.
 """
