@@ -434,6 +434,7 @@ def test_prepare_ahead_sets_up_the_next_replication_while_one_runs_its_flows(tmp
     assert {status(r)["details"]["testbed"]["lane"] for r in reps} == set(lanes)
     spans.sort(key=lambda s: s[1])
     for (_, _, flows_end, drain_end), (set_up, start, _, _) in zip(spans, spans[1:]):
-        assert start >= flows_end, "two replications ran their flows at once with one slot"
+        # flows_s is rounded to the ms and measured on another clock than START's time: 2 ms slack
+        assert start >= flows_end - 0.002, "two replications ran their flows at once with one slot"
         assert set_up < drain_end, "the next replication was not set up while the previous one drained"
     assert_nothing_left(lanes, str(tmp_path))
