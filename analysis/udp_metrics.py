@@ -70,7 +70,8 @@ def against_sender(m: UdpMetrics, generator_sent: int | None) -> UdpMetrics:
 
 def combined(streams: list[UdpMetrics]) -> UdpMetrics:
     """Several UDP streams of one flow (iperf3 -u -P N under a command flow) as one: counts and
-    fates summed, throughput over the union of their receive spans, jitter over all samples.
+    fates summed, throughput from the first datagram any of them received to the last, jitter
+    over all their samples.
     A count that one stream lacks (None) is None for all."""
     if len(streams) == 1:
         return streams[0]

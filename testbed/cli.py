@@ -197,8 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--duration", default="4s", metavar="D", help="how long the load lasts (default 4s)")
     cal.add_argument("--rounds", type=int, default=1, metavar="R", help="replications per lane (default 1)")
     cal.add_argument("--lane-base", type=int, default=runner.DEFAULT_LANE_BASE, metavar="N",
-                     help="first lane number; lanes N..N+K-1 are used, N..N+K with --prepare-ahead "
-                          "(default $SQUALL_LANE_BASE or 0)")
+                     help="first lane number; lanes N..N+K-1 are used (default $SQUALL_LANE_BASE or 0)")
     cal.add_argument("--results", default="results", metavar="DIR",
                      help="where the calibration's runs go (default results)")
     cal.add_argument("--json", action="store_true", help="machine-readable output")

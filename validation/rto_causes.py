@@ -32,7 +32,7 @@ from pathlib import Path
 from analysis.pcap import Packet, read_packets
 from analysis.replication import analyse_replication
 from analysis.stored import stored
-from analysis.tcp_metrics import RTO
+from analysis.tcp_metrics import RTO, SEQ_MOD
 
 SYN_ACK = 0x12
 ACK = 0x10
@@ -58,7 +58,7 @@ def cause(rto_us: int, data_arrived_us: int | None, acks_sent_us: list[int], ack
 
 
 def _covers(p: Packet, end: int) -> bool:
-    return bool(p.tcp_flags & ACK) and (p.tcp_ack - end) % 2**32 < 2**31
+    return bool(p.tcp_flags & ACK) and (p.tcp_ack - end) % SEQ_MOD < SEQ_MOD // 2
 
 
 def replication_causes(rep: Path) -> Counter:
@@ -81,8 +81,8 @@ def replication_causes(rep: Path) -> Counter:
         for x in m.retransmission_list:
             if x.kind != RTO or not x.unnecessary:
                 continue
-            seq = (syn.tcp_seq + x.rel_seq) % 2**32
-            end = (seq + x.length) % 2**32
+            seq = (syn.tcp_seq + x.rel_seq) % SEQ_MOD
+            end = (seq + x.length) % SEQ_MOD
             arrived = next((p.ts_us for p in down if p.tcp_seq == seq), None)
             found[cause(x.ts_us, arrived, [p.ts_us for p in acks_out if _covers(p, end)],
                         [p.ts_us for p in acks_in if _covers(p, end)])] += 1

@@ -18,7 +18,6 @@ class FlowSlots:
     def __init__(self, count: int):
         if count < 1:
             raise ValueError(f"flow slots: {count}; expected at least 1")
-        self.count = count
         self._free = threading.Semaphore(count)
 
     def acquire(self, stop: threading.Event) -> bool:

@@ -180,7 +180,7 @@ class Runner:
         planned: dict[str, int] = {}
         for unit in units:
             planned[unit.cell.cell_id] = planned.get(unit.cell.cell_id, 0) + len(unit.replications)
-        workers = max(1, min(options.lanes if lab is None else 1, len(units)))
+        workers = max(1, min(options.lanes, len(units)))     # lab hosts: 1 (check_options, _run_on_lab)
         self.lanes = [options.lane_base + i for i in range(workers)]
         # more workers than replications at once: the spare builds and sets up the next one
         self.slots = FlowSlots(options.parallel) if workers > options.parallel else None
@@ -356,17 +356,14 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
     if removed:
         print(f"squall run: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
     sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume, sc=sc)
+    lane_runner = Runner(sc, run_dir, units, options, err) if units else None
+    spare = " and a spare lane setting up the next replication (--prepare-ahead)" \
+        if lane_runner is not None and lane_runner.slots is not None else ""
     print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
           f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
-          f"lane(s){_spare_text(options, units)}; results in {run_dir.root}", file=err)
-    result = Runner(sc, run_dir, units, options, err).run() if units else RunResult(run_dir.root)
+          f"lane(s){spare}; results in {run_dir.root}", file=err)
+    result = lane_runner.run() if lane_runner is not None else RunResult(run_dir.root)
     return _finish(sc, run_dir, cells, replications, result, options, out, err)
-
-
-def _spare_text(options: RunOptions, units: list[Unit]) -> str:
-    if not options.prepare_ahead or len(units) <= options.parallel:
-        return ""
-    return " and a spare lane setting up the next replication (--prepare-ahead)"
 
 
 def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | None,
