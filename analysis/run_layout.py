@@ -99,17 +99,19 @@ def _status(rep_dir: Path) -> tuple[str, str]:
     return status, str(data.get("reason", ""))
 
 
-def _run_selection(root: Path) -> tuple[str | None, int | None]:
-    """The cells glob and replication count `squall run` was given (meta.json testbed.run):
-    cells a run did not select are not its missing replications."""
+def _run_selection(root: Path) -> tuple[str | None, int | None, int | None]:
+    """The cells glob, last and first replication `squall run` was given (meta.json testbed.run):
+    cells and replications a run did not select are not its missing replications."""
     try:
         run = json.loads((root / "meta.json").read_text()).get("testbed", {}).get("run", {})
     except (OSError, json.JSONDecodeError, AttributeError):
-        return None, None
-    reps = run.get("replications") if isinstance(run, dict) else None
-    cells = run.get("cells") if isinstance(run, dict) else None
+        return None, None, None
+    if not isinstance(run, dict):
+        return None, None, None
+    reps, first, cells = run.get("replications"), run.get("first_replication"), run.get("cells")
     return (cells if isinstance(cells, str) else None,
-            reps if isinstance(reps, int) and reps > 0 else None)
+            reps if isinstance(reps, int) and reps > 0 else None,
+            first if isinstance(first, int) and first > 0 else None)
 
 
 def _missing_reason(rep_dir: Path) -> str:
@@ -124,7 +126,7 @@ def _missing_reason(rep_dir: Path) -> str:
 def read_layout(root: Path) -> RunLayout:
     root = Path(root)
     name, expected_reps = _scenario(root)
-    pattern, selected_reps = _run_selection(root)
+    pattern, selected_reps, selected_first = _run_selection(root)
     expected_reps = selected_reps or expected_reps
     cells = [c for c in _expanded_cells(root) if pattern is None or fnmatch.fnmatchcase(c.cell, pattern)]
     known = {c.cell for c in cells}
@@ -139,8 +141,11 @@ def read_layout(root: Path) -> RunLayout:
             m = REP_DIR.match(d.name)
             if m and d.is_dir():
                 found[int(m.group(1))] = d
-        first = min(found, default=1)
-        wanted = set(range(first, first + expected_reps)) | set(found)
+        if selected_first is not None:       # squall run --first-replication: first..last
+            wanted = set(range(selected_first, expected_reps + 1)) | set(found)
+        else:
+            first = min(found, default=1)
+            wanted = set(range(first, first + expected_reps)) | set(found)
         for rep in sorted(wanted):
             d = found.get(rep, cells_dir / cell.cell / f"rep-{rep:02d}")
             status, reason = _status(d) if rep in found else ("missing", _missing_reason(d))

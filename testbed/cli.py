@@ -51,7 +51,8 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
     npa_priority_for(realtime_priority())        # a bad $SQUALL_*_PRIORITY: refused before anything is made
-    options = runner.RunOptions(parallel=args.parallel, replications=args.replications, cells=args.cells,
+    options = runner.RunOptions(parallel=args.parallel, replications=args.replications,
+                                first_replication=args.first_replication, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
                                 analyse=not args.no_analysis, redo_degraded=args.redo_degraded,
                                 prepare_ahead=args.prepare_ahead,
@@ -144,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("scenario", nargs="?", help="scenario file (omit with --resume)")
     run.add_argument("--parallel", type=int, default=1, metavar="K", help="replications at once, one lane each")
     run.add_argument("--replications", type=int, metavar="N", help="replications per cell (default: the scenario's)")
+    run.add_argument("--first-replication", type=int, metavar="K",
+                     help="run replications K..N only (a later sitting on another machine; default 1)")
     run.add_argument("--cells", metavar="GLOB", help="only the cells whose id matches, e.g. 'link-r2_*'")
     run.add_argument("--results", default="results", metavar="DIR", help="where run directories go (default results)")
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")

@@ -40,3 +40,10 @@ def test_a_replication_cut_short_is_named_as_such_not_as_never_run(tmp_path):
     assert reasons[2] == ("missing", "not finished: rep-02.partial exists (running now, or cut short; "
                                      "--resume redoes it)")
     assert reasons[3] == ("missing", "never run")
+
+
+def test_a_run_from_a_later_replication_misses_only_what_it_selected(tmp_path):
+    root = make_run(tmp_path / "run", {"cells": "link-e0", "replications": 4, "first_replication": 3})
+    (root / "cells" / "link-e0" / "rep-01").rename(root / "cells" / "link-e0" / "rep-03")
+    layout = read_layout(root)
+    assert [(r.rep, r.status) for r in layout.replications] == [(3, "ok"), (4, "missing")]

@@ -105,7 +105,7 @@ def test_incomplete_names_missing_partial_and_failed_replications(tmp_path):
     run.finish("a", 2, run.begin("a", 2), status("failed", "emulator died"))
     run.begin("a", 3)                                     # abandoned: rep-03.partial
     run.finish("a", 5, run.begin("a", 5), status("degraded", "timing error 2 ms"))   # complete: analysed
-    assert run.incomplete(["a"], 5) == ["a rep-02: failed", "a rep-03: partial", "a rep-04: missing"]
+    assert run.incomplete(["a"], range(1, 6)) == ["a rep-02: failed", "a rep-03: partial", "a rep-04: missing"]
 
 
 def test_open_names_a_damaged_run_file(tmp_path):

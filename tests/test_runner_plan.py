@@ -46,9 +46,38 @@ def test_cbi_replications_stay_together_in_order_and_finished_ones_are_skipped(l
     sc, run_dir = loaded
     work = run_dir.begin("tcp-baseline", 2)
     run_dir.finish("tcp-baseline", 2, work, ok(2))
-    units = plan(list(sc.cells), 3, run_dir)
+    units = plan(list(sc.cells), range(1, 4), run_dir)
     assert [(u.cell.cell_id, u.replications, u.keep_lane) for u in units] == [
         ("tcp-baseline", (1,), False), ("tcp-baseline", (3,), False), ("tcp-cbi", (1, 2, 3), True)]
+
+
+def test_a_run_from_a_later_replication_plans_only_those(loaded) -> None:
+    sc, run_dir = loaded
+    units = plan(list(sc.cells), range(3, 4), run_dir)
+    # the CBI chain starts at 3 too: its unit warms the lane up with replication 2 (test_unit_chain)
+    assert [(u.cell.cell_id, u.replications) for u in units] == [("tcp-baseline", (3,)), ("tcp-cbi", (3,))]
+
+
+def test_first_replication_is_stored_resumed_and_reported(tmp_path: Path, capsys) -> None:
+    from testbed.run.runner import RunOptions, reopen_run, start_run
+
+    path = tmp_path / "plan.toml"
+    path.write_text(SCENARIO)
+    options = RunOptions(results=tmp_path / "results", replications=4, first_replication=3)
+    _, run_dir, reps = start_run(path, options)
+    assert reps == range(3, 5)
+    assert reopen_run(run_dir.root, RunOptions())[2] == range(3, 5)
+    assert reopen_run(run_dir.root, RunOptions(replications=5))[2] == range(3, 6)
+    for cell in ("tcp-baseline", "tcp-cbi"):
+        for rep in (3, 4):
+            run_dir.finish(cell, rep, run_dir.begin(cell, rep), ok(rep))
+    # replications 1 and 2 were never selected: not missing, and the run is complete
+    assert cli_main(["status", str(run_dir.root), "--json"]) == 0
+    state = json.loads(capsys.readouterr().out)
+    assert (state["first_replication"], state["replications"], state["complete"]) == (3, 4, True)
+    assert state["counts"] == {"ok": 4, "failed": 0, "timeout": 0, "degraded": 0, "missing": 0}
+    assert cli_main(["status", str(run_dir.root)]) == 0
+    assert "2 cells x replications 3..4" in capsys.readouterr().out
 
 
 def test_degraded_replications_are_kept_unless_asked_to_redo_them(loaded) -> None:
@@ -57,8 +86,8 @@ def test_degraded_replications_are_kept_unless_asked_to_redo_them(loaded) -> Non
         run_dir.finish("tcp-baseline", rep, run_dir.begin("tcp-baseline", rep),
                        Status(state, "", "20260101T000000Z", 1.0, {}))
     baseline = [c for c in sc.cells if c.cell_id == "tcp-baseline"]
-    assert [u.replications for u in plan(baseline, 3, run_dir)] == [(2,)]
-    assert [u.replications for u in plan(baseline, 3, run_dir, redo_degraded=True)] == [(1,), (2,)]
+    assert [u.replications for u in plan(baseline, range(1, 4), run_dir)] == [(2,)]
+    assert [u.replications for u in plan(baseline, range(1, 4), run_dir, redo_degraded=True)] == [(1,), (2,)]
 
 
 def test_redo_degraded_goes_with_resume(capsys) -> None:
@@ -171,7 +200,7 @@ def test_a_cluster_submission_remembers_whether_it_redoes_degraded_replications(
     from testbed.run.submission import Submission
 
     sc, run_dir = loaded
-    units = plan(list(sc.cells), 1, run_dir)
+    units = plan(list(sc.cells), range(1, 2), run_dir)
     Submission.new(run_dir.root, units, 10, 2, redo_degraded=True)
     assert Submission.load(run_dir.root, 1).redo_degraded
     plain_sub = Submission.new(run_dir.root, units, 10, 2)
@@ -225,7 +254,7 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
         work = run_dir.begin(cell, rep)
         (work / "workloads.json").write_text(json.dumps(page))
         run_dir.finish(cell, rep, work, Status(state, reason, "20260101T000000Z", 12.5, {}))
-    sub = Submission.new(run_dir.root, plan(list(sc.cells), 2, run_dir), 10, 2)
+    sub = Submission.new(run_dir.root, plan(list(sc.cells), range(1, 3), run_dir), 10, 2)
     sub.jobs = {"arrays": [{"job_id": "77", "first_unit": 0, "units": 3}], "analysis": "78"}
     sub.save()
     monkeypatch.setattr(status_mod, "job_states", lambda ids: {"77_0": "RUNNING", "77_1": "PENDING"})

@@ -1,8 +1,11 @@
-"""validation.full's rounds (no root): round 1 starts a study's run, later rounds resume that one
-run to k replications, finished rounds are skipped, the compact results land in data/<study>/
-and give the report the same numbers as the run directory."""
+"""validation.full's rounds (no root): round k runs replication k of every cell in its own run,
+the committed data/<study>/ says which rounds are finished (so a new machine goes on from a
+clone), and each round's rows are merged beside the others' to give the report the same numbers
+as one run directory holding every replication."""
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -14,67 +17,103 @@ from validation.measures import measure
 from validation.run import load_cells
 
 
-def test_round_one_starts_the_run_and_later_rounds_resume_it_to_k(tmp_path: Path) -> None:
+def test_round_k_runs_replication_k_alone_and_resumes_its_own_run(tmp_path: Path) -> None:
     study = full.STUDIES[0]
-    first = full.round_command(study, 1, 2, 110, out=tmp_path)
+    first = full.round_command(study, 3, 2, 110, out=tmp_path)
     assert first[1:3] == ["run", str(full.SCENARIOS / study.scenario)]
-    assert first[first.index("--results") + 1] == str(tmp_path / study.name)
-    assert first[-6:] == ["--replications", "1", "--parallel", "2", "--lane-base", "110"]
-    run = tmp_path / study.name / "iip-http-20261124T000000Z"
+    assert first[first.index("--results") + 1] == str(tmp_path / study.name / "round-3")
+    assert first[first.index("--replications"):first.index("--replications") + 4] == \
+        ["--replications", "3", "--first-replication", "3"]
+    run = tmp_path / study.name / "round-3" / "iip-http-20261124T000000Z"
     run.mkdir(parents=True)
-    third = full.round_command(study, 3, 2, 110, out=tmp_path)
-    assert third[1:4] == ["run", "--resume", str(run)] and third[4:6] == ["--replications", "3"]
-    assert third[-1] == "--redo-degraded"
+    again = full.round_command(study, 3, 2, 110, out=tmp_path)
+    assert again[1:4] == ["run", "--resume", str(run)] and again[-1] == "--redo-degraded"
+    assert full.round_command(study, 4, 2, 110, out=tmp_path)[2] == str(full.SCENARIOS / study.scenario)
     ahead = full.round_command(study, 3, 2, 110, out=tmp_path, prepare_ahead=True)
-    assert ahead[ahead.index("--lane-base") + 2] == "--prepare-ahead"
+    assert "--prepare-ahead" in ahead
 
 
-def test_two_runs_for_one_study_are_refused(tmp_path: Path) -> None:
+def test_two_runs_in_one_round_are_refused(tmp_path: Path) -> None:
     for stamp in ("a", "b"):
-        (tmp_path / "saarto" / stamp).mkdir(parents=True)
+        (tmp_path / "saarto" / "round-1" / stamp).mkdir(parents=True)
     with pytest.raises(SystemExit, match="holds 2 runs"):
-        full.run_dir(full.STUDIES[1], tmp_path)
+        full.run_dir(full.STUDIES[1], 1, tmp_path)
 
 
-def test_finished_rounds_are_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(full, "OUT", tmp_path)
-    full.save_progress({"iip-http": {"1": 1200.0}, "saarto": {"1": 1500.5}}, tmp_path)
-    assert full.main(["--rounds", "2", "--dry-run"]) == 0
+def test_rounds_the_committed_data_lists_are_skipped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    for name, rounds in (("iip-http", {"1": {"seconds": 1200.0}}), ("saarto", {"1": {"seconds": 1500.5}})):
+        (data / name).mkdir(parents=True)
+        (data / name / "study.json").write_text(json.dumps({"rounds": rounds}))
+    argv = ["--rounds", "2", "--dry-run", "--out", str(tmp_path / "out"), "--data", str(data)]
+    assert full.main(argv) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
     assert lines == ["iip-mixture round 1", "iip-http round 2", "saarto round 2", "iip-mixture round 2"]
     # --study keeps the rounds of the named studies only
-    assert full.main(["--rounds", "2", "--dry-run", "--study", "saarto", "--study", "iip-mixture"]) == 0
+    assert full.main([*argv, "--study", "saarto", "--study", "iip-mixture"]) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
     assert lines == ["iip-mixture round 1", "saarto round 2", "iip-mixture round 2"]
 
 
-def test_progress_of_the_first_format_is_read_as_rounds_without_times(tmp_path: Path) -> None:
-    (tmp_path / "progress.json").write_text('{"iip-http": [1, 2]}')
-    assert full.load_progress(tmp_path) == {"iip-http": {"1": 0.0, "2": 0.0}}
+def test_a_record_of_the_first_format_lists_its_rounds(tmp_path: Path) -> None:
+    (tmp_path / "iip-http").mkdir()
+    (tmp_path / "iip-http" / "study.json").write_text(json.dumps(
+        {"run": "r", "squall_revision": "abc", "lanes": 2, "round_seconds": {"1": 10.0, "2": 20.0}}))
+    rounds = full.finished_rounds(full.STUDIES[0], tmp_path)
+    assert rounds == {"1": {"seconds": 10.0, "run": "r", "squall_revision": "abc", "lanes": 2},
+                      "2": {"seconds": 20.0, "run": "r", "squall_revision": "abc", "lanes": 2}}
 
 
-def test_the_exported_data_measure_as_the_run_directory_does(tmp_path: Path) -> None:
+def _round_run(out: Path, k: int, revision: str) -> Path:
+    """The fixture run (replications 1..3) as round k's run; the merge takes replication k of it."""
+    run = build_run(out / "iip-http" / f"round-{k}" / "iip-http-20261124T000000Z", "iip-http")
+    (run / "meta.json").write_text(json.dumps({"squall_revision": revision}))
+    return run
+
+
+def test_rounds_merged_one_by_one_measure_as_one_run_holding_them_all(tmp_path: Path) -> None:
     study = full.STUDIES[0]
     out, data = tmp_path / "out", tmp_path / "data"
-    run = build_run(out / study.name / "iip-http-20261124T000000Z", "iip-http")
-    (run / "meta.json").write_text('{"squall_revision": "0.1.0+git.abc1234"}')
-    written = full.export(study, {"iip-http": {"1": 42.0}}, 2, out, data)
+    for k in (2, 1, 3):              # in any order, one round half-way first
+        run = _round_run(out, k, f"rev{k}")
+        if k == 2:
+            full.export(study, k, None, 2, out, data)
+            assert load_study_record(data / study.name)["rounds_done"] == []
+        written = full.export(study, k, 40.0 + k, 2, out, data)
     assert sorted(p.name for p in written) == ["cells.json", "replications.csv", "study.json"]
-    from_run = measure([("iip", load_cells(run, rewrite_summary=False))])
-    from_data = measure([("iip", load_study(data / study.name))])
-    assert from_data.values == from_run.values and from_data.values
-    assert from_data.series == from_run.series and from_data.replications == from_run.replications
+    whole = measure([("iip", load_cells(run, rewrite_summary=False))])
+    merged = measure([("iip", load_study(data / study.name))])
+    assert merged.values == whole.values and merged.values
+    assert merged.series == whole.series and merged.replications == whole.replications
     record = load_study_record(data / study.name)
-    assert (record["run"], record["squall_revision"], record["rounds_done"], record["lanes"]) == \
-        (run.name, "0.1.0+git.abc1234", [1], 2)
+    assert record["rounds_done"] == [1, 2, 3] and record["round_seconds"] == {"1": 41.0, "2": 42.0, "3": 43.0}
+    assert [record["rounds"][k]["squall_revision"] for k in "123"] == ["rev1", "rev2", "rev3"]
     assert not (run / "summary").exists()     # a run that goes on is only read
+    # a finished round run again (e.g. to redo it) replaces its rows, never adds to them
+    full.export(study, 3, 50.0, 2, out, data)
+    assert measure([("iip", load_study(data / study.name))]).values == whole.values
+
+
+def test_a_round_of_a_changed_scenario_is_refused_not_mixed(tmp_path: Path) -> None:
+    study = full.STUDIES[0]
+    out, data = tmp_path / "out", tmp_path / "data"
+    _round_run(out, 1, "a")
+    full.export(study, 1, 1.0, 2, out, data)
+    before = (data / study.name / "replications.csv").read_text()
+    run = _round_run(out, 2, "b")
+    expanded = json.loads((run / "expanded.json").read_text())
+    expanded[0]["cell"] = "tcp-other"
+    (run / "expanded.json").write_text(json.dumps(expanded))
+    shutil.rmtree(run / "cells" / "tcp-baseline")
+    with pytest.raises(DataError, match="round 2's cells differ from the committed rounds'"):
+        full.export(study, 2, 1.0, 2, out, data)
+    assert (data / study.name / "replications.csv").read_text() == before
 
 
 def test_a_damaged_data_file_is_named_with_its_line(tmp_path: Path) -> None:
     study = full.STUDIES[0]
-    run = build_run(tmp_path / "out" / study.name / "iip-http-20261124T000000Z", "iip-http")
-    full.export(study, {}, 1, tmp_path / "out", tmp_path / "data")
+    run = _round_run(tmp_path / "out", 1, "a")
+    full.export(study, 1, None, 1, tmp_path / "out", tmp_path / "data")
     table = tmp_path / "data" / study.name / "replications.csv"
     lines = table.read_text().splitlines()
     header = lines[0].split(",")

@@ -4,7 +4,10 @@
     validation/data/<study>/replications.csv  every replication: status, duration, metrics
     validation/data/<study>/study.json        scenario, run, revision, rounds and their times
 
-`export_study` writes them from an analysed run (`validation.run.load_cells`), `load_study`
+`export_study` writes them from an analysed run (`validation.run.load_cells`), `merge_round`
+puts one round's replications (a run of replication k alone, `squall run --first-replication k`)
+in place of that round's rows, beside the other rounds' (so a study grows over sittings on
+machines that keep nothing but the committed files), `load_study`
 turns them back into the cells `validation.measures.measure` takes, so the report rendered
 from the committed files is the one rendered from the run directories (floats are written
 with `repr`, which reads back to the same number). replications.csv has the columns `cell`,
@@ -20,7 +23,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from analysis.atomic_file import write_text_atomically
@@ -49,28 +52,63 @@ def _field(value: float | None) -> str:
     return "" if value is None else repr(float(value))
 
 
+def _with_duration(r: ReplicationResult) -> ReplicationResult:
+    """The replication with its wall time among its values, as load_study reads it back."""
+    if "duration_s" in r.values:
+        return r
+    duration = _duration(r.ref)
+    return replace(r, values=r.values | ({} if duration is None else {"duration_s": duration}))
+
+
 def _csv_text(cells: list[CellResult]) -> str:
-    metrics = sorted({name for c in cells for r in c.replications for name in r.values})
+    metrics = sorted({name for c in cells for r in c.replications for name in r.values} - {"duration_s"})
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*FIXED_COLUMNS, *metrics])
     for cell in cells:
         for r in sorted(cell.replications, key=lambda r: r.ref.rep):
             writer.writerow([cell.cell, r.ref.rep, r.ref.status, r.ref.reason, int(r.analysed),
-                             _field(_duration(r.ref)), *(_field(r.values.get(m)) for m in metrics)])
+                             _field(r.values.get("duration_s")), *(_field(r.values.get(m)) for m in metrics)])
     return out.getvalue()
+
+
+def _described(cells: list[CellResult]) -> list[dict]:
+    return [{"cell": c.cell, "labels": c.labels, "flows": [asdict(f) for f in c.flows]} for c in cells]
 
 
 def export_study(cells: list[CellResult], target: Path, study: dict) -> list[Path]:
     """Write the three files of one study into `target` (each replaced whole, never half)."""
     target.mkdir(parents=True, exist_ok=True)
-    described = [{"cell": c.cell, "labels": c.labels, "flows": [asdict(f) for f in c.flows]}
-                 for c in cells]
+    cells = [replace(c, replications=[_with_duration(r) for r in c.replications]) for c in cells]
+    described = _described(cells)
     written = [target / CELLS, target / REPLICATIONS, target / STUDY]
     write_text_atomically(written[0], json.dumps(described, indent=1) + "\n")
     write_text_atomically(written[1], _csv_text(cells))
     write_text_atomically(written[2], json.dumps(study, indent=1, sort_keys=True) + "\n")
     return written
+
+
+def merge_round(cells: list[CellResult], k: int, target: Path, study: dict) -> list[Path]:
+    """Replication k of every cell (from a run of that round) in place of round k's committed
+    rows, the other rounds' rows kept. The cells must be the committed ones: a study whose
+    scenario changed between rounds is refused, not mixed."""
+    fresh = [replace(c, replications=[r for r in c.replications if r.ref.rep == k]) for c in cells]
+    if not (target / CELLS).exists():
+        return export_study(fresh, target, study)
+    committed = load_study(target)
+    if _described(committed) != _described(fresh):
+        ours = {c.cell for c in fresh}
+        theirs = {c.cell for c in committed}
+        differ = sorted(ours ^ theirs) or [a["cell"] for a, b in zip(_described(committed), _described(fresh))
+                                           if a != b]
+        raise DataError(f"{target / CELLS}: round {k}'s cells differ from the committed rounds' (first: "
+                        f"{differ[0] if differ else '?'}): the scenario changed since; start the study again "
+                        "in a new data directory rather than mix them")
+    by_cell = {c.cell: c for c in fresh}
+    merged = [replace(c, replications=sorted([r for r in c.replications if r.ref.rep != k]
+                                             + by_cell[c.cell].replications, key=lambda r: r.ref.rep))
+              for c in committed]
+    return export_study(merged, target, study)
 
 
 def _number(text: str, where: str) -> float | None:

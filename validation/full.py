@@ -1,25 +1,24 @@
-"""The full validation, in rounds that survive any number of sittings.
+"""The full validation, in rounds that survive any number of sittings and machines.
 
     python -m validation.full [--rounds 5] [--parallel 2] [--prepare-ahead] [--lane-base 110] [--study NAME]… [--commit] [--dry-run]
-    python -m validation.full --export [--out DIR]     # validation/data/ from the runs as they are
+    python -m validation.full --export [--out DIR]     # a round's rows as they are, half-way too
 
-Round k gives every cell of the three studies its k-th replication: round 1 is `squall run
-SCENARIO --replications 1` into validation/out/full/<study>/ (git-ignored), round k > 1 is
-`squall run --resume RUN --replications k --redo-degraded` on the same run directory (a
-replication whose timing error was beyond the scenario's tolerance is not counted, so the
-next round runs it again). Coverage thus grows
-evenly over the cells, a replication keeps its number (and so its channel timeline) whatever
-the sitting, and a round stopped half-way (Ctrl-C, SIGTERM, the machine going away) is
-finished by starting the same command again: squall's own --resume redoes what is missing,
-failed or cut short. Finished (study, round) pairs are listed in
-validation/out/full/progress.json and skipped.
+Round k gives every cell of the three studies its k-th replication: `squall run SCENARIO
+--replications k --first-replication k` into validation/out/full/<study>/round-k/ (git-ignored).
+A replication's number fixes its channel timeline and seeds, so replication k is the same
+whichever machine or sitting runs it, and a CBI chain starting at k warms its lane up with
+replication k - 1 first (docs/runner.md). A round stopped half-way (Ctrl-C, SIGTERM) is finished
+by starting the same command again (squall's own --resume redoes what is missing, failed or cut
+short); a round that ends with replications failed or degraded (timing error beyond the
+scenario's tolerance, which does not count) is resumed once with --redo-degraded.
 
-After each finished pair the run is analysed and its compact results (validation.data:
-cells.json, replications.csv, study.json) are written to validation/data/<study>/, which is
-committed (`--commit` does `git add` + `git commit` of that directory alone); `--export`
-writes them from the runs as they are, half-way through a round too, and runs nothing. The
-raw run directories need not be kept: `python -m validation.run --from-data` renders the
-report from validation/data/ alone.
+The committed validation/data/<study>/ is the one record of progress: after each round its
+replications are analysed and merged into cells.json, replications.csv and study.json
+(validation.data.merge_round: round k's rows replaced, the others kept), and study.json lists
+the finished rounds with their wall time, run and squall revision. Rounds listed there are
+skipped, so a new machine with nothing but a clone goes on where the last one stopped
+(`--commit` commits that directory after each round). The raw run directories need not be
+kept: `python -m validation.run --from-data` renders the report from validation/data/ alone.
 """
 from __future__ import annotations
 
@@ -51,9 +50,13 @@ STUDIES = (Study("iip-http", "iip-http.toml", "iip"), Study("saarto", "saarto-ht
            Study("iip-mixture", "iip-mixture.toml", "iip"))
 
 
-def run_dir(study: Study, out: Path = OUT) -> Path | None:
-    """The study's one run directory, if a round has started it."""
-    results = out / study.name
+def round_dir(study: Study, k: int, out: Path = OUT) -> Path:
+    return out / study.name / f"round-{k}"
+
+
+def run_dir(study: Study, k: int, out: Path = OUT) -> Path | None:
+    """Round k's one run directory on this machine, if the round has started here."""
+    results = round_dir(study, k, out)
     dirs = sorted(d for d in results.iterdir() if d.is_dir()) if results.is_dir() else []
     if len(dirs) > 1:
         raise SystemExit(f"validation.full: {results} holds {len(dirs)} runs; expected one")
@@ -62,51 +65,56 @@ def run_dir(study: Study, out: Path = OUT) -> Path | None:
 
 def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path = OUT,
                   prepare_ahead: bool = False) -> list[str]:
-    """`squall run` for round k of one study: a new run, or the same run resumed to k replications."""
-    common = ["--replications", str(k), "--parallel", str(parallel), "--lane-base", str(lane_base),
+    """`squall run` for round k of one study: replication k of every cell, or that run resumed."""
+    common = ["--parallel", str(parallel), "--lane-base", str(lane_base),
               *(["--prepare-ahead"] if prepare_ahead else [])]
-    existing = run_dir(study, out)
+    existing = run_dir(study, k, out)
     if existing is None:
-        return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(out / study.name), *common]
-    # a degraded replication (timing beyond the tolerance) does not count: the next round redoes it
+        return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(round_dir(study, k, out)),
+                "--replications", str(k), "--first-replication", str(k), *common]
+    # a degraded replication (timing beyond the tolerance) does not count: it is run again
     return [str(SQUALL), "run", "--resume", str(existing), *common, "--redo-degraded"]
 
 
-Progress = dict[str, dict[str, float]]    # study -> finished round ("1", "2", ...) -> seconds
+Round = dict[str, object]        # seconds, run, squall_revision, lanes, exported_utc
 
 
-def load_progress(out: Path | None = None) -> Progress:
-    path = (out or OUT) / "progress.json"
+def finished_rounds(study: Study, data: Path = DATA) -> dict[str, Round]:
+    """The rounds the committed data lists as finished, by number."""
+    path = data / study.name / "study.json"
     if not path.exists():
         return {}
-    # the first format listed the finished rounds without their times
-    return {study: rounds if isinstance(rounds, dict) else {str(k): 0.0 for k in rounds}
-            for study, rounds in json.loads(path.read_text()).items()}
+    record = json.loads(path.read_text())
+    if "rounds" in record:
+        return record["rounds"]
+    # the first format: one run resumed round after round, one revision for all
+    return {k: {"seconds": seconds, "run": record.get("run"), "squall_revision": record.get("squall_revision"),
+                "lanes": record.get("lanes")} for k, seconds in record.get("round_seconds", {}).items()}
 
 
-def save_progress(progress: Progress, out: Path | None = None) -> None:
-    out = out or OUT
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / "progress.json.tmp"
-    tmp.write_text(json.dumps(progress, indent=1, sort_keys=True) + "\n")
-    tmp.replace(out / "progress.json")
-
-
-def export(study: Study, progress: Progress, parallel: int, out: Path = OUT, data: Path = DATA) -> list[Path]:
-    """The study's run analysed (its summary/ left alone) into validation/data/<study>/."""
-    from validation.data import export_study
+def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path = OUT,
+           data: Path = DATA) -> list[Path]:
+    """Round k's run analysed (its summary/ left alone) and merged into validation/data/<study>/;
+    `seconds` is the round's wall time once it is finished (None: half-way, not listed as done)."""
+    from validation.data import merge_round
     from validation.run import load_cells
 
-    source = run_dir(study, out)
+    source = run_dir(study, k, out)
     if source is None:
         return []
     meta = json.loads((source / "meta.json").read_text())
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rounds = finished_rounds(study, data)
+    if seconds is not None:
+        rounds[str(k)] = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
+                          "lanes": parallel, "exported_utc": now}
+    done = sorted(rounds, key=int)
     record = {"study": study.name, "reference_study": study.reference, "scenario": study.scenario,
-              "run": source.name, "squall_revision": meta.get("squall_revision"),
-              "lanes": parallel, "rounds_done": sorted(int(k) for k in progress.get(study.name, {})),
-              "round_seconds": progress.get(study.name, {}),
-              "exported_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
-    return export_study(load_cells(source, rewrite_summary=False), data / study.name, record)
+              "rounds": {k: rounds[k] for k in done}, "rounds_done": [int(k) for k in done],
+              "round_seconds": {k: rounds[k]["seconds"] for k in done},
+              "squall_revision": rounds[done[-1]]["squall_revision"] if done else meta.get("squall_revision"),
+              "lanes": parallel, "exported_utc": now}
+    return merge_round(load_cells(source, rewrite_summary=False), k, data / study.name, record)
 
 
 def _run(argv: list[str]) -> int:
@@ -121,12 +129,27 @@ def _run(argv: list[str]) -> int:
             signal.signal(s, handler)
 
 
-def _commit(study: Study, k: int) -> None:
-    subprocess.run(["git", "add", str(DATA / study.name)], cwd=ROOT, check=True)
-    staged = subprocess.run(["git", "diff", "--cached", "--quiet", "--", str(DATA / study.name)], cwd=ROOT)
+def _commit(study: Study, k: int, data: Path = DATA) -> None:
+    subprocess.run(["git", "add", str(data / study.name)], cwd=ROOT, check=True)
+    staged = subprocess.run(["git", "diff", "--cached", "--quiet", "--", str(data / study.name)], cwd=ROOT)
     if staged.returncode:
         subprocess.run(["git", "commit", "-q", "-m", f"validation data: {study.name}, round {k}",
-                        "--", str(DATA / study.name)], cwd=ROOT, check=True)
+                        "--", str(data / study.name)], cwd=ROOT, check=True)
+
+
+def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | None, int]:
+    """Round k of one study to its end: its wall time (None when it was stopped), squall's exit status."""
+    started = time.monotonic()
+    for attempt in ("run", "redo"):       # the second: what failed or came out degraded, once
+        command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
+        print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
+        code = _run(command)
+        if code not in (0, 1):       # 1: some replications failed or degraded (recorded); others: stopped
+            print(f"validation.full: stopped (squall run exited {code}); run this again to go on")
+            return None, code
+        if code == 0:
+            break
+    return round(time.monotonic() - started, 1), code
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,37 +162,36 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--commit", action="store_true", help="commit validation/data/<study> after each round")
     p.add_argument("--dry-run", action="store_true", help="print the commands of the rounds left")
     p.add_argument("--export", action="store_true",
-                   help="write validation/data/ from the runs as they are now; run nothing")
+                   help="merge the rounds run here into validation/data/ as they are now (half-way too); run nothing")
     p.add_argument("--out", type=Path, default=OUT, help="where the runs are (default validation/out/full)")
+    p.add_argument("--data", type=Path, default=DATA, help=argparse.SUPPRESS)
     p.add_argument("--study", action="append", choices=[s.name for s in STUDIES],
                    help="only this study (repeatable; default all three)")
     args = p.parse_args(argv)
-    progress = load_progress(args.out)
     studies = [s for s in STUDIES if not args.study or s.name in args.study]
     if args.export:
         for study in studies:
-            for path in export(study, progress, args.parallel, args.out):
-                print(f"validation.full: wrote {path}", flush=True)
+            finished = finished_rounds(study, args.data)
+            for k in range(1, args.rounds + 1):
+                if str(k) not in finished:
+                    for path in export(study, k, None, args.parallel, args.out, args.data):
+                        print(f"validation.full: {study.name} round {k} (not finished): wrote {path}", flush=True)
         return 0
     for k in range(1, args.rounds + 1):
         for study in studies:
-            if str(k) in progress.get(study.name, {}):
+            if str(k) in finished_rounds(study, args.data):
                 continue
-            command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
-            print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
             if args.dry_run:
+                command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
+                print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
                 continue
-            started = time.monotonic()
-            code = _run(command)
-            if code not in (0, 1):       # 1: some replications failed (recorded); others: stopped
-                print(f"validation.full: stopped (squall run exited {code}); run this again to go on")
+            seconds, code = run_round(study, k, args)
+            if seconds is None:
                 return code
-            progress.setdefault(study.name, {})[str(k)] = round(time.monotonic() - started, 1)
-            save_progress(progress, args.out)
-            export(study, progress, args.parallel, args.out)
-            print(f"validation.full: {study.name} round {k} done in {progress[study.name][str(k)]:.0f} s", flush=True)
+            export(study, k, seconds, args.parallel, args.out, args.data)
+            print(f"validation.full: {study.name} round {k} done in {seconds:.0f} s", flush=True)
             if args.commit:
-                _commit(study, k)
+                _commit(study, k, args.data)
     return 0
 
 

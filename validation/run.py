@@ -224,12 +224,23 @@ def data_summary(directory: Path, record: dict, cells: list[CellResult]) -> RunS
                       statuses, sum(float(s) for s in record.get("round_seconds", {}).values()))
 
 
+def _revisions(record: dict) -> str:
+    """Which squall revision ran which rounds: `abc123 (rounds 1, 2), def456 (round 3)`."""
+    rounds = record.get("rounds") or {}
+    by_revision: dict[str, list[str]] = {}
+    for k in sorted(rounds, key=int):
+        by_revision.setdefault(str(rounds[k].get("squall_revision"))[:12], []).append(k)
+    if len(by_revision) <= 1:
+        return str(record.get("squall_revision"))[:12]
+    return ", ".join(f"{rev} (round{'s' if len(ks) > 1 else ''} {', '.join(ks)})" for rev, ks in by_revision.items())
+
+
 def data_text(records: list[tuple[dict, list[CellResult]]]) -> str:
     parts = []
     for record, cells in records:
         counted = [sum(r.counts for r in c.replications) for c in cells]
         busy = sum(float(r.values.get("duration_s") or 0) for c in cells for r in c.replications)
-        parts.append(f"{record['study']} ({record['scenario']}, squall {str(record.get('squall_revision'))[:12]}): "
+        parts.append(f"{record['study']} ({record['scenario']}, squall {_revisions(record)}): "
                      f"{len(cells)} cells, {min(counted, default=0)}–{max(counted, default=0)} counted "
                      f"replications per cell, rounds finished {record.get('rounds_done') or 'none yet'}, "
                      f"{record.get('lanes')} lanes, {busy / 3600:.1f} lane-hours of replications, "

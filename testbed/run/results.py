@@ -196,13 +196,13 @@ class RunDir:
             k += 1
         shutil.move(str(path), attempts / f"{base}-{k}")
 
-    def incomplete(self, cell_ids: list[str], replications: int) -> list[str]:
+    def incomplete(self, cell_ids: list[str], reps: range) -> list[str]:
         """`cell rep-NN: missing` (or partial: abandoned mid-way; or failed, timeout) for every
         selected replication without a result to analyse (ok, or degraded: complete but beyond the
         timing tolerance)."""
         found = []
         for cell_id in cell_ids:
-            for rep in range(1, replications + 1):
+            for rep in reps:
                 status = self.status(cell_id, rep)
                 if status is not None and status.status in ("ok", "degraded"):
                     continue

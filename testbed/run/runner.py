@@ -34,6 +34,7 @@ from testbed.run.lint import scenario_warnings
 from testbed.run.progress import Progress, planned_replication_s
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run import slurm
+from testbed.run.replication_range import describe, replication_numbers
 from testbed.run.results import RunDir, Status, failure_text
 from testbed.run.slurm import SlurmOptions
 from testbed.run.flow_slots import FlowSlots
@@ -60,6 +61,7 @@ DEFAULT_LANE_BASE = 0
 class RunOptions:
     parallel: int = 1
     replications: int | None = None       # default: the scenario's
+    first_replication: int | None = None  # run replications first..N only (default 1; a resume: the run's)
     cells: str | None = None              # glob over cell ids
     results: Path = Path("results")
     lane_base: int = DEFAULT_LANE_BASE
@@ -98,6 +100,10 @@ def check_options(options: RunOptions) -> None:
     if options.replications is not None and not 1 <= options.replications <= scenario_mod.MAX_REPLICATIONS:
         raise ConfigError("--replications", f"{options.replications} is not a number of replications; expected "
                           f"1..{scenario_mod.MAX_REPLICATIONS} (leave it out for the scenario's own)")
+    first = options.first_replication
+    if first is not None and not 1 <= first <= scenario_mod.MAX_REPLICATIONS:
+        raise ConfigError("--first-replication", f"{first} is not a replication number; expected "
+                          f"1..{scenario_mod.MAX_REPLICATIONS}")
     if not 1 <= options.parallel <= MAX_LANE + 1:
         raise ConfigError("--parallel", f"{options.parallel} is not a number of lanes; expected 1..{MAX_LANE + 1}")
     if options.testbed_file is None:
@@ -281,7 +287,7 @@ def start_run(scenario_path: Path, options: RunOptions, lab_hosts: dict[str, Any
     scenario when the caller has loaded it with load_for_run already."""
     if sc is None:
         sc, _ = load_for_run(scenario_path, options)
-    replications = options.replications or sc.replications
+    reps = replication_numbers(options.first_replication, options.replications or sc.replications, "--replications")
     testbed: dict[str, Any] = {"backend": "namespaces",
                                "lanes": list(range(options.lane_base, options.lane_base + options.lanes)),
                                "parallel": options.parallel, "prepare_ahead": options.prepare_ahead}
@@ -292,14 +298,15 @@ def start_run(scenario_path: Path, options: RunOptions, lab_hosts: dict[str, Any
     if options.testbed_file is not None:
         testbed = {"backend": "ssh", "testbed_file": str(options.testbed_file),
                    "testbed_source": options.testbed_file.read_text(), "hosts": lab_hosts or {}}
-    testbed |= {RUN_OPTIONS_KEY: {"replications": replications, "cells": options.cells, "parallel": options.parallel,
+    testbed |= {RUN_OPTIONS_KEY: {"replications": reps.stop - 1, "first_replication": reps.start,
+                                 "cells": options.cells, "parallel": options.parallel,
                                  "scenario_file": str(scenario_path),
                                  "scenario_dir": str(Path(scenario_path).parent.absolute())}}
     run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc), meta.collect(sc.digest, testbed))
-    return sc, run_dir, replications
+    return sc, run_dir, reps
 
 
-def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, RunDir, int, str | None]:
+def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, RunDir, range, str | None]:
     run_dir = RunDir.open(root, f"--resume {root}")
     run_meta = run_dir.read_json("meta.json")
     stored = run_meta.get("testbed", {}).get(RUN_OPTIONS_KEY, {})
@@ -307,24 +314,26 @@ def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, 
     sc = scenario_mod.load(root / "scenario.toml", base_dir=meta.scenario_dir(run_meta))
     name = run_dir.read_json("expanded.json").get("name", sc.name)
     sc = replace(sc, name=name)
-    replications = options.replications or stored.get("replications") or sc.replications
+    last = options.replications or stored.get("replications") or sc.replications
+    first = options.first_replication or stored.get("first_replication")
+    reps = replication_numbers(first, last, "--replications" if options.replications else "--first-replication")
     cells = options.cells if options.cells is not None else stored.get("cells")
-    return sc, run_dir, replications, cells
+    return sc, run_dir, reps, cells
 
 
 def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path | None,
                   lab_hosts: dict[str, Any] | None = None, sc: scenario_mod.Scenario | None = None
-                  ) -> tuple[scenario_mod.Scenario, RunDir, int, list[scenario_mod.ResolvedCell], list[Unit]]:
+                  ) -> tuple[scenario_mod.Scenario, RunDir, range, list[scenario_mod.ResolvedCell], list[Unit]]:
     """The run directory, new or reopened (--resume), its selected cells and what is left to run."""
     if resume is not None:
-        sc, run_dir, replications, cells_glob = reopen_run(resume, options)
+        sc, run_dir, reps, cells_glob = reopen_run(resume, options)
     else:
         assert scenario_path is not None
-        sc, run_dir, replications = start_run(scenario_path, options, lab_hosts, sc)
+        sc, run_dir, reps = start_run(scenario_path, options, lab_hosts, sc)
         cells_glob = options.cells
     cells = select_cells(sc, cells_glob)
     check_runnable(sc, cells)
-    return sc, run_dir, replications, cells, plan(cells, replications, run_dir, options.redo_degraded)
+    return sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo_degraded)
 
 
 def check_run(scenario_path: Path | None, options: RunOptions, resume: Path | None) -> scenario_mod.Scenario:
@@ -355,15 +364,15 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
     removed = lanes.cleanup_leftovers()
     if removed:
         print(f"squall run: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
-    sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume, sc=sc)
+    sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, sc=sc)
     lane_runner = Runner(sc, run_dir, units, options, err) if units else None
     spare = " and a spare lane setting up the next replication (--prepare-ahead)" \
         if lane_runner is not None and lane_runner.slots is not None else ""
-    print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
+    print(f"squall run: {sc.name}: {len(cells)} cells x {describe(reps)}, "
           f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
           f"lane(s){spare}; results in {run_dir.root}", file=err)
     result = lane_runner.run() if lane_runner is not None else RunResult(run_dir.root)
-    return _finish(sc, run_dir, cells, replications, result, options, out, err)
+    return _finish(sc, run_dir, cells, reps, result, options, out, err)
 
 
 def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | None,
@@ -392,8 +401,8 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
         return 2
     try:
         hosts = testbed.host_info() if resume is None else None     # a resumed run keeps its meta.json
-        sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume, hosts, checked)
-        print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
+        sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, hosts, checked)
+        print(f"squall run: {sc.name}: {len(cells)} cells x {describe(reps)}, "
               f"{sum(len(u.replications) for u in units)} to run on the lab hosts of {lab.path}; "
               f"results in {run_dir.root}", file=err)
         result = Runner(sc, run_dir, units, options, err, lab=testbed).run() if units else RunResult(run_dir.root)
@@ -401,7 +410,7 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
         problems = testbed.close()
     for problem in problems:
         print(f"squall run: could not restore: {problem}", file=err)
-    return _finish(sc, run_dir, cells, replications, result, options, out, err)
+    return _finish(sc, run_dir, cells, reps, result, options, out, err)
 
 
 def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path | None,
@@ -409,32 +418,32 @@ def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path 
     """`--slurm`: the units go to the cluster (docs/cluster.md); with --wait, until they are done."""
     assert options.slurm is not None
     slurm.max_array_size()     # a submit host answers; found out before the run directory is made
-    sc, run_dir, replications, cells, units = open_and_plan(scenario_path, options, resume, sc=checked)
-    print(f"squall run: {sc.name}: {len(cells)} cells x {replications} replications, "
+    sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, sc=checked)
+    print(f"squall run: {sc.name}: {len(cells)} cells x {describe(reps)}, "
           f"{sum(len(u.replications) for u in units)} to run as {len(units)} Slurm unit(s); "
           f"results in {run_dir.root}", file=err)
     if not units:
-        print_report(run_dir, cells, replications, out)
+        print_report(run_dir, cells, reps, out)
         return 0
     submission = slurm.submit(run_dir.root, sc.name, units, options.lane_base, options.slurm, err,
                               redo_degraded=options.redo_degraded, analyse=options.analyse)
     if not options.slurm.wait:
         return 0
     slurm.wait(run_dir.root, submission, err)
-    print_report(run_dir, cells, replications, out)
-    left = plan(cells, replications, run_dir)
+    print_report(run_dir, cells, reps, out)
+    left = plan(cells, reps, run_dir)
     if left:
         print(f"squall run: {sum(len(u.replications) for u in left)} replication(s) not ok; redo them with:\n"
               f"  squall run --resume {run_dir.root} --slurm", file=err)
-    degraded = _say_degraded(run_dir, cells, replications, err, " --slurm")
+    degraded = _say_degraded(run_dir, cells, reps, err, " --slurm")
     return 1 if left or degraded else 0
 
 
-def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], replications: int,
+def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], reps: range,
             result: RunResult, options: RunOptions, out: TextIO, err: TextIO) -> int:
     if options.analyse and result.interrupted_by is None:
-        analyse(run_dir.root, out, err, run_dir.incomplete([c.cell_id for c in cells], replications))
-    print_report(run_dir, cells, replications, out)
+        analyse(run_dir.root, out, err, run_dir.incomplete([c.cell_id for c in cells], reps))
+    print_report(run_dir, cells, reps, out)
     for error in result.errors:
         print(f"squall run: {error}", file=err)
     if result.interrupted_by is not None or result.errors:
@@ -446,14 +455,14 @@ def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod
     if result.interrupted_by is not None:
         return result.exit_code
     # Degraded ones a resume kept count too: the run is not all ok until they are redone.
-    degraded = _say_degraded(run_dir, cells, replications, err)
+    degraded = _say_degraded(run_dir, cells, reps, err)
     return max(result.exit_code, 1 if degraded else 0)
 
 
-def _say_degraded(run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], replications: int, err: TextIO,
+def _say_degraded(run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], reps: range, err: TextIO,
                   engine: str = "") -> int:
     """How many of the selected replications are degraded, and how to redo them."""
-    degraded = sum(1 for c in cells for r in range(1, replications + 1)
+    degraded = sum(1 for c in cells for r in reps
                    if (s := run_dir.status(c.cell_id, r)) is not None and s.status == "degraded")
     if degraded:
         print(f"squall run: {degraded} replication(s) degraded (timing error beyond the scenario's "

@@ -16,6 +16,7 @@ from typing import Any, Mapping, TextIO
 
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run.replication import WORKLOADS_FILE
+from testbed.run.replication_range import describe
 from testbed.run.results import STATUSES, RunDir
 from testbed.run.slurm import SlurmError, job_states
 from testbed.run.submission import all_submissions
@@ -25,9 +26,9 @@ from testbed.scenario.flows import FLOW_TYPES
 COUNTED = (*STATUSES, "missing")      # the table's count columns, in this order
 
 
-def print_report(run_dir: RunDir, cells: list[ResolvedCell], replications: int, out: TextIO) -> None:
+def print_report(run_dir: RunDir, cells: list[ResolvedCell], reps: range, out: TextIO) -> None:
     print(f"results: {run_dir.root}", file=out)
-    rows = [cell_row(run_dir, cell.cell_id, replications) for cell in cells]
+    rows = [cell_row(run_dir, cell.cell_id, reps) for cell in cells]
     print_table(rows, out)
 
 
@@ -38,17 +39,17 @@ def print_table(rows: list[list[Any]], out: TextIO) -> None:
         print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)) + "  " + str(row[-1]), file=out)
 
 
-def cell_row(run_dir: RunDir, cell_id: str, replications: int) -> list[Any]:
+def cell_row(run_dir: RunDir, cell_id: str, reps: range) -> list[Any]:
     """The table's row: the cell, its counts, the medians as text."""
-    state = cell_state(run_dir, cell_id, replications)
+    state = cell_state(run_dir, cell_id, reps)
     return [cell_id, *state["counts"].values(), medians_text(state["medians"])]
 
 
-def cell_state(run_dir: RunDir, cell_id: str, replications: int) -> dict[str, Any]:
+def cell_state(run_dir: RunDir, cell_id: str, selected: range) -> dict[str, Any]:
     """A cell's counts per status, its flows' median main metrics and each replication's status."""
     counts = dict.fromkeys(COUNTED, 0)
     workloads, reps = [], []
-    for rep in range(1, replications + 1):
+    for rep in selected:
         status = run_dir.status(cell_id, rep)
         counts["missing" if status is None else status.status] += 1
         reps.append({"replication": rep, "status": "missing"} if status is None else
@@ -106,7 +107,8 @@ def status_command(root: Path, out: TextIO | None = None, as_json: bool = False)
     if as_json:
         print(json.dumps(state, indent=2), file=out)
     else:
-        print(f"run {root}: {len(state['cells'])} cells x {state['replications']} replications", file=out)
+        reps = range(state["first_replication"], state["replications"] + 1)
+        print(f"run {root}: {len(state['cells'])} cells x {describe(reps)}", file=out)
         print_table([[c["cell"], *c["counts"].values(), medians_text(c["medians"])] for c in state["cells"]], out)
         for cell in state["cells"]:
             for r in cell["replications"]:
@@ -121,16 +123,18 @@ def run_state(root: Path) -> dict[str, Any]:
     run_dir = RunDir.open(root)
     exp = json.loads((root / "expanded.json").read_text())
     stored = json.loads((root / "meta.json").read_text()).get("testbed", {}).get(RUN_OPTIONS_KEY, {})
-    replications = stored.get("replications") or exp["replications"]
+    last = stored.get("replications") or exp["replications"]
     # A resume with a larger --replications adds replications the stored options do not know.
-    replications = max([replications] + [rep for _, rep, _ in run_dir.statuses()])
+    last = max([last] + [rep for _, rep, _ in run_dir.statuses()])
+    first = stored.get("first_replication", 1)
+    reps = range(first, last + 1)
     cell_ids = [c["cell"] for c in exp["cells"]]
     pattern = stored.get("cells")
     cell_ids = [c for c in cell_ids if pattern is None or fnmatch.fnmatchcase(c, pattern)]
-    cells = [cell_state(run_dir, cell_id, replications) for cell_id in cell_ids]
+    cells = [cell_state(run_dir, cell_id, reps) for cell_id in cell_ids]
     totals = {status: sum(c["counts"][status] for c in cells) for status in COUNTED}
-    return {"run": str(root), "name": exp.get("name"), "replications": replications, "cells_selected": pattern,
-            "complete": totals["ok"] == len(cells) * replications, "counts": totals, "cells": cells,
+    return {"run": str(root), "name": exp.get("name"), "replications": last, "first_replication": first,
+            "cells_selected": pattern, "complete": totals["ok"] == len(cells) * len(reps), "counts": totals, "cells": cells,
             "slurm": _cluster_jobs(root)}
 
 
