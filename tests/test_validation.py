@@ -376,6 +376,24 @@ def test_agreement_per_family_counts_coverage_and_distance() -> None:
     assert "throughputs" not in families      # no reference value of the family
 
 
+
+def test_the_medians_and_means_of_a_family_are_also_judged_alone() -> None:
+    """A maximum over 2 replications is not one over the reference's 20: the times' medians and
+    means get their own row, beside the family's."""
+    from validation.compare import agreement
+
+    def ref(metric: str, value: float) -> RefRow:
+        return RefRow(Key("iip", "e0", "baseline", "3tcp-0s-0s-0s", "", metric), value, "s", "32", "")
+
+    reference = [ref("slowest.Elapsed_median", 100.0), ref("slowest.Elapsed_max", 200.0),
+                 ref("slowest.Elapsed_min", 50.0)]
+    ours = Measurements(values={reference[0].key: 100.0, reference[1].key: 100.0, reference[2].key: 100.0})
+    families = {a.family: a for a in agreement(reference, join(reference, ours)[0])}
+    assert families["response and elapsed times"].median_abs_ln == pytest.approx(math.log(2))
+    central = families["response and elapsed times: medians and means only"]
+    assert (central.reference_values, central.compared, central.median_abs_ln, central.target) == (1, 1, 0.0, None)
+
+
 def test_cbi_against_another_variant_counts_only_replications_after_the_first() -> None:
     """A CBI cell's first replication starts with an empty metrics cache: with one replication
     per cell the comparison with the other variant is not measured (not "does not hold")."""

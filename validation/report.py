@@ -93,7 +93,10 @@ def agreement_section(agreements: list[Agreement], coverage: Coverage) -> list[s
             f"values ({100 * share:.1f} %; target ≥ 95 %), rows marked corrupt left out. "
             "|ln r| is the distance of the ratio r = squall / reference from 1 (0.15 ≈ 16 %, "
             "0.41 = a factor 1.5); counts (drops, retransmissions) are compared as (value + 1), "
-            "so that 0 against 0 agrees; the response time differences are in percentage points.", "",
+            "so that 0 against 0 agrees; the response time differences are in percentage points. "
+            "The rows \"medians and means only\" leave out the minima, maxima and quartiles over a "
+            "cell's replications: those move with the number of replications (the mixtures' tables "
+            "are over 20), so they are fair only once squall has as many.", "",
             *markdown_table(["family", "reference values", "compared", "coverage",
                              "median |ln r|", "within ±20 %", "within ±50 %", "target", "met"], rows),
             ""]
