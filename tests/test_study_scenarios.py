@@ -100,9 +100,9 @@ def test_iip_mixture_diffserv_red_and_workloads() -> None:
     kinds = {f.name: (f.kind, f.start_us) for f in ds.flows}
     assert kinds == {"tcp1": ("bulk", 0), "tcp2": ("bulk", 0), "udp": ("udp", 5_000_000)}
     udp = next(f for f in ds.flows if f.kind == "udp")
-    # 32 kbit/s at IP level (160 B datagrams, 25/s): 26400 bit/s of 132 B payloads
-    assert (udp.stream.size, udp.stream.rate_bps, udp.stream.ip_rate_bps, udp.duration_us) == (
-        132, 26_400, 32_000, 180_000_000)
+    # the spacing the tables imply (scenario header): 132 B every 34.6 ms, 37 kbit/s at IP level
+    assert (udp.stream.size, udp.stream.ip_rate_bps, udp.duration_us) == (132, 37_000, 180_000_000)
+    assert 132 * 8 / udp.stream.rate_bps == pytest.approx(0.0346, abs=0.0001)
     assert [f.transfer.count for f in ds.flows if f.kind == "bulk"] == [90, 90]
     assert [(f.transfer.count, f.start_us) for f in red.flows] == [
         (100, 0), (100, 0), (100, 5_000_000)]
@@ -213,6 +213,6 @@ def test_iip_mixture_cell_runs_and_is_analysable(tmp_path: Path) -> None:
     assert values["tcp.transfers"] == 2
     assert values["tcp.fastest.bytes"] == values["tcp.slowest.bytes"] == 6 * 2096
     assert values["tcp.slowest.elapsed_s"] >= values["tcp.fastest.elapsed_s"] > 0
-    # 8 s of 160 B datagrams at 32 kbit/s (IP level) = 200 datagrams, started 5 s after TCP
-    assert 195 <= values["udp.received"] + values["udp.lost"] <= 201
+    # 8 s of datagrams every 34.6 ms = 231 datagrams, started 5 s after TCP
+    assert 226 <= values["udp.received"] + values["udp.lost"] <= 233
     assert values["udp.throughput_Bps"] is not None
