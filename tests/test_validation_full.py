@@ -26,11 +26,21 @@ def test_round_k_runs_replication_k_alone_and_resumes_its_own_run(tmp_path: Path
         ["--replications", "3", "--first-replication", "3"]
     run = tmp_path / study.name / "round-3" / "iip-http-20261124T000000Z"
     run.mkdir(parents=True)
+    (run / "scenario.toml").write_text((full.SCENARIOS / study.scenario).read_text())
     again = full.round_command(study, 3, 2, 110, out=tmp_path)
     assert again[1:4] == ["run", "--resume", str(run)] and again[-1] == "--redo-degraded"
     assert full.round_command(study, 4, 2, 110, out=tmp_path)[2] == str(full.SCENARIOS / study.scenario)
     ahead = full.round_command(study, 3, 2, 110, out=tmp_path, prepare_ahead=True)
     assert "--prepare-ahead" in ahead
+
+
+def test_a_round_run_of_another_scenario_version_is_refused_not_resumed(tmp_path: Path) -> None:
+    study = full.STUDIES[2]
+    run = tmp_path / study.name / "round-2" / "iip-mixture-20261124T000000Z"
+    run.mkdir(parents=True)
+    (run / "scenario.toml").write_text("# the scenario as it was\n")
+    with pytest.raises(SystemExit, match="ran another version of scenarios/iip-mixture.toml; remove it"):
+        full.round_command(study, 2, 2, 110, out=tmp_path)
 
 
 def test_two_runs_in_one_round_are_refused(tmp_path: Path) -> None:

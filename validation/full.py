@@ -69,6 +69,9 @@ def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path
     common = ["--parallel", str(parallel), "--lane-base", str(lane_base),
               *(["--prepare-ahead"] if prepare_ahead else [])]
     existing = run_dir(study, k, out)
+    if existing is not None and (existing / "scenario.toml").read_text() != (SCENARIOS / study.scenario).read_text():
+        raise SystemExit(f"validation.full: {existing} ran another version of scenarios/{study.scenario}; "
+                         f"remove it to run round {k} with the scenario as it is now")
     if existing is None:
         return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(round_dir(study, k, out)),
                 "--replications", str(k), "--first-replication", str(k), *common]
