@@ -119,6 +119,8 @@ def test_the_shipped_reference_tables_load() -> None:
 def test_http_cell_values_are_the_report_tables() -> None:
     cell = http_cell("e0", "baseline", [4.0, 6.0, 5.0, None], extra={
         "web.main.throughput_Bps": [1000, 3000, 2000, 0],
+        # the connection's throughput: bytes / elapsed, 1500, 4000 and 2500 B/s
+        "web.main.bytes": [6000, 8000, 5000, 0], "web.main.elapsed_s": [4.0, 2.0, 2.0, 0],
         "web.main.congestion_drops": [0, 1, 2, 0], "web.inline1.congestion_drops": [3, 3, 3, 0],
         "web.main.error_drops": [0, 0, 0, 0], "web.inline1.error_drops": [0, 1, 0, 0]})
     m = measure([("iip", [cell])])
@@ -126,7 +128,8 @@ def test_http_cell_values_are_the_report_tables() -> None:
 
     def v(metric: str) -> float | None:
         return m.values[Key(k.study, k.link, k.variant, k.workload, k.http, metric)]
-    assert (v("Time"), v("Med_thro"), v("Min_thro"), v("Max_thro")) == (5.0, 2000, 1000, 3000)
+    # Med_thro: the main object's connection throughput; Min/Max_thro: the responses'
+    assert (v("Time"), v("Med_thro"), v("Min_thro"), v("Max_thro")) == (5.0, 2500, 1000, 3000)
     assert v("Drops_c") == 3           # HTTP/1.0: the highest class median (inline1)
     assert v("Drops_e") == 0
     assert m.replications[k] == 3      # the failed replication is not counted
@@ -142,13 +145,15 @@ def test_http10_min_and_max_throughput_are_over_all_connections() -> None:
     """IIP 7.2: for HTTP/1.0 only the median is of main objects; the e0 s+2s Min_thro of 845
     B/s against a main-object median of 1809 B/s comes from in-line connections."""
     extra = {"web.main.throughput_Bps": [1800.0, 1810.0, 1820.0],
+             "web.main.bytes": [6288.0, 6288.0, 6288.0], "web.main.elapsed_s": [3.49, 3.474, 3.48],
              "web.inline_slowest.throughput_Bps": [850.0, 845.0, 900.0],
              "web.inline_fastest.throughput_Bps": [1000.0, 1825.0, 1100.0]}
     m = measure([("iip", [http_cell("e0", "baseline", [3.9, 3.9, 3.9], extra=extra),
                           http_cell("e0", "baseline", [5.5, 5.5, 5.5], http="1.1", extra=extra)])])
     def v(http: str, metric: str) -> float | None:
         return m.values[Key("iip", "e0", "baseline", "s+2s", http, metric)]
-    assert (v("1.0", "Med_thro"), v("1.0", "Min_thro"), v("1.0", "Max_thro")) == (1810.0, 845.0, 1825.0)
+    assert v("1.0", "Med_thro") == pytest.approx(6288 / 3.48)
+    assert (v("1.0", "Min_thro"), v("1.0", "Max_thro")) == (845.0, 1825.0)
     # HTTP/1.1: the one persistent connection's throughput
     assert (v("1.1", "Min_thro"), v("1.1", "Max_thro")) == (1800.0, 1820.0)
 
