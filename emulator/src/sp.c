@@ -233,7 +233,9 @@ static void start_run(struct sp *sp)
 	sq_event_log_header(&sp->log, sp->cfg, true, sp->start_ns, sp->start_realtime_us);
 	char note[32];
 	snprintf(note, sizeof(note), "%" PRId64, sp->start_realtime_us);
-	struct sq_log_record r = { .t = 0, .event = "start", .note = note };
+	/* the state at t = 0 goes with the start: a running channel's is not the configured one */
+	struct sq_log_record r = { .t = 0, .event = "start", .has_state = true,
+				   .state = sq_model_channel_state(sp->model), .note = note };
 	sq_event_log_write(&sp->log, &r);
 	sq_model_advance(sp->model, 0);
 	fprintf(stderr, "squall-emulator: run started (t = 0 at realtime %" PRId64 " us)\n",

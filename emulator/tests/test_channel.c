@@ -190,6 +190,67 @@ static void invalid_configs_are_refused_with_the_field_named(void **state)
 	struct sq_channel_config s = fixed_config(10, 10, (enum sq_state)2);
 	assert_null(sq_channel_new(&s, 1, 1, err, sizeof err));
 	assert_string_equal(err, "channel.initial: state must be good (0) or bad (1), got 2");
+
+	struct sq_channel_config r = { .trace = trace, .trace_len = 1, .start = SQ_START_RUNNING };
+	assert_null(sq_channel_new(&r, 1, 1, err, sizeof err));
+	assert_string_equal(err, "channel.start: a trace starts with its first step; running needs good and bad distributions");
+}
+
+/* A running channel is at t = 0 where a long-running one would be at a random moment: in a
+ * bad period with probability bad / (good + bad), and with the rest of its period length-
+ * biased (for fixed lengths, uniform on the period). A fresh one starts every replication at
+ * the beginning of its initial state. */
+static void running_channel_starts_at_a_random_point_of_its_cycle(void **state)
+{
+	(void)state;
+	struct sq_channel_config c = fixed_config(8000000, 2000000, SQ_GOOD);
+	c.start = SQ_START_RUNNING;
+	const int n = 4000;
+	int bad = 0;
+	double good_left = 0;
+	for (int rep = 1; rep <= n; rep++) {
+		struct sq_channel *ch = new_channel(&c, 7, (uint32_t)rep);
+		struct sq_channel_segment s = sq_channel_segment_at(ch, 0);
+		assert_int_equal(s.start, 0);
+		assert_true(s.end >= 1 && s.end <= (s.state == SQ_GOOD ? 8000000 : 2000000));
+		if (s.state == SQ_BAD)
+			bad++;
+		else
+			good_left += (double)s.end;
+		/* after the first period the lengths are the configured ones */
+		struct sq_channel_segment next = sq_channel_segment_at(ch, s.end);
+		assert_int_equal(next.end - next.start, next.state == SQ_GOOD ? 8000000 : 2000000);
+		sq_channel_free(ch);
+	}
+	/* 0.2 expected; 4000 draws: standard deviation 0.0063 */
+	assert_true(bad > n * 0.17 && bad < n * 0.23);
+	/* uniform on (0, 8 s]: mean 4 s, standard deviation of the mean 0.04 s */
+	double mean = good_left / (n - bad);
+	assert_true(mean > 3800000 && mean < 4200000);
+
+	c.start = SQ_START_FRESH;
+	for (int rep = 1; rep <= 20; rep++) {
+		struct sq_channel *ch = new_channel(&c, 7, (uint32_t)rep);
+		struct sq_channel_segment s = sq_channel_segment_at(ch, 0);
+		assert_int_equal(s.state, SQ_GOOD);
+		assert_int_equal(s.end, 8000000);
+		sq_channel_free(ch);
+	}
+}
+
+/* The phase depends only on (seed, replication), and going back regenerates it. */
+static void running_channel_is_reproducible(void **state)
+{
+	(void)state;
+	struct sq_channel_config c = exponential_config();
+	c.start = SQ_START_RUNNING;
+	struct sq_channel *a = new_channel(&c, 3, 9), *b = new_channel(&c, 3, 9);
+	for (sq_time_us t = 0; t < 60000000; t += 250000)
+		assert_int_equal(sq_channel_state_at(a, t), sq_channel_state_at(b, t));
+	struct sq_channel_segment first = sq_channel_segment_at(b, 0);
+	assert_int_equal(sq_channel_segment_at(a, 0).end, first.end);    /* rewound */
+	sq_channel_free(a);
+	sq_channel_free(b);
 }
 
 int main(void)
@@ -202,6 +263,8 @@ int main(void)
 		cmocka_unit_test(single_state_trace_never_changes),
 		cmocka_unit_test(trace_is_the_same_for_every_seed),
 		cmocka_unit_test(invalid_configs_are_refused_with_the_field_named),
+		cmocka_unit_test(running_channel_starts_at_a_random_point_of_its_cycle),
+		cmocka_unit_test(running_channel_is_reproducible),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,7 +70,8 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
     if ch.trace is not None:
         lines.append(f"trace = {Path(ch.trace).resolve()}")
     else:
-        lines += [f"initial = {ch.initial}", f"good = {ch.good.render()}", f"bad = {ch.bad.render()}"]
+        lines += [f"initial = {ch.initial}", f"start = {ch.start}", f"good = {ch.good.render()}",
+                  f"bad = {ch.bad.render()}"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
     text = "\n".join(lines) + "\n"

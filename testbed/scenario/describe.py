@@ -70,7 +70,9 @@ def channel_text(ch: ChannelConfig) -> str:
     if ch.trace:
         return f"trace {ch.trace} (replayed cyclically)"
     assert ch.good is not None and ch.bad is not None
-    return f"starts {ch.initial}; good {distribution_text(ch.good)}, bad {distribution_text(ch.bad)}"
+    begins = f"starts {ch.initial}" if ch.start == "fresh" else \
+        "running (t = 0 at a random point of its cycle)"
+    return f"{begins}; good {distribution_text(ch.good)}, bad {distribution_text(ch.bad)}"
 
 
 def distribution_text(d: Distribution) -> str:

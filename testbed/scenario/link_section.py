@@ -46,6 +46,7 @@ class ChannelConfig:
     good: Distribution | None
     bad: Distribution | None
     trace: str | None = None    # path of a (state, duration) trace; replaces good/bad
+    start: str = "fresh"        # "running": t = 0 at a random point of a long run (docs/scenarios.md)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,8 @@ class LinkConfig:
 _DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
                    "error", "arq", "in_order"}
 _LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up"}
-_CHANNEL_KEYS = {"initial", "good", "bad", "trace", "description", "profile"}
+_CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile"}
+CHANNEL_STARTS = ("fresh", "running")
 _DIST = re.compile(r"^\s*(fixed|uniform|exponential)\s*\((.*)\)\s*$")
 
 
@@ -126,20 +128,24 @@ def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None
     initial = table.get("initial", "good")
     if initial not in STATES:
         raise ConfigError(f"{where}.initial", f"{initial!r} is not a state; expected \"good\" or \"bad\"")
+    start = table.get("start", "fresh")
+    if start not in CHANNEL_STARTS:
+        raise ConfigError(f"{where}.start", f"{start!r}: expected \"fresh\" (t = 0 begins a period of the "
+                          "initial state) or \"running\" (t = 0 at a random point of a long run)")
     if "trace" in table:
         trace = table["trace"]
         if not isinstance(trace, str) or not trace or "\0" in trace:
             raise ConfigError(f"{where}.trace", f"{trace!r}: expected the path of a trace file")
-        beside = sorted({"good", "bad", "initial"} & set(table))
+        beside = sorted({"good", "bad", "initial", "start"} & set(table))
         if beside:
-            raise ConfigError(f"{where}.{beside[0]}", "a trace replaces good, bad and initial (it starts with its "
-                              "first line); give either trace or the distributions")
+            raise ConfigError(f"{where}.{beside[0]}", "a trace replaces good, bad, initial and start (it starts "
+                              "with its first line); give either trace or the distributions")
         return ChannelConfig(initial, None, None, str((base or Path()) / trace))
     for state in STATES:
         if state not in table:
             raise ConfigError(f"{where}.{state}", "missing: the length distribution of the state")
     return ChannelConfig(initial, parse_distribution(table["good"], f"{where}.good"),
-                         parse_distribution(table["bad"], f"{where}.bad"))
+                         parse_distribution(table["bad"], f"{where}.bad"), start=start)
 
 
 def parse_bandwidth(value: object, where: str) -> tuple[RateStep, ...]:

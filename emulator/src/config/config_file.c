@@ -210,9 +210,9 @@ static bool check_channel(struct parser *p)
 {
 	bool trace = key_was_seen(p, SEC_CHANNEL, "trace");
 	bool good = key_was_seen(p, SEC_CHANNEL, "good"), bad = key_was_seen(p, SEC_CHANNEL, "bad");
-	if (trace && (good || bad || key_was_seen(p, SEC_CHANNEL, "initial"))) {
+	if (trace && (good || bad || key_was_seen(p, SEC_CHANNEL, "initial") || key_was_seen(p, SEC_CHANNEL, "start"))) {
 		snprintf(p->err, p->errlen,
-			 "%s: channel.trace: cannot be combined with channel.good, channel.bad or channel.initial",
+			 "%s: channel.trace: cannot be combined with channel.good, channel.bad, channel.initial or channel.start",
 			 p->name);
 		return false;
 	}

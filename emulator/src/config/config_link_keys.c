@@ -130,6 +130,18 @@ static const char *set_initial(struct sq_emu_config *cfg, const struct where *w,
 	return NULL;
 }
 
+static const char *set_start(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	if (strcmp(v, "fresh") == 0)
+		cfg->link.channel.start = SQ_START_FRESH;
+	else if (strcmp(v, "running") == 0)
+		cfg->link.channel.start = SQ_START_RUNNING;
+	else
+		return "expected 'fresh' or 'running'";
+	return NULL;
+}
+
 #define DIST_EXPECTED                                                                          \
 	"expected fixed(D), uniform(D, D), exponential(MEAN) or "                              \
 	"exponential(MEAN, min=D, max=D) with durations > 0 like 2s (min may be 0), min <= max"
@@ -377,7 +389,8 @@ const struct key_spec sq_process_keys[] = {
 };
 
 const struct key_spec sq_channel_keys[] = {
-	{ "initial", set_initial, false }, { "good", set_good, false },
+	{ "initial", set_initial, false }, { "start", set_start, false },
+	{ "good", set_good, false },
 	{ "bad", set_bad, false },         { "trace", set_trace, false },
 	{ NULL, NULL, false },
 };

@@ -78,6 +78,7 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 		fprintf(out, "%schannel.trace_steps = %zu\n", prefix, ch->trace_len);
 	} else {
 		fprintf(out, "%schannel.initial = %s\n", prefix, ch->initial_state == SQ_BAD ? "bad" : "good");
+		fprintf(out, "%schannel.start = %s\n", prefix, ch->start == SQ_START_RUNNING ? "running" : "fresh");
 		for (int s = 0; s < SQ_STATES; s++) {
 			fprintf(out, "%schannel.%s = ", prefix, s == SQ_GOOD ? "good" : "bad");
 			write_dist(out, &ch->length[s]);

@@ -10,6 +10,7 @@
 struct sq_channel {
 	struct sq_dist length[SQ_STATES];
 	enum sq_state initial_state;
+	enum sq_channel_start start;
 	struct sq_trace_step *trace;   /* NULL: distributions */
 	size_t trace_len;
 	bool trace_constant;           /* every trace step has the same state */
@@ -50,6 +51,14 @@ static bool check_trace(const struct sq_channel_config *cfg, char *err, size_t e
 
 bool sq_channel_check(const struct sq_channel_config *cfg, char *err, size_t errlen)
 {
+	if (cfg->start != SQ_START_FRESH && cfg->start != SQ_START_RUNNING) {
+		snprintf(err, errlen, "channel.start: must be fresh (0) or running (1), got %d", (int)cfg->start);
+		return false;
+	}
+	if (cfg->trace && cfg->start == SQ_START_RUNNING) {
+		snprintf(err, errlen, "channel.start: a trace starts with its first step; running needs good and bad distributions");
+		return false;
+	}
 	if (cfg->trace)
 		return check_trace(cfg, err, errlen);
 	if (!check_state(cfg->initial_state, "channel.initial", err, errlen))
@@ -99,11 +108,37 @@ static struct sq_channel_segment make_segment(struct sq_channel *ch, enum sq_sta
 	return seg;
 }
 
+/* Periods a running channel's phase is chosen from: enough that the point falls in a
+ * good or bad period with the probabilities of the stationary process (to within about
+ * one period in RUNNING_PERIODS) and its remaining length is length-biased as there. */
+#define RUNNING_PERIODS 256
+
+/* Where a running channel is at t = 0: a point uniform on the first RUNNING_PERIODS
+ * periods it would have from its start, drawn from a stream of its own so that the
+ * periods themselves are those of SQ_STREAM_CHANNEL. */
+static sq_time_us running_offset(struct sq_channel *ch)
+{
+	struct sq_channel_segment seg = make_segment(ch, ch->initial_state, 0);
+	for (int i = 1; i < RUNNING_PERIODS; i++)
+		seg = make_segment(ch, seg.state == SQ_GOOD ? SQ_BAD : SQ_GOOD, seg.end);
+	struct sq_rng phase;
+	sq_rng_init(&phase, ch->seed, ch->replication, SQ_STREAM_CHANNEL_PHASE);
+	return sq_rng_uniform_int(&phase, 0, seg.end - 1);
+}
+
 static void rewind_timeline(struct sq_channel *ch)
 {
+	sq_time_us offset = 0;
+	if (ch->start == SQ_START_RUNNING) {
+		sq_rng_init(&ch->rng, ch->seed, ch->replication, SQ_STREAM_CHANNEL);
+		offset = running_offset(ch);
+	}
 	sq_rng_init(&ch->rng, ch->seed, ch->replication, SQ_STREAM_CHANNEL);
 	ch->trace_pos = 0;
-	ch->seg = make_segment(ch, ch->initial_state, 0);
+	ch->seg = make_segment(ch, ch->initial_state, -offset);
+	while (ch->seg.end <= 0)
+		ch->seg = make_segment(ch, ch->seg.state == SQ_GOOD ? SQ_BAD : SQ_GOOD, ch->seg.end);
+	ch->seg.start = 0;     /* the timeline begins at t = 0, in the period it is in */
 }
 
 struct sq_channel *sq_channel_new(const struct sq_channel_config *cfg, uint64_t seed,
@@ -118,6 +153,7 @@ struct sq_channel *sq_channel_new(const struct sq_channel_config *cfg, uint64_t 
 	}
 	memcpy(ch->length, cfg->length, sizeof ch->length);
 	ch->initial_state = cfg->initial_state;
+	ch->start = cfg->start;
 	if (cfg->trace) {
 		ch->trace = malloc(cfg->trace_len * sizeof *ch->trace);
 		if (!ch->trace) {

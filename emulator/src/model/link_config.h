@@ -42,8 +42,13 @@ struct sq_trace_step {
 	sq_time_us duration;
 };
 
+/* Where the timeline is at t = 0: at the start of an `initial_state` period, or at a
+ * random point of a long run of the channel (LINK_MODEL.md "A running channel"). */
+enum sq_channel_start { SQ_START_FRESH = 0, SQ_START_RUNNING = 1 };
+
 struct sq_channel_config {
 	enum sq_state initial_state;
+	enum sq_channel_start start;
 	struct sq_dist length[SQ_STATES];     /* state length distributions */
 	const struct sq_trace_step *trace;    /* non-NULL: use the trace instead */
 	size_t trace_len;

@@ -51,6 +51,11 @@ static enum sq_state state_now(const struct sq_model *m)
 	return sq_channel_current(m->channel).state;
 }
 
+enum sq_state sq_model_channel_state(const struct sq_model *m)
+{
+	return state_now(m);
+}
+
 static void emit_classed(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
 			 const struct sq_pkt *p, uint32_t attempt, size_t router_class)
 {

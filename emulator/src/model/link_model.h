@@ -75,6 +75,10 @@ uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
  * included, so advance to the times the run really reaches). */
 void sq_model_advance(struct sq_model *m, sq_time_us now);
 
+/* The channel's state at the model's time (at t = 0 the configured initial state, or where
+ * a running channel is). */
+enum sq_state sq_model_channel_state(const struct sq_model *m);
+
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);
 

@@ -17,9 +17,6 @@
 #include "router_red.h"
 #include "router_stats.h"
 
-/* RED's random streams (LINK_MODEL.md "Random numbers"; 0-2 are in rng.h). */
-enum { SQ_STREAM_ROUTER_DOWN = 3, SQ_STREAM_ROUTER_UP = 4 };
-
 enum sq_router_verdict {
 	SQ_ROUTER_ADMIT,   /* into the class queue */
 	SQ_ROUTER_MARK,    /* set CE, then into the class queue */
