@@ -109,6 +109,8 @@ def test_a_round_of_a_changed_scenario_is_refused_not_mixed(tmp_path: Path) -> N
     out, data = tmp_path / "out", tmp_path / "data"
     _round_run(out, 1, "a")
     full.export(study, 1, 1.0, 2, out, data)
+    # a round of the first format (no digest of its cells): the cells themselves are compared
+    (data / study.name / "study.json").write_text(json.dumps({"round_seconds": {"1": 1.0}}))
     before = (data / study.name / "replications.csv").read_text()
     run = _round_run(out, 2, "b")
     expanded = json.loads((run / "expanded.json").read_text())
@@ -118,6 +120,20 @@ def test_a_round_of_a_changed_scenario_is_refused_not_mixed(tmp_path: Path) -> N
     with pytest.raises(DataError, match="round 2's cells differ from the committed rounds'"):
         full.export(study, 2, 1.0, 2, out, data)
     assert (data / study.name / "replications.csv").read_text() == before
+
+
+def test_a_round_whose_resolved_cells_differ_is_refused(tmp_path: Path) -> None:
+    """Same cells and flows, but a profile changed (here the expanded link of a cell): refused."""
+    study = full.STUDIES[0]
+    out, data = tmp_path / "out", tmp_path / "data"
+    _round_run(out, 1, "a")
+    full.export(study, 1, 1.0, 2, out, data)
+    run = _round_run(out, 2, "a")
+    expanded = json.loads((run / "expanded.json").read_text())
+    expanded[0]["link"] = {"channel": {"start": "running"}}
+    (run / "expanded.json").write_text(json.dumps(expanded))
+    with pytest.raises(SystemExit, match="ran cells other than the committed rounds'"):
+        full.export(study, 2, 1.0, 2, out, data)
 
 
 def test_a_damaged_data_file_is_named_with_its_line(tmp_path: Path) -> None:

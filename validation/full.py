@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import signal
 import subprocess
@@ -95,6 +96,11 @@ def finished_rounds(study: Study, data: Path = DATA) -> dict[str, Round]:
                 "lanes": record.get("lanes")} for k, seconds in record.get("round_seconds", {}).items()}
 
 
+def expanded_digest(run: Path) -> str:
+    """What a run's cells were, every profile resolved (expanded.json): rounds must agree on it."""
+    return hashlib.sha256((run / "expanded.json").read_bytes()).hexdigest()
+
+
 def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path = OUT,
            data: Path = DATA) -> list[Path]:
     """Round k's run analysed (its summary/ left alone) and merged into validation/data/<study>/;
@@ -108,9 +114,15 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
     meta = json.loads((source / "meta.json").read_text())
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     rounds = finished_rounds(study, data)
+    cells_digest = expanded_digest(source)
+    other = {r.get("expanded_sha256") for n, r in rounds.items() if n != str(k)} - {None}
+    if other and other != {cells_digest}:
+        raise SystemExit(f"validation.full: {source} ran cells other than the committed rounds' (their "
+                         f"expanded.json differs: the scenario or a profile it uses changed); start the study "
+                         f"again in a new data directory rather than mix them")
     if seconds is not None:
         rounds[str(k)] = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
-                          "lanes": parallel, "exported_utc": now}
+                          "lanes": parallel, "exported_utc": now, "expanded_sha256": cells_digest}
     done = sorted(rounds, key=int)
     record = {"study": study.name, "reference_study": study.reference, "scenario": study.scenario,
               "rounds": {k: rounds[k] for k in done}, "rounds_done": [int(k) for k in done],
