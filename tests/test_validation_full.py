@@ -43,6 +43,19 @@ def test_a_round_run_of_another_scenario_version_is_refused_not_resumed(tmp_path
         full.round_command(study, 2, 2, 110, out=tmp_path)
 
 
+def test_a_round_with_replications_missing_is_not_finished(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """squall exits 1 for failed replications and for a lane it could not build alike: the round
+    counts as finished only when none of its replications is missing."""
+    study = full.STUDIES[0]
+    out = tmp_path / "out"
+    run = build_run(out / study.name / "round-3" / "iip-http-20261124T000000Z", "iip-http")   # rep 3 of a cell missing
+    (run / "scenario.toml").write_text((full.SCENARIOS / study.scenario).read_text())
+    monkeypatch.setattr(full, "_run", lambda argv: 1)
+    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False)
+    assert full.unfinished(study, 3, out) > 0
+    assert full.run_round(study, 3, args) == (None, 1)
+
+
 def test_two_runs_in_one_round_are_refused(tmp_path: Path) -> None:
     for stamp in ("a", "b"):
         (tmp_path / "saarto" / "round-1" / stamp).mkdir(parents=True)

@@ -152,6 +152,16 @@ def _commit(study: Study, k: int, data: Path = DATA) -> None:
                         "--", str(data / study.name)], cwd=ROOT, check=True)
 
 
+def unfinished(study: Study, k: int, out: Path = OUT) -> int:
+    """Round k's replications with no result yet (missing or cut short): 0 when it is done."""
+    from analysis.run_layout import read_layout
+
+    run = run_dir(study, k, out)
+    if run is None:
+        return 1
+    return sum(r.status == "missing" for r in read_layout(run).replications)
+
+
 def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | None, int]:
     """Round k of one study to its end: its wall time (None when it was stopped), squall's exit status."""
     started = time.monotonic()
@@ -164,6 +174,12 @@ def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | N
             return None, code
         if code == 0:
             break
+    left = unfinished(study, k, args.out)
+    if left:
+        # exit 1 also means a lane could not be built or squall failed: never a finished round
+        print(f"validation.full: {study.name} round {k}: {left} replication(s) missing or cut short; "
+              "run this again to go on")
+        return None, code or 1
     return round(time.monotonic() - started, 1), code
 
 

@@ -126,7 +126,8 @@ def run_state(root: Path) -> dict[str, Any]:
     last = stored.get("replications") or exp["replications"]
     # A resume with a larger --replications adds replications the stored options do not know.
     last = max([last] + [rep for _, rep, _ in run_dir.statuses()])
-    first = stored.get("first_replication", 1)
+    # a resume may have run replications before the stored first one
+    first = min([stored.get("first_replication", 1)] + [rep for _, rep, _ in run_dir.statuses()])
     reps = range(first, last + 1)
     cell_ids = [c["cell"] for c in exp["cells"]]
     pattern = stored.get("cells")
