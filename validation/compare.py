@@ -108,7 +108,8 @@ def _ratio(c: Comparison, count: bool) -> float | None:
 
 # Statistics over a cell's replications whose expected value does not depend on how many there
 # are: a minimum, maximum or quartile of 2 replications is not one of the reference's 20.
-CENTRAL = ("Time", "response_time", "Elapsed_median", "Elapsed_avg", "Med_thro", "Med_th_m")
+CENTRAL = ("Time", "response_time", "Elapsed_median", "Elapsed_avg", "Med_thro", "Med_th_m",
+           "Slowest_th_i", "Fastest_th_i")
 
 
 def _is_central(metric: str) -> bool:
