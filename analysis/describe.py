@@ -178,6 +178,15 @@ def _host(h: Any) -> str:
     return str(h)
 
 
+def _replications(run: dict[str, Any], scenario: dict[str, Any]) -> str:
+    """How many replications per cell the run selected, and which when it started past the first."""
+    last = run.get("replications") or scenario.get("replications")
+    if not isinstance(last, int):
+        return "–"
+    first = run.get("first_replication") or 1
+    return str(last) if first == 1 else f"{last - first + 1} (replications {first}..{last})"
+
+
 def run_facts(root: Path, scenario: dict[str, Any], meta: dict[str, Any]) -> Table:
     """The run as a two-column table (module docstring)."""
     run = meta.get("testbed", {}).get("run", {}) if isinstance(meta.get("testbed"), dict) else {}
@@ -187,7 +196,7 @@ def run_facts(root: Path, scenario: dict[str, Any], meta: dict[str, Any]) -> Tab
         ["description", scenario.get("description") or "–"],
         ["run directory", root.name],
         ["seed", scenario.get("seed", "–")],
-        ["replications per cell", run.get("replications") or scenario.get("replications", "–")],
+        ["replications per cell", _replications(run, scenario)],
         ["cells run", run.get("cells") or "all"],
         ["timeout per replication", time_text(timeout) if isinstance(timeout, int) else "–"],
         ["squall revision", meta.get("squall_revision", "–")],

@@ -47,3 +47,15 @@ def test_a_run_from_a_later_replication_misses_only_what_it_selected(tmp_path):
     (root / "cells" / "link-e0" / "rep-01").rename(root / "cells" / "link-e0" / "rep-03")
     layout = read_layout(root)
     assert [(r.rep, r.status) for r in layout.replications] == [(3, "ok"), (4, "missing")]
+
+
+def test_the_run_facts_count_the_replications_a_later_sitting_selected(tmp_path):
+    from analysis.describe import run_facts
+
+    def replications_row(run_options: dict) -> str:
+        table = run_facts(tmp_path, {"replications": 10}, {"testbed": {"run": run_options}})
+        return dict((row[0], row[1]) for row in table.rows)["replications per cell"]
+
+    assert replications_row({"replications": 4, "first_replication": 3}) == "2 (replications 3..4)"
+    assert replications_row({"replications": 4}) == "4"
+    assert replications_row({}) == "10"

@@ -136,17 +136,51 @@ def test_a_round_of_a_changed_scenario_is_refused_not_mixed(tmp_path: Path) -> N
 
 
 def test_a_round_whose_resolved_cells_differ_is_refused(tmp_path: Path) -> None:
-    """Same cells and flows, but a profile changed (here the expanded link of a cell): refused."""
+    """Same cells and flows, but a profile changed (here the workload a flow resolved to): refused."""
     study = full.STUDIES[0]
     out, data = tmp_path / "out", tmp_path / "data"
     _round_run(out, 1, "a")
     full.export(study, 1, 1.0, 2, out, data)
     run = _round_run(out, 2, "a")
     expanded = json.loads((run / "expanded.json").read_text())
-    expanded[0]["link"] = {"channel": {"start": "running"}}
+    expanded[0]["flows"]["web"]["workload"] = "larger"
     (run / "expanded.json").write_text(json.dumps(expanded))
-    with pytest.raises(SystemExit, match="ran cells other than the committed rounds'"):
+    with pytest.raises(SystemExit, match=r"has cells other than the rounds in (.|\n)*flows.web.workload: 'tiny' then, 'larger' now"):
         full.export(study, 2, 1.0, 2, out, data)
+
+
+def test_a_field_a_newer_squall_adds_is_noted_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    study = full.STUDIES[0]
+    out, data = tmp_path / "out", tmp_path / "data"
+    _round_run(out, 1, "a")
+    full.export(study, 1, None, 2, out, data)
+    assert not (data / study.name / "expanded.json.gz").exists()    # recorded by a finished round only
+    full.export(study, 1, 1.0, 2, out, data)
+    recorded = (data / study.name / "expanded.json.gz").read_bytes()
+    run = _round_run(out, 2, "b")
+    expanded = json.loads((run / "expanded.json").read_text())
+    expanded[0]["flows"]["web"]["new_field"] = 1
+    (run / "expanded.json").write_text(json.dumps(expanded, indent=3))     # other bytes, same cells
+    full.export(study, 2, 1.0, 2, out, data)
+    assert "1 field(s) only one of it" in capsys.readouterr().out
+    assert load_study_record(data / study.name)["rounds_done"] == [1, 2]
+    assert (data / study.name / "expanded.json.gz").read_bytes() == recorded
+
+
+def test_a_round_is_refused_before_it_runs_when_the_scenario_changed(tmp_path: Path) -> None:
+    from testbed.run.runner import expanded
+    from testbed.scenario.loader import load
+
+    data = tmp_path / "data"
+    cells = expanded(load(full.SCENARIOS / full.STUDIES[1].scenario))
+    (data / "saarto").mkdir(parents=True)
+    full.cells_record.store(data / "saarto", cells)
+    argv = ["--rounds", "1", "--dry-run", "--study", "saarto", "--out", str(tmp_path / "out"), "--data", str(data)]
+    assert full.main(argv) == 0
+    cells["cells"][0]["link"]["down"]["delay_us"] = 1
+    full.cells_record.store(data / "saarto", cells)
+    with pytest.raises(SystemExit, match="as squall expands it now has cells other"):
+        full.main(argv)
 
 
 def test_a_damaged_data_file_is_named_with_its_line(tmp_path: Path) -> None:
@@ -163,3 +197,9 @@ def test_a_damaged_data_file_is_named_with_its_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=rf"replications.csv:2: {header[column]}: 'fast' is not a number"):
         load_study(tmp_path / "data" / study.name)
     assert run.exists()
+
+
+def test_a_damaged_cells_record_is_named(tmp_path: Path) -> None:
+    (tmp_path / "expanded.json.gz").write_bytes(b"\x1f\x8b not gzip")
+    with pytest.raises(SystemExit, match="expanded.json.gz is damaged"):
+        full.cells_record.recorded(tmp_path)

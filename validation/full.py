@@ -19,12 +19,13 @@ the finished rounds with their wall time, run and squall revision. Rounds listed
 skipped, so a new machine with nothing but a clone goes on where the last one stopped
 (`--commit` commits that directory after each round). The raw run directories need not be
 kept: `python -m validation.run --from-data` renders the report from validation/data/ alone.
+Every round must have run the same cells (validation/cells_record.py): checked before a round
+runs and again on its run directory; the first finished round's cells are recorded there.
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import signal
 import subprocess
@@ -32,6 +33,8 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from validation import cells_record
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "validation" / "out" / "full"
@@ -96,9 +99,14 @@ def finished_rounds(study: Study, data: Path = DATA) -> dict[str, Round]:
                 "lanes": record.get("lanes")} for k, seconds in record.get("round_seconds", {}).items()}
 
 
-def expanded_digest(run: Path) -> str:
-    """What a run's cells were, every profile resolved (expanded.json): rounds must agree on it."""
-    return hashlib.sha256((run / "expanded.json").read_bytes()).hexdigest()
+def check_cells_now(study: Study, data: Path = DATA) -> None:
+    """Before a round runs: the scenario as squall expands it now has the recorded rounds' cells."""
+    from testbed.run.runner import expanded
+    from testbed.scenario.loader import load
+
+    now = expanded(load(SCENARIOS / study.scenario))
+    for note in cells_record.check(data / study.name, now, f"scenarios/{study.scenario} as squall expands it now"):
+        print(note, flush=True)
 
 
 def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path = OUT,
@@ -114,15 +122,15 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
     meta = json.loads((source / "meta.json").read_text())
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     rounds = finished_rounds(study, data)
-    cells_digest = expanded_digest(source)
-    other = {r.get("expanded_sha256") for n, r in rounds.items() if n != str(k)} - {None}
-    if other and other != {cells_digest}:
-        raise SystemExit(f"validation.full: {source} ran cells other than the committed rounds' (their "
-                         f"expanded.json differs: the scenario or a profile it uses changed); start the study "
-                         f"again in a new data directory rather than mix them")
+    ran = json.loads((source / "expanded.json").read_text())
+    for note in cells_record.check(data / study.name, ran, str(source)):
+        print(note, flush=True)
     if seconds is not None:
         rounds[str(k)] = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
-                          "lanes": parallel, "exported_utc": now, "expanded_sha256": cells_digest}
+                          "lanes": parallel, "exported_utc": now}
+        if cells_record.recorded(data / study.name) is None:
+            (data / study.name).mkdir(parents=True, exist_ok=True)
+            cells_record.store(data / study.name, ran)
     done = sorted(rounds, key=int)
     record = {"study": study.name, "reference_study": study.reference, "scenario": study.scenario,
               "rounds": {k: rounds[k] for k in done}, "rounds_done": [int(k) for k in done],
@@ -212,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
         for study in studies:
             if str(k) in finished_rounds(study, args.data):
                 continue
+            check_cells_now(study, args.data)
             if args.dry_run:
                 command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
                 print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)

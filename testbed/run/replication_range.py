@@ -11,12 +11,15 @@ from __future__ import annotations
 from testbed.errors import ConfigError
 
 
-def replication_numbers(first: int | None, last: int, option: str) -> range:
+def replication_numbers(first: int | None, last: int, last_from: str) -> range:
     """The replications a run selects: first..last. A run may start past 1 (--first-replication):
-    a later sitting of a study on another machine, where replication k keeps its channel timeline."""
+    a later sitting of a study on another machine, where replication k keeps its channel timeline.
+    `last_from` says where `last` came from (`--replications`, the scenario's `replications`)."""
     first = first or 1
     if first > last:
-        raise ConfigError(option, f"replications {first}..{last} select none; the last must be at least the first, {first}")
+        # only an explicit --first-replication can pass the last
+        raise ConfigError("--first-replication", f"replication {first} is past the last one the run selects, "
+                                                 f"{last} ({last_from}); the first must be at most the last")
     return range(first, last + 1)
 
 

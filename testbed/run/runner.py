@@ -281,13 +281,18 @@ class _signals_stop:
 
 # --- the command -----------------------------------------------------------------------------
 
+def _last_from(option: int | None, otherwise: str) -> str:
+    return f"--replications {option}" if option else otherwise
+
+
 def start_run(scenario_path: Path, options: RunOptions, lab_hosts: dict[str, Any] | None = None,
               sc: scenario_mod.Scenario | None = None) -> tuple[scenario_mod.Scenario, RunDir, int]:
     """`lab_hosts`: with --testbed, what each lab host runs (meta.json testbed.hosts); `sc`: the
     scenario when the caller has loaded it with load_for_run already."""
     if sc is None:
         sc, _ = load_for_run(scenario_path, options)
-    reps = replication_numbers(options.first_replication, options.replications or sc.replications, "--replications")
+    reps = replication_numbers(options.first_replication, options.replications or sc.replications,
+                               _last_from(options.replications, "the scenario's `replications`"))
     testbed: dict[str, Any] = {"backend": "namespaces",
                                "lanes": list(range(options.lane_base, options.lane_base + options.lanes)),
                                "parallel": options.parallel, "prepare_ahead": options.prepare_ahead}
@@ -316,7 +321,7 @@ def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, 
     sc = replace(sc, name=name)
     last = options.replications or stored.get("replications") or sc.replications
     first = options.first_replication or stored.get("first_replication")
-    reps = replication_numbers(first, last, "--replications" if options.replications else "--first-replication")
+    reps = replication_numbers(first, last, _last_from(options.replications, "the run's replications"))
     cells = options.cells if options.cells is not None else stored.get("cells")
     return sc, run_dir, reps, cells
 

@@ -118,27 +118,29 @@ static const char *set_autostart(struct sq_emu_config *cfg, const struct where *
 
 /* --- channel keys ------------------------------------------------------------------ */
 
+/* 0 for the first word, 1 for the second, -1 for anything else. */
+static int which_of_two(const char *v, const char *first, const char *second)
+{
+	return strcmp(v, first) == 0 ? 0 : strcmp(v, second) == 0 ? 1 : -1;
+}
+
 static const char *set_initial(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
-	if (strcmp(v, "good") == 0)
-		cfg->link.channel.initial_state = SQ_GOOD;
-	else if (strcmp(v, "bad") == 0)
-		cfg->link.channel.initial_state = SQ_BAD;
-	else
+	int bad = which_of_two(v, "good", "bad");
+	if (bad < 0)
 		return "expected 'good' or 'bad'";
+	cfg->link.channel.initial_state = bad ? SQ_BAD : SQ_GOOD;
 	return NULL;
 }
 
 static const char *set_start(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
-	if (strcmp(v, "fresh") == 0)
-		cfg->link.channel.start = SQ_START_FRESH;
-	else if (strcmp(v, "running") == 0)
-		cfg->link.channel.start = SQ_START_RUNNING;
-	else
+	int running = which_of_two(v, "fresh", "running");
+	if (running < 0)
 		return "expected 'fresh' or 'running'";
+	cfg->link.channel.start = running ? SQ_START_RUNNING : SQ_START_FRESH;
 	return NULL;
 }
 
