@@ -1,5 +1,11 @@
 """HTTP page response time at the client (IIP report section 6): the first SYN the
-client sent -> the last server FIN it received, over the page's connections."""
+client sent -> the last server FIN it received, over the page's connections.
+
+A FIN counts as received when everything before it has arrived too: the report's page "ends
+when the last in-line object has been transferred". A FIN that overtakes a lost segment (a
+tail loss, recovered by a retransmission or a timeout) arrives early but ends nothing, so the
+end is the client's first acknowledgement of the FIN, which its TCP sends once the sequence
+up to the FIN is complete (within microseconds of that packet's arrival, same capture)."""
 
 from __future__ import annotations
 
@@ -23,10 +29,20 @@ def _first_syn_sent(conn: TcpConnection) -> int | None:
                  and p.tcp_flags & SYN and not p.tcp_flags & ACK), None)
 
 
-def _first_server_fin(conn: TcpConnection) -> int | None:
-    """Arrival of the server's FIN at the client (the first copy, if it was resent)."""
-    return next((p.ts_us for p in conn.packets if (p.src, p.sport) == conn.server
-                 and p.tcp_flags & FIN), None)
+def _server_fin_received(conn: TcpConnection) -> int | None:
+    """When the client had the server's FIN in sequence: its first ACK of the FIN (module
+    docstring); None when it never acknowledged one (the page did not complete)."""
+    fin = next((p for p in conn.packets if (p.src, p.sport) == conn.server and p.tcp_flags & FIN), None)
+    if fin is None:
+        return None
+    after_fin = (fin.tcp_seq + fin.payload_len + 1) & 0xFFFFFFFF
+    return next((p.ts_us for p in conn.packets if (p.src, p.sport) == conn.client and p.tcp_flags & ACK
+                 and p.ts_us >= fin.ts_us and _seq_at_or_after(p.tcp_ack, after_fin)), None)
+
+
+def _seq_at_or_after(a: int, b: int) -> bool:
+    """a >= b in 32-bit sequence space."""
+    return (a - b) & 0xFFFFFFFF < 0x80000000
 
 
 def page_response_time(conns: list[TcpConnection]) -> PageTime | None:
@@ -35,7 +51,7 @@ def page_response_time(conns: list[TcpConnection]) -> PageTime | None:
     if not conns:
         return None
     starts = [_first_syn_sent(c) for c in conns]
-    ends = [_first_server_fin(c) for c in conns]
+    ends = [_server_fin_received(c) for c in conns]
     if any(s is None for s in starts) or any(e is None for e in ends):
         return None
     first = min(s for s in starts if s is not None)

@@ -284,6 +284,7 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
         matches[match.name] = match
         by_flow.setdefault(match.name, []).append((side, m))
     classes = _tcp_flow_values(r, specs, by_flow, matches, result.values)
+    result.warnings += _page_time_disagreements(result.values, [n for n, m in matches.items() if m.kind == "http"])
     udp = []
     streams: dict[str, list[UdpMetrics]] = {}     # value prefix -> its streams (several: a command flow's)
     for side, u in r.udp:
@@ -399,6 +400,21 @@ def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
 # what a command flow with several connections sums over them
 SUMMED = ("retransmissions", "unnecessary_retransmissions", "rto_events", "spurious_rtos",
           "congestion_drops", "error_drops")
+
+
+# The capture's page time (first SYN -> ACK of the last FIN) and squall-http's own (connect ->
+# close) are taken a few hundred microseconds apart on one host; more means one of them is wrong.
+PAGE_TIME_AGREEMENT_S = 0.05
+
+
+def _page_time_disagreements(values: Values, http_flows: list[str]) -> list[str]:
+    out = []
+    for name in http_flows:
+        capture, client = values.get(f"{name}.response_time_s"), values.get(f"{name}.client_response_time_s")
+        if capture is not None and client is not None and abs(capture - client) > PAGE_TIME_AGREEMENT_S:
+            out.append(f"{name}: the page time from the client's capture, {capture:.3f} s, and squall-http's "
+                       f"own, {client:.3f} s, differ by more than {PAGE_TIME_AGREEMENT_S * 1000:.0f} ms")
+    return out
 
 
 def _command_values(flow: str, items: list[tuple[str, TcpMetrics]], values: Values,

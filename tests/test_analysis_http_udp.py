@@ -66,6 +66,32 @@ def test_http10_page_of_four_connections(tmp_path: Path) -> None:
     assert main.response_us == 201 * MS
 
 
+def test_a_fin_that_overtakes_a_lost_segment_ends_the_page_only_when_the_hole_is_filled(tmp_path: Path) -> None:
+    """A tail loss: the last data segment and the FIN arrive before a lost one is resent. The
+    page is complete when the client has everything, which its ACK of the FIN says, not when
+    the FIN came in."""
+    link = ScriptedLink()
+    c, s = 10_000, 20_000
+
+    def client(t: int, seq: int, ack: int, flags: str, payload: int = 0) -> None:
+        link.send(t, tcp(MOBILE, FIXED, 41000, SERVER_PORT, seq, ack, flags, payload))
+
+    def server(t: int, seq: int, ack: int, flags: str, payload: int = 0, fate: str = "out") -> None:
+        link.send(t, tcp(FIXED, MOBILE, SERVER_PORT, 41000, seq, ack, flags, payload), fate=fate)
+
+    client(0, c, 0, "S")
+    server(100 * MS, s, c + 1, "SA")
+    client(200 * MS, c + 1, s + 1, "PA", 350)
+    server(300 * MS, s + 1, c + 351, "A", 500, fate="drop_err")        # lost on the link
+    server(301 * MS, s + 501, c + 351, "FPA", 500)                        # arrives at 401 ms
+    client(401 * MS, c + 351, s + 1, "A")                                 # duplicate ACK
+    server(1300 * MS, s + 1, c + 351, "A", 500)                           # resent, arrives at 1400 ms
+    client(1400 * MS, c + 351, s + 1002, "A")                             # everything, FIN included
+    _, mobile, _ = link.write(tmp_path)
+    page = page_response_time(tcp_connections(read_packets(mobile)))
+    assert page is not None and page.response_time_us == 1400 * MS
+
+
 def test_page_missing_server_fin_has_no_response_time(tmp_path: Path) -> None:
     link = ScriptedLink()
     link.send(0, tcp(MOBILE, FIXED, 41000, SERVER_PORT, 1, 0, "S"))
@@ -147,3 +173,13 @@ def test_http10_classes_rank_inline_objects_by_throughput(tmp_path: Path) -> Non
     classes = http10_classes(list(reversed(metrics)))
     assert [(label, m.bytes) for label, m in classes] == [
         (MAIN, 1000), ("inline1", 900), ("inline2", 500), ("inline3", 200)]
+
+
+def test_a_capture_page_time_that_disagrees_with_the_client_s_own_is_a_warning() -> None:
+    from analysis.run_metrics import _page_time_disagreements
+
+    values = {"web.response_time_s": 12.71, "web.client_response_time_s": 14.22,
+              "ok.response_time_s": 4.4325, "ok.client_response_time_s": 4.4327}
+    warnings = _page_time_disagreements(values, ["web", "ok", "absent"])
+    assert warnings == ["web: the page time from the client's capture, 12.710 s, and squall-http's own, "
+                        "14.220 s, differ by more than 50 ms"]
