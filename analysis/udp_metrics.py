@@ -1,13 +1,15 @@
 """Per-flow UDP metrics (IIP report section 6): throughput, jitter, loss by cause.
 
-The CBR generator's header (workloads/README.md, squall-udp) is parsed only in
-`generator_header`."""
+The CBR generator's header (workloads/README.md, squall-udp) is parsed only here: one packet
+by `generator_header`, a capture's records at once by `generator_sequence_numbers`."""
 
 from __future__ import annotations
 
 import struct
 from collections import Counter
 from dataclasses import dataclass
+
+import numpy as np
 
 from analysis.connections import Endpoint, UdpFlow
 from analysis.join import PacketFate
@@ -30,6 +32,19 @@ def generator_header(p: Packet) -> GeneratorHeader | None:
         return None
     magic, seq, send_us = _GENERATOR_HEADER.unpack_from(p.head)
     return GeneratorHeader(seq, send_us) if magic == GENERATOR_MAGIC else None
+
+
+def generator_sequence_numbers(records: np.ndarray) -> np.ndarray:
+    """Each capture record's squall-udp sequence number, -1 where it carries no generator
+    header (analysis.pcap records: the header is in `head`, the payload's first bytes)."""
+    if len(records) == 0:
+        return np.zeros(0, np.int64)
+    head = np.frombuffer(records["head"].tobytes(), dtype=np.uint8).reshape(len(records), -1)
+    size = _GENERATOR_HEADER.size
+    magic = head[:, 0:4].copy().view(">u4").ravel()
+    seq = head[:, 4:12].copy().view(">u8").ravel().astype(np.int64)
+    ok = (magic == GENERATOR_MAGIC) & (records["head_len"] >= size) & (records["payload_len"] >= size)
+    return np.where(ok, seq, -1)
 
 
 @dataclass(slots=True)

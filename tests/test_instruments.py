@@ -12,6 +12,7 @@ from analysis.event_table import NULL
 from test_analysis_support import MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
 from testbed.processes import Ending
 from testbed.run import instruments, timing
+from testbed.scenario.flows import PacedStream
 
 # --- timing -------------------------------------------------------------------------------------
 
@@ -87,12 +88,12 @@ def scripted(tmp_path: Path, drop_from_mobile: int = 0, cut_fixed_after: int = 1
 
 
 def check(work: Path, captures: dict[str, Any], tolerance_us: int = 5000,
-          router_between: bool = False) -> tuple[Outcome, dict[str, Any]]:
+          router_between: bool = False, paced: dict[str, PacedStream] | None = None) -> tuple[Outcome, dict[str, Any]]:
     for stem, capture in captures.items():
         (work / f"{stem}.pcap.stderr").write_text(capture.stderr)
     outcome, details = Outcome(), {}
     instruments.check_captures(work, captures, outcome, details, tolerance_us=tolerance_us,
-                               router_between=router_between)
+                               router_between=router_between, paced=paced)
     return outcome, details
 
 
@@ -132,6 +133,29 @@ def test_a_timing_error_beyond_the_tolerance_degrades_an_ok_replication(tmp_path
     assert not details["timing_error"]["ingress"]["fixed"]["judged"]
     assert not any("ingress at the fixed host" in r for r in outcome.reasons)
     assert any("egress at the mobile host" in r for r in outcome.reasons)
+
+
+def test_a_paced_sender_is_judged_by_its_schedule_in_its_own_capture(tmp_path: Path) -> None:
+    """The scripted stream leaves every 10 ms: on schedule. A sender that stalls for 50 ms
+    after datagram 4 and then sends what it owes in a burst is late by up to 50 ms."""
+    paced = {"udp": PacedStream("fixed", 6001, 10_000)}
+    (tmp_path / "kept").mkdir()
+    outcome, details = check(scripted(tmp_path / "kept"), {"fixed": healthy(11), "mobile": healthy(11)},
+                             paced=paced)
+    assert outcome.status == "ok"
+    assert details["timing_error"]["schedules"]["udp"] == {"n": 10, "min_us": 0, "p50_us": 0.0, "p99_us": 0.0,
+                                                          "max_us": 0, "over_tolerance": 0}
+    link = ScriptedLink()
+    for i in range(10):
+        link.send(i * 10_000 if i < 5 else 90_000 + i * 100, udp_datagram(i, 0))
+    work = tmp_path / "stalled"
+    work.mkdir()
+    link.write(work)
+    outcome, details = check(work, {"fixed": healthy(10), "mobile": healthy(10)}, tolerance_us=5000, paced=paced)
+    assert details["timing_error"]["schedules"]["udp"]["max_us"] == 90_000 + 500 - 50_000
+    assert outcome.status == "degraded"
+    assert "the udp stream's sender behind its schedule (its capture): p99" in outcome.reasons[0]
+    assert "4 of 10 datagrams beyond 5000 us" in outcome.reasons[0]
 
 
 def test_a_capture_lacking_what_the_log_delivered_fails_with_the_numbers(tmp_path: Path) -> None:

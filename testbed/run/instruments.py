@@ -27,11 +27,13 @@ from analysis.event_table import NULL
 from analysis.fate_index import FATE_NAMES, fate_index
 from analysis.fate_map import FateMap
 from analysis.join import join_records
-from analysis.pcap import address_texts, ip_records, read_capture
+from analysis.pcap import PROTO_UDP, address_texts, ip_records, read_capture
 from analysis.replication import side_addresses
+from analysis.udp_metrics import generator_sequence_numbers
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, describe_code
 from testbed.run import timing
+from testbed.scenario.flows import PacedStream
 
 LOG_FILE = "emulator.log"
 
@@ -104,9 +106,9 @@ class Capture:
 
 
 def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Outcome, details: dict[str, Any],
-                   *, tolerance_us: int, router_between: bool) -> None:
+                   *, tolerance_us: int, router_between: bool, paced: dict[str, PacedStream] | None = None) -> None:
     """Reads the log and the captures once: each capture's health, then the timing error
-    (judged only while the replication is ok)."""
+    (judged only while the replication is ok), paced senders' schedules included."""
     log, log_error = _read_log(work / LOG_FILE)
     files = {stem: _read_capture(work / f"{stem}.pcap", stem) for stem in captures}
     details["captures"] = {}
@@ -120,7 +122,7 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
         if outcome.status == "ok":
             outcome.fail(f"{LOG_FILE} cannot be read, so the captures cannot be checked: {log_error}")
         return
-    measured = _timing_error(log, files, tolerance_us, router_between)
+    measured = _timing_error(log, files, tolerance_us, router_between, _schedules(files, paced or {}))
     if measured is None:
         return
     details["timing_error"] = measured
@@ -131,12 +133,30 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
 
 
 def _timing_error(log: EmulatorLog, files: dict[str, Capture], tolerance_us: int,
-                  router_between: bool) -> dict[str, Any] | None:
+                  router_between: bool, schedules: dict[str, np.ndarray] | None = None) -> dict[str, Any] | None:
     """timing.measure over the readable captures; None without a t = 0 or a readable capture."""
     points = {stem: _matched(f, log) for stem, f in files.items() if f.records is not None}
     if log.start_realtime_us is None or not points:
         return None
-    return timing.measure(points, log.start_realtime_us, tolerance_us, router_between, log.counts("lateness_us"))
+    return timing.measure(points, log.start_realtime_us, tolerance_us, router_between, log.counts("lateness_us"),
+                          schedules)
+
+
+def _schedules(files: dict[str, Capture], paced: dict[str, PacedStream]) -> dict[str, np.ndarray]:
+    """Each paced flow's sender lateness from its sender's capture (flows without a readable
+    capture or a generator datagram in it are left out)."""
+    out = {}
+    for flow, stream in paced.items():
+        capture = files.get(stream.side)
+        if capture is None or capture.records is None:
+            continue
+        r = capture.records
+        mine = r[(r["proto"] == PROTO_UDP) & (r["dport"] == stream.port)]
+        seq = generator_sequence_numbers(mine)
+        sent = seq >= 0
+        if sent.any():
+            out[flow] = timing.schedule_lateness(mine["ts_us"][sent], seq[sent], stream.interval_us)
+    return out
 
 
 def capture_timing(log: EmulatorLog, pcaps: dict[str, Path], tolerance_us: int) -> dict[str, Any] | None:

@@ -172,7 +172,9 @@ class _Replication:
         router = self.job.cell.router
         instruments.check_captures(self.work, self.captures, self.outcome, self.details,
                                    tolerance_us=self.job.timing_tolerance_us,
-                                   router_between=router is not None and router.engine == "tc")
+                                   router_between=router is not None and router.engine == "tc",
+                                   paced={f.name: stream for i, f in enumerate(self.job.cell.flows)
+                                          if (stream := f.paced(i)) is not None})
         counters.finish(self.testbed, self.work, self.details)
 
     def _set_up(self, stack: ExitStack) -> None:

@@ -14,6 +14,13 @@ as in analysis/aggregate.py). A capture point is judged unless a tc router sits 
 and the emulator (the fixed host's ingress then holds the router's queueing, which is part of
 the experiment); a judged one whose p99 is beyond the tolerance, or whose smallest delay is
 below minus the tolerance (clocks that disagree), makes the replication `degraded`.
+
+A stream sent on a schedule (a CBR flow, flows.PacedStream) is judged at its sender's capture
+too: datagram k should leave at start + k × interval, and its lateness is its capture time
+minus that, the start taken as the earliest the capture allows (the smallest capture time
+minus k × interval), so only a sender that fell behind its own schedule counts. A sender
+starved of CPU sends late and then in a burst, which changes what the link and the router
+see; its p99 beyond the tolerance makes the replication `degraded` like the link's.
 """
 from __future__ import annotations
 
@@ -50,10 +57,19 @@ def egress_delays(t0_realtime_us: int, ts_us: np.ndarray, out_us: np.ndarray) ->
     return ts_us - (t0_realtime_us + out_us)
 
 
+def schedule_lateness(ts_us: np.ndarray, seq: np.ndarray, interval_us: float) -> np.ndarray:
+    """How late each datagram left against its stream's schedule (module docstring), µs."""
+    nominal = np.asarray(seq, dtype=np.float64) * interval_us
+    behind = np.asarray(ts_us, dtype=np.float64) - nominal
+    return np.rint(behind - behind.min()).astype(np.int64) if behind.size else np.zeros(0, np.int64)
+
+
 def measure(points: dict[str, dict[str, np.ndarray]], t0_realtime_us: int, tolerance_us: int,
-            router_between: bool, lateness: dict[str, int]) -> dict[str, Any]:
+            router_between: bool, lateness: dict[str, int],
+            schedules: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """status.json's `timing_error` from each capture point's matched packets:
-    points[side] = {"sent_ts", "sent_in", "received_ts", "received_out"} (µs arrays)."""
+    points[side] = {"sent_ts", "sent_in", "received_ts", "received_out"} (µs arrays);
+    schedules[flow]: its paced sender's lateness (schedule_lateness)."""
     result: dict[str, Any] = {"tolerance_us": tolerance_us, "ingress": {}, "egress": {}}
     for side, p in points.items():
         ingress = delay_stats(ingress_delays(t0_realtime_us, p["sent_ts"], p["sent_in"]), tolerance_us)
@@ -65,6 +81,8 @@ def measure(points: dict[str, dict[str, np.ndarray]], t0_realtime_us: int, toler
         result["ingress"][side], result["egress"][side] = ingress, egress
     if lateness:
         result["emulator_lateness_us"] = lateness
+    if schedules:
+        result["schedules"] = {flow: delay_stats(late, tolerance_us) for flow, late in schedules.items()}
     result["beyond_tolerance"] = beyond_tolerance(result)
     return result
 
@@ -81,4 +99,8 @@ def beyond_tolerance(timing: dict[str, Any]) -> list[str]:
                 found.append(f"{kind} at the {side} host ({where.format(side=side)}): p99 {s['p99_us']:g} us, "
                              f"min {s['min_us']} us, max {s['max_us']} us, {s['over_tolerance']} of {s['n']} "
                              f"packets beyond {tolerance} us")
+    for flow, s in timing.get("schedules", {}).items():
+        if s["n"] and s["p99_us"] > tolerance:
+            found.append(f"the {flow} stream's sender behind its schedule (its capture): p99 {s['p99_us']:g} us, "
+                         f"max {s['max_us']} us, {s['over_tolerance']} of {s['n']} datagrams beyond {tolerance} us")
     return found

@@ -76,6 +76,15 @@ class LinkPackets:
 
 
 @dataclass(frozen=True)
+class PacedStream:
+    """Datagrams a flow's sender sends on a schedule: every `interval_us` to `port`, from the
+    `side` host (fixed | mobile). The sender's capture shows whether the schedule was kept."""
+    side: str
+    port: int
+    interval_us: float
+
+
+@dataclass(frozen=True)
 class FlowBase(ABC):
     """What a replication asks a flow (testbed/run/replication.py, status.py): its two roles and
     on which host each runs, its workload, the command lines of its programs, the files they
@@ -123,6 +132,10 @@ class FlowBase(ABC):
     def port(self, index: int) -> int:
         """The port the passive side listens on, for the flow at `index` of its cell."""
         return self.PORT_BASE + index
+
+    def paced(self, index: int) -> PacedStream | None:
+        """What the flow sends on a schedule (None: it sends as its transport lets it)."""
+        return None
 
     def program_name(self, role: str) -> str:
         """The name of the role's program: <flow>.<role>.stdout / .stderr in the results."""
@@ -406,6 +419,9 @@ class UdpFlow(_SenderReceiverFlow):
 
     def link_packets(self, index: int) -> list[LinkPackets]:
         return [LinkPackets(self._ways()[0], "data", UDP, self.tos, None, self.port(index))]
+
+    def paced(self, index: int) -> PacedStream:
+        return PacedStream(self.hosts()[0], self.port(index), self.stream.interval_us)
 
     def _what(self) -> str:
         label = "" if self.stream.label == "custom" else f"{self.stream.label}: "

@@ -49,6 +49,11 @@ class CbrStream:
         """The rate counted at IP level: payload + 28 B of IPv4 and UDP headers per datagram."""
         return self.rate_bps * (self.size + UDP_IPV4_OVERHEAD) / self.size
 
+    @property
+    def interval_us(self) -> float:
+        """The time between two datagrams' sends (squall-udp paces by it)."""
+        return self.size * 8 * 1_000_000 / self.rate_bps
+
 
 Workload = HttpPage | BulkTransfer | CbrStream
 
