@@ -114,7 +114,11 @@ def test_tun_is_configured_and_removed_on_sigterm(ns, start_npa):
         npa = start_npa("--route", FIXED_NET, "--route", FAR_NET, "via", PEER)
         assert npa.ready_line() == "ready wl0 mtu 1400"
         hello = sp.wait_for(wire.MsgType.HELLO).message
-        assert (hello.role, hello.token, hello.payload) == (wire.Role.MOBILE, TOKEN, b"")
+        assert (hello.role, hello.token) == (wire.Role.MOBILE, TOKEN)
+        # the clock offer (emulator/PROTOCOL.md, "Shared clock"): CLOCK_MONOTONIC ns, this kernel's boot id
+        sent_ns = int.from_bytes(hello.payload[:8], "big")
+        assert hello.payload[8:] == Path("/proc/sys/kernel/random/boot_id").read_text().strip().encode()
+        assert 0 <= time.clock_gettime_ns(time.CLOCK_MONOTONIC) - sent_ns < 10 * 10**9
 
         (link,) = ip_json("link", "show", "wl0")
         assert link["mtu"] == 1400
