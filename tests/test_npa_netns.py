@@ -172,6 +172,28 @@ def test_packet_into_the_tun_reaches_the_sp_as_data_with_the_exact_bytes(ns, sta
     assert c["tun_rx"] >= 1 and c["sp_tx"] == c["tun_rx"] and c["sp_tx_bytes"] >= len(packet)
 
 
+def test_with_the_shared_clock_data_carries_the_tun_read_time(ns, start_npa):
+    # The SP agrees to the clock offer (emulator/PROTOCOL.md, "Shared clock"): each DATA has the
+    # flag and starts with the CLOCK_MONOTONIC ns at which the NPA read the packet.
+    with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN, welcome_flags=wire.FLAG_CLOCK) as sp:
+        npa = start_npa("--route", FIXED_NET, role="router")
+        npa.ready_line()
+        assert sp.wait_for(wire.MsgType.HELLO).message.flags == wire.FLAG_CLOCK
+        with capture_socket() as cap, netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
+            before = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            app.sendto(b"stamped", ("198.18.10.5", 9000))
+            captured = cap.recv(65535)
+            data = sp.wait_for(wire.MsgType.DATA).message
+            after = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        assert data.flags == wire.FLAG_CLOCK
+        stamp = int.from_bytes(data.payload[:wire.STAMP_LEN], "big")
+        assert before <= stamp <= after
+        assert data.payload[wire.STAMP_LEN:] == captured
+        assert npa.stop() == 0
+    c = npa.counters()
+    assert c["sp_tx"] == c["tun_rx"] and c["sp_tx_bytes"] == c["tun_rx_bytes"]   # the stamp is not counted
+
+
 def udp_receiver(port: int) -> socket.socket:
     s = netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)   # wl0 and its address come later
