@@ -126,15 +126,18 @@ def last_before(times: list[float], t: float, floor: float) -> float | None:
     return times[i] if i >= 0 and times[i] >= floor else None
 
 
-def chain(start: float, end: float, steps: list[tuple[str, list[float], str]]) -> dict[str, float] | None:
+def chain(start: float, end: float, steps: list[tuple[str, list[float], str]],
+          slack: float = 0.0) -> dict[str, float] | None:
     """Times of each step between start and end, each the first of its kind after the one before
     ('first') or the last before the next found one ('last', for wakeups of a program that may
-    have been awake already: None then). None if a required step is missing."""
+    have been awake already: None then). None if a required step is missing. Steps may fall up
+    to `slack` after end (with the shared clock, `in` is the TUN read: the emulator's receive
+    comes after it)."""
     found = {"start": start}
     t = start
     for name, times, how in steps:
         if how == "first":
-            x = first_after(times, t, end)
+            x = first_after(times, t, end + slack)
             if x is None:
                 return None
             found[name], t = x, x
@@ -144,7 +147,7 @@ def chain(start: float, end: float, steps: list[tuple[str, list[float], str]]) -
     names = [s[0] for s in steps]
     for i, (name, times, how) in enumerate(steps):
         if how == "last":
-            nxt = next((found[n] for n in names[i + 1:] if found[n] is not None), end)
+            nxt = next((found[n] for n in names[i + 1:] if found[n] is not None), end + slack)
             prev = next((found[n] for n in reversed(names[:i]) if found[n] is not None), start)
             found[name] = last_before(times, nxt, prev)
     found["end"] = end
@@ -191,7 +194,7 @@ def lane_split(trace: dict, pids: dict[str, list[int]], points: dict, t0_mono_us
     for ts, in_us in zip(fixed["sent_ts"].tolist(), fixed["sent_in"].tolist()):
         cap, t_in = ts - t0_mono_us, in_us   # both in µs since t = 0 on the monotonic clock
         if lo + 2000 < cap + t0_mono_us < hi - 2000:
-            c = chain(cap + t0_mono_us, t_in + t0_mono_us, ing_steps)
+            c = chain(cap + t0_mono_us, t_in + t0_mono_us, ing_steps, slack=500)
             if c is not None:
                 ing.append(c)
     for ts, out_us in zip(mob["received_ts"].tolist(), mob["received_out"].tolist()):
