@@ -17,6 +17,8 @@ Per packet and lane, ingress (fixed host's capture → the log's `in`):
 egress (scheduled `out` → mobile host's capture):
   `out` → the emulator's send starts (its lateness) → mobile NPA woken
   → mobile NPA running → its receive returns → its TUN write starts → mobile capture.
+For every wait of an NPA longer than WAIT_US between its wakeup and its running, the commands
+that held its CPU meanwhile are summed (every sched_switch is recorded, not only the programs').
 Each packet's events are the first of their kind after the previous hop's (packets are 1 ms
 apart at 1 000 packets/s, the hops tens of µs); a hop whose event is missing (the program was
 awake, so no wakeup) counts as 0 for that packet and the count of those is reported.
@@ -32,6 +34,7 @@ import threading
 import time
 from bisect import bisect_left
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +52,7 @@ TRACEFS = Path("/sys/kernel/tracing")
 INSTANCE = TRACEFS / "instances" / "squall-hops"
 # x86-64 system call numbers of the relaying calls
 NR = {"read": 0, "write": 1, "recvmmsg": 299, "sendmmsg": 307}
+WAIT_US = 20.0          # an NPA's wait for its CPU longer than this is looked into
 LINE = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)$")
 
 
@@ -65,7 +69,7 @@ def trace_start(pids: list[int]) -> None:
     any_pid = lambda field: " || ".join(f"{field} == {p}" for p in pids)
     calls = " || ".join(f"id == {n}" for n in NR.values())
     _w(INSTANCE / "events/sched/sched_wakeup/filter", any_pid("pid"))
-    _w(INSTANCE / "events/sched/sched_switch/filter", any_pid("next_pid"))
+    # every switch (not only to these programs): what ran on a CPU while an NPA waited for it
     _w(INSTANCE / "events/raw_syscalls/sys_enter/filter", f"({any_pid('common_pid')}) && ({calls})")
     _w(INSTANCE / "events/raw_syscalls/sys_exit/filter", f"({any_pid('common_pid')}) && ({calls})")
     for e in ("sched/sched_wakeup", "sched/sched_switch", "raw_syscalls/sys_enter", "raw_syscalls/sys_exit"):
@@ -82,11 +86,20 @@ def trace_stop(dest: Path) -> None:
     INSTANCE.rmdir()
 
 
-def parse_trace(path: Path) -> dict[int, dict[str, list[float]]]:
+@dataclass
+class Trace:
+    events: dict[int, dict[str, list[float]]]      # per thread id, per kind: sorted times (µs)
+    run_cpu: dict[tuple[int, float], int]          # (thread id, time it was switched in) -> CPU
+    switches: dict[int, list[tuple[float, str]]]   # per CPU: (time, the command switched in)
+
+
+def parse_trace(path: Path) -> Trace:
     """Per thread id: sorted times (µs, CLOCK_MONOTONIC) of wakeup, run (switched in), and
-    <call>_enter / <call>_exit (exits only with a positive return)."""
+    <call>_enter / <call>_exit (exits only with a positive return); per CPU every switch."""
     names = {v: k for k, v in NR.items()}
     out: dict[int, dict[str, list[float]]] = {}
+    run_cpu: dict[tuple[int, float], int] = {}
+    switches: dict[int, list[tuple[float, str]]] = {}
     for line in path.read_text(errors="replace").splitlines():
         m = LINE.match(line)
         if not m:
@@ -95,7 +108,10 @@ def parse_trace(path: Path) -> dict[int, dict[str, list[float]]]:
         if event == "sched_wakeup":
             who, kind = int(re.search(r"\bpid=(\d+)", rest)[1]), "wakeup"
         elif event == "sched_switch":
-            who, kind = int(re.search(r"next_pid=(\d+)", rest)[1]), "run"
+            sw = re.search(r"next_comm=(.*) next_pid=(\d+)", rest)
+            who, kind = int(sw[2]), "run"
+            run_cpu[(who, t)] = int(m[3])
+            switches.setdefault(int(m[3]), []).append((t, re.sub(r"\d+$", "N", sw[1].strip())))
         elif event == "sys_enter":
             who, kind = pid, names.get(int(re.match(r"NR (\d+)", rest)[1]), "?") + "_enter"
         elif event == "sys_exit":
@@ -109,11 +125,46 @@ def parse_trace(path: Path) -> dict[int, dict[str, list[float]]]:
     for kinds in out.values():
         for v in kinds.values():
             v.sort()
-    return out
+    for v in switches.values():
+        v.sort()
+    return Trace(out, run_cpu, switches)
 
 
-def merged(per_thread: dict[int, dict[str, list[float]]], tids: list[int], kind: str) -> list[float]:
-    return sorted(t for tid in tids for t in per_thread.get(tid, {}).get(kind, []))
+def occupancy(trace: Trace, cpu: int, start: float, end: float) -> dict[str, float]:
+    """µs each command held the CPU between start and end (from its switches)."""
+    timeline = trace.switches.get(cpu, [])
+    i = max(0, bisect_left(timeline, (start, "")) - 1)
+    held: dict[str, float] = {}
+    while i < len(timeline) and timeline[i][0] < end:
+        t, comm = timeline[i]
+        until = timeline[i + 1][0] if i + 1 < len(timeline) else end
+        span = min(until, end) - max(t, start)
+        if span > 0:
+            held[comm] = held.get(comm, 0.0) + span
+        i += 1
+    return held
+
+
+def waits(trace: Trace, chains: list[dict], tids: list[int], woken: str, runs: str, over_us: float) -> dict:
+    """For the waits from wakeup to running longer than over_us: how many, and which commands
+    held the CPU meanwhile (µs summed over them, largest first)."""
+    held: dict[str, float] = {}
+    n = 0
+    for c in chains:
+        if c.get(woken) is None or c.get(runs) is None or c[runs] - c[woken] <= over_us:
+            continue
+        cpu = next((trace.run_cpu[(tid, c[runs])] for tid in tids if (tid, c[runs]) in trace.run_cpu), None)
+        if cpu is None:
+            continue
+        n += 1
+        for comm, us in occupancy(trace, cpu, c[woken], c[runs]).items():
+            held[comm] = held.get(comm, 0.0) + us
+    return {"over_us": over_us, "waits": n,
+            "held_by_us": {k: round(v) for k, v in sorted(held.items(), key=lambda kv: -kv[1])[:10]}}
+
+
+def merged(trace: Trace, tids: list[int], kind: str) -> list[float]:
+    return sorted(t for tid in tids for t in trace.events.get(tid, {}).get(kind, []))
 
 
 def first_after(times: list[float], t: float, limit: float) -> float | None:
@@ -175,7 +226,7 @@ def split(chains: list[dict], order: list[str]) -> dict:
             "no_event": missing}
 
 
-def lane_split(trace: dict, pids: dict[str, list[int]], points: dict, t0_mono_us: float) -> dict:
+def lane_split(trace: Trace, pids: dict[str, list[int]], points: dict, t0_mono_us: float) -> dict:
     router, emu, mobile = pids["npa-router"], pids["emulator"], pids["npa-mobile"]
     ing_steps = [("router_npa_woken", merged(trace, router, "wakeup"), "last"),
                  ("router_npa_runs", merged(trace, router, "run"), "last"),
@@ -204,8 +255,10 @@ def lane_split(trace: dict, pids: dict[str, list[int]], points: dict, t0_mono_us
             if c is not None:
                 c["start"] = t_out
                 eg.append(c)
-    return {"ingress": split(ing, ["start"] + [s[0] for s in ing_steps] + ["end"]),
-            "egress": split(eg, ["start"] + [s[0] for s in eg_steps] + ["end"])}
+    return {"ingress": {**split(ing, ["start"] + [s[0] for s in ing_steps] + ["end"]),
+                        "npa_waits": waits(trace, ing, router, "router_npa_woken", "router_npa_runs", WAIT_US)},
+            "egress": {**split(eg, ["start"] + [s[0] for s in eg_steps] + ["end"]),
+                       "npa_waits": waits(trace, eg, mobile, "mobile_npa_woken", "mobile_npa_runs", WAIT_US)}}
 
 
 def threads(pid: int) -> list[int]:
@@ -283,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
             for kind in ("ingress", "egress"):
                 s = lane["split"][kind]
                 print(f"  {kind}: {s['packets']} packets, total {s['total']}, no event {s['no_event']}")
+                print(f"    NPA waits > {s['npa_waits']['over_us']} us: {s['npa_waits']['waits']}, CPU held by "
+                      f"{s['npa_waits']['held_by_us']}")
                 for hop, v in s["hops"].items():
                     print(f"    {hop:45} {v}")
     return 0
