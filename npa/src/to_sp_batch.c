@@ -77,8 +77,6 @@ int npa_to_sp_batch_fill(struct npa_to_sp_batch *b, int tun_fd)
 			break;
 		if (n < 0)
 			return -1;
-		if ((size_t)n > SQ_WIRE_MAX_PAYLOAD - stamp)
-			n = (ssize_t)(SQ_WIRE_MAX_PAYLOAD - stamp);   /* cannot happen below a 64 KB MTU */
 		/* The moment the packet left the TUN, on the clock the SP shares (wire.h). */
 		if (stamp)
 			sq_wire_put_time(slot + SQ_WIRE_HEADER_LEN, npa_now_ns());
