@@ -61,6 +61,9 @@ def _w(path: Path, text: str) -> None:
 
 
 def trace_start(pids: list[int]) -> None:
+    if not (TRACEFS / "instances").is_dir():
+        raise SystemExit(f"hop_trace: tracefs is not mounted at {TRACEFS} "
+                         f"(as root: mount -t tracefs nodev {TRACEFS})")
     INSTANCE.mkdir(exist_ok=True)
     _w(INSTANCE / "tracing_on", "0")
     _w(INSTANCE / "trace_clock", "mono")
