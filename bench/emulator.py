@@ -249,7 +249,7 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
             raise RuntimeError(f"{session.result.log_path} has no trailer: the emulator did not stop cleanly")
         per_lane.append({"lane": a.lane, "lateness_us": log.counts("lateness_us"),
                          "end_to_end": end_to_end(log, captures_of_lane),
-                         **{key: trailer_numbers(session.result.log_path, key) for key in ("log_writer", "standby")},
+                         **{key: trailer_numbers(session.result.log_path, key) for key in ("log_writer", "standby", "arrival")},
                          **stream})
     worst = {q: max(p["lateness_us"].get(q, 0) for p in per_lane) for q in ("p50", "p99", "max")}
     e2e = {kind: {q: max(p["end_to_end"][kind][q] for p in per_lane) for q in ("p50", "p99", "max")}

@@ -1,8 +1,8 @@
-# Code shared by the emulator and the NPA: the wire header, UDP GSO send grouping and the
-# run token's file. Its sources include each other only; its tests include its headers.
+# Code shared by the emulator and the NPA: the wire header, UDP GSO send grouping, the run token's file
+# and the kernel's boot id (the shared clock). Its sources include each other only; its tests include its headers.
 common_CFLAGS := -Icommon
 
-COMMON_SRCS := common/wire.c common/udp_gso.c common/token_file.c common/stop_signals.c
+COMMON_SRCS := common/wire.c common/boot_id.c common/udp_gso.c common/token_file.c common/stop_signals.c
 STOP_SIGNALS_SRCS := common/stop_signals.c
 # The one parser of durations, rates, sizes, counts and HOST:PORT (all programs).
 VALUE_PARSE_SRCS := common/value_parse.c common/host_port.c

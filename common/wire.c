@@ -49,6 +49,31 @@ enum sq_wire_error sq_wire_decode(const uint8_t *buf, size_t len, struct sq_wire
 	return SQ_WIRE_OK;
 }
 
+void sq_wire_put_time(uint8_t *p, int64_t ns)
+{
+	put64(p, (uint64_t)ns);
+}
+
+int64_t sq_wire_get_time(const uint8_t *p)
+{
+	return (int64_t)get64(p);
+}
+
+void sq_wire_clock_offer_encode(uint8_t *p, int64_t now_ns, const char boot_id[SQ_WIRE_BOOT_ID_LEN])
+{
+	sq_wire_put_time(p, now_ns);
+	memcpy(p + SQ_WIRE_STAMP_LEN, boot_id, SQ_WIRE_BOOT_ID_LEN);
+}
+
+bool sq_wire_clock_offer_matches(const uint8_t *p, size_t len, int64_t now_ns,
+				 const char boot_id[SQ_WIRE_BOOT_ID_LEN])
+{
+	if (len != SQ_WIRE_CLOCK_OFFER_LEN || memcmp(p + SQ_WIRE_STAMP_LEN, boot_id, SQ_WIRE_BOOT_ID_LEN) != 0)
+		return false;
+	int64_t sent = sq_wire_get_time(p);
+	return sent <= now_ns && now_ns - sent <= SQ_WIRE_CLOCK_OFFER_MAX_AGE_NS;
+}
+
 const char *sq_wire_error_name(enum sq_wire_error e)
 {
 	static const char *const names[SQ_WIRE_ERRORS] = {

@@ -5,7 +5,7 @@
  *   4  version  u8   SQ_WIRE_VERSION
  *   5  type     u8   enum sq_msg_type
  *   6  role     u8   enum sq_role of the sender
- *   7  flags    u8   0
+ *   7  flags    u8   SQ_WIRE_FLAG_CLOCK or 0
  *   8  token    u64  the run token
  *  16  seq      u32  per-sender message counter
  *  20  length   u16  bytes after the header
@@ -14,6 +14,7 @@
 #ifndef SQ_WIRE_H
 #define SQ_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,18 @@
 #define SQ_WIRE_HEADER_LEN 24
 #define SQ_WIRE_MAX_PAYLOAD 65535
 #define SQ_WIRE_MAX_DATAGRAM (SQ_WIRE_HEADER_LEN + SQ_WIRE_MAX_PAYLOAD)
+
+/* The shared-clock extension (emulator/PROTOCOL.md, "Shared clock"): in a HELLO, the NPA offers
+ * to stamp its DATA with its CLOCK_MONOTONIC (payload: the clock offer); in the WELCOME, the SP
+ * accepts; in DATA, the payload starts with the SQ_WIRE_STAMP_LEN-byte time (ns) at which the
+ * NPA read the packet from its TUN. Only between ends that agreed. */
+#define SQ_WIRE_FLAG_CLOCK 0x01
+#define SQ_WIRE_STAMP_LEN 8
+#define SQ_WIRE_BOOT_ID_LEN 36          /* /proc/sys/kernel/random/boot_id without the newline */
+#define SQ_WIRE_CLOCK_OFFER_LEN (SQ_WIRE_STAMP_LEN + SQ_WIRE_BOOT_ID_LEN)
+/* A HELLO sent longer ago than this (by the SP's clock), or later than now, is no proof of
+ * one clock: a time namespace or another machine's clock would be off by more. */
+#define SQ_WIRE_CLOCK_OFFER_MAX_AGE_NS (5LL * 1000 * 1000 * 1000)
 
 enum sq_msg_type {
 	SQ_MSG_HELLO = 1,      /* npa -> sp: register role with token */
@@ -69,6 +82,18 @@ void sq_wire_encode(uint8_t *buf, const struct sq_wire_header *h);
  * filled and the payload is buf + SQ_WIRE_HEADER_LEN, h->length bytes. The
  * token is not checked here: that is the receiver's policy. */
 enum sq_wire_error sq_wire_decode(const uint8_t *buf, size_t len, struct sq_wire_header *h);
+
+/* A CLOCK_MONOTONIC time in ns as the 8 bytes of a stamp (u64, network byte order). */
+void sq_wire_put_time(uint8_t *p, int64_t ns);
+int64_t sq_wire_get_time(const uint8_t *p);
+
+/* The HELLO's clock offer: the sender's CLOCK_MONOTONIC now (ns), then its boot id. */
+void sq_wire_clock_offer_encode(uint8_t *p, int64_t now_ns, const char boot_id[SQ_WIRE_BOOT_ID_LEN]);
+
+/* True if the offer (len bytes) shows the receiver's clock: the same boot id (the same
+ * kernel) and a send time between SQ_WIRE_CLOCK_OFFER_MAX_AGE_NS ago and now_ns. */
+bool sq_wire_clock_offer_matches(const uint8_t *p, size_t len, int64_t now_ns,
+				 const char boot_id[SQ_WIRE_BOOT_ID_LEN]);
 
 const char *sq_wire_error_name(enum sq_wire_error e);
 const char *sq_msg_type_name(uint8_t type);

@@ -3,7 +3,7 @@
 # from emulator/src/config/module.mk ($(EMU_CONFIG_SRCS)). The model and the configuration
 # declare their own (narrower) include paths there.
 emulator_CFLAGS := -Icommon -Iemulator/src -Iemulator/src/config -Iemulator/src/model
-EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c \
+EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c arrival.c \
 	lateness.c peers.c packet_pool.c event_log.c log_writer.c quiet_thread.c ecn_mark.c)
 
 PROGRAMS += squall-emulator
@@ -33,6 +33,10 @@ FUZZERS += fuzz_wire
 fuzz_wire_SRCS = emulator/fuzz/fuzz_wire.c emulator/src/peers.c emulator/src/pktinfo.c \
 	emulator/src/log_line.c emulator/src/ecn_mark.c $(MODEL_SRCS) $(COMMON_SRCS) $(VALUE_PARSE_SRCS)
 fuzz_wire_LIBS = -lm
+
+UNIT_TESTS += test_emu_arrival
+test_emu_arrival_SRCS = emulator/tests/test_arrival.c emulator/src/arrival.c
+test_emu_arrival_LIBS = -lcmocka
 
 UNIT_TESTS += test_emu_standby
 test_emu_standby_SRCS = emulator/tests/test_standby.c emulator/src/standby.c emulator/src/quiet_thread.c

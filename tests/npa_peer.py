@@ -55,6 +55,7 @@ class SPPeer:
     token: int
     link_mtu: int = 1500
     answer_keepalives: bool = True
+    welcome_flags: int = 0            # wire.FLAG_CLOCK: agree to the NPA's clock offer
     sock: socket.socket = field(init=False)
     received: "queue.Queue[Received]" = field(init=False, default_factory=queue.Queue)
     npa_address: tuple[str, int] | None = field(init=False, default=None)
@@ -82,12 +83,12 @@ class SPPeer:
         self.close()
 
     def send(self, type_: int, payload: bytes = b"", *, to: tuple[str, int] | None = None,
-             token: int | None = None, role: int = wire.Role.SP) -> None:
+             token: int | None = None, role: int = wire.Role.SP, flags: int = 0) -> None:
         target = to or self.npa_address
         assert target is not None, "the NPA has not registered yet"
         self._seq += 1
         self.sock.sendto(wire.encode(type_, role, self.token if token is None else token,
-                                     self._seq, payload), target)
+                                     self._seq, payload, flags=flags), target)
 
     def send_raw(self, datagram: bytes) -> None:
         assert self.npa_address is not None, "the NPA has not registered yet"
@@ -119,6 +120,7 @@ class SPPeer:
                 continue
             if message.type == wire.MsgType.HELLO:
                 self.npa_address = source
-                self.send(wire.MsgType.WELCOME, struct.pack("!H", self.link_mtu), to=source)
+                self.send(wire.MsgType.WELCOME, struct.pack("!H", self.link_mtu), to=source,
+                          flags=self.welcome_flags)
             elif message.type == wire.MsgType.KEEPALIVE and self.answer_keepalives:
                 self.send(wire.MsgType.KEEPALIVE, to=source)

@@ -114,7 +114,11 @@ def test_tun_is_configured_and_removed_on_sigterm(ns, start_npa):
         npa = start_npa("--route", FIXED_NET, "--route", FAR_NET, "via", PEER)
         assert npa.ready_line() == "ready wl0 mtu 1400"
         hello = sp.wait_for(wire.MsgType.HELLO).message
-        assert (hello.role, hello.token, hello.payload) == (wire.Role.MOBILE, TOKEN, b"")
+        assert (hello.role, hello.token) == (wire.Role.MOBILE, TOKEN)
+        # the clock offer (emulator/PROTOCOL.md, "Shared clock"): CLOCK_MONOTONIC ns, this kernel's boot id
+        sent_ns = int.from_bytes(hello.payload[:8], "big")
+        assert hello.payload[8:] == Path("/proc/sys/kernel/random/boot_id").read_text().strip().encode()
+        assert 0 <= time.clock_gettime_ns(time.CLOCK_MONOTONIC) - sent_ns < 10 * 10**9
 
         (link,) = ip_json("link", "show", "wl0")
         assert link["mtu"] == 1400
@@ -166,6 +170,28 @@ def test_packet_into_the_tun_reaches_the_sp_as_data_with_the_exact_bytes(ns, sta
         assert npa.stop() == 0
     c = npa.counters()
     assert c["tun_rx"] >= 1 and c["sp_tx"] == c["tun_rx"] and c["sp_tx_bytes"] >= len(packet)
+
+
+def test_with_the_shared_clock_data_carries_the_tun_read_time(ns, start_npa):
+    # The SP agrees to the clock offer (emulator/PROTOCOL.md, "Shared clock"): each DATA has the
+    # flag and starts with the CLOCK_MONOTONIC ns at which the NPA read the packet.
+    with SPPeer(ns, SP_ADDR, SP_PORT, TOKEN, welcome_flags=wire.FLAG_CLOCK) as sp:
+        npa = start_npa("--route", FIXED_NET, role="router")
+        npa.ready_line()
+        assert sp.wait_for(wire.MsgType.HELLO).message.flags == wire.FLAG_CLOCK
+        with capture_socket() as cap, netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM) as app:
+            before = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+            app.sendto(b"stamped", ("198.18.10.5", 9000))
+            captured = cap.recv(65535)
+            data = sp.wait_for(wire.MsgType.DATA).message
+            after = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        assert data.flags == wire.FLAG_CLOCK
+        stamp = int.from_bytes(data.payload[:wire.STAMP_LEN], "big")
+        assert before <= stamp <= after
+        assert data.payload[wire.STAMP_LEN:] == captured
+        assert npa.stop() == 0
+    c = npa.counters()
+    assert c["sp_tx"] == c["tun_rx"] and c["sp_tx_bytes"] == c["tun_rx_bytes"]   # the stamp is not counted
 
 
 def udp_receiver(port: int) -> socket.socket:

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "arrival.h"
 #include "config.h"
 #include "control_socket.h"
 #include "lateness.h"
@@ -49,6 +50,7 @@ struct sq_log_totals {
 	struct sq_log_writer_stats writer;
 	int standby_cpu;                     /* -1: no standby delivery thread */
 	uint64_t standby_takeovers;
+	uint64_t arrivals[SQ_ARRIVAL_KINDS]; /* how the arrival times were chosen (arrival.h) */
 	const char *end_reason;
 	const char *end_by;                  /* "by_pid P by_uid U by_comm C" or NULL */
 	struct sq_control_counts control;    /* commands on the control socket */

@@ -101,7 +101,9 @@ static enum sq_reject check(const struct sq_peers *peers, uint64_t token, bool s
 	/* Run control is the control socket's alone: no datagram starts or ends a run, token or not. */
 	if (h->type == SQ_MSG_START || h->type == SQ_MSG_STOP)
 		return SQ_REJ_UDP_CONTROL;
-	if (h->type != SQ_MSG_DATA && h->length != 0)
+	/* A HELLO may carry the clock offer (flagged); the other control messages nothing. */
+	bool offers_clock = h->type == SQ_MSG_HELLO && (h->flags & SQ_WIRE_FLAG_CLOCK);
+	if (h->type != SQ_MSG_DATA && h->length != (offers_clock ? SQ_WIRE_CLOCK_OFFER_LEN : 0))
 		return SQ_REJ_BAD_PAYLOAD;
 	/* A registered NPA is alive (a silent one is unregistered at peer_timeout): a HELLO from
 	 * elsewhere would hijack its role. An NPA that restarts says BYE first, or waits. */
@@ -114,6 +116,15 @@ static enum sq_reject check(const struct sq_peers *peers, uint64_t token, bool s
 		return SQ_REJECT_REASONS;
 	if (!started)
 		return SQ_REJ_PRESTART;
+	/* A stamp only from an NPA that agreed to one clock at HELLO, and only before a packet. */
+	if (h->flags & SQ_WIRE_FLAG_CLOCK) {
+		if (!peers->peer[h->role].shared_clock || h->length < SQ_WIRE_STAMP_LEN)
+			return SQ_REJ_BAD_PAYLOAD;
+		out->stamped = true;
+		out->stamp_ns = sq_wire_get_time(out->payload);
+		out->payload += SQ_WIRE_STAMP_LEN;
+		out->h.length -= SQ_WIRE_STAMP_LEN;
+	}
 	if (!sq_pkt_inspect(out->payload, h->length, &out->meta, &out->id))
 		return SQ_REJ_BAD_PACKET;
 	return SQ_REJECT_REASONS;

@@ -36,6 +36,7 @@ struct sq_peer {
 	int64_t last_rx_ns;    /* CLOCK_MONOTONIC of the last accepted message */
 	int64_t last_tx_ns;    /* of the last message sent to it */
 	uint32_t tx_seq;
+	bool shared_clock;     /* agreed at HELLO: its DATA carries TUN read times (wire.h) */
 };
 
 struct sq_peers {
@@ -54,7 +55,9 @@ struct sq_classified {
 	enum sq_action action;
 	enum sq_reject reason;          /* when action == SQ_ACT_REJECT */
 	struct sq_wire_header h;
-	const uint8_t *payload;
+	const uint8_t *payload;         /* DATA: the IP packet, h.length bytes (a stamp taken off) */
+	bool stamped;                   /* DATA with SQ_WIRE_FLAG_CLOCK from a peer that agreed */
+	int64_t stamp_ns;               /* then: the NPA's CLOCK_MONOTONIC when it read the packet */
 	struct sq_pkt_meta meta;        /* SQ_ACT_DATA */
 	struct sq_pkt_identity id;      /* SQ_ACT_DATA */
 };

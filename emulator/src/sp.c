@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arrival.h"
+#include "boot_id.h"
 #include "control_socket.h"
 #include "ecn_mark.h"
 #include "event_log.h"
@@ -59,6 +61,9 @@ struct sp {
 	sq_time_us model_t;                    /* the latest time given to the model */
 	sq_time_us last_in_out;                /* the last packet in or out (-1: none yet) */
 	int64_t rx_ns;                         /* when the current receive batch was read */
+	char boot_id[SQ_WIRE_BOOT_ID_LEN];     /* this kernel's, for the NPAs' clock offers */
+	bool has_boot_id;
+	uint64_t arrivals[SQ_ARRIVAL_KINDS];   /* how each arrival's time was chosen */
 	int64_t early_for, early_ns;           /* the deadline the loop thread wakes early for, by how much */
 	uint64_t rejected[SQ_REJECT_REASONS];
 	uint64_t undeliverable[SQ_DIRS];
@@ -102,32 +107,35 @@ static struct sq_peer *peer_receiving(struct sp *sp, enum sq_dir dir)
 	return &sp->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
 }
 
-static void encode_header(const struct sp *sp, uint8_t *frame, uint8_t type, uint16_t length, uint32_t seq)
+static void encode_header(const struct sp *sp, uint8_t *frame, uint8_t type, uint8_t flags, uint16_t length,
+			  uint32_t seq)
 {
 	struct sq_wire_header h = {
-		.version = SQ_WIRE_VERSION, .type = type, .role = SQ_ROLE_SP,
+		.version = SQ_WIRE_VERSION, .type = type, .role = SQ_ROLE_SP, .flags = flags,
 		.token = sp->cfg->token, .seq = seq, .length = length,
 	};
 	sq_wire_encode(frame, &h);
 }
 
 /* Sends a control message: its payload (at most 8 bytes) after the header. */
-static void send_control(struct sp *sp, uint8_t type, const void *payload, uint16_t len, uint32_t seq,
-			 const struct sockaddr *to, socklen_t to_len)
+static void send_control(struct sp *sp, uint8_t type, uint8_t flags, const void *payload, uint16_t len,
+			 uint32_t seq, const struct sockaddr *to, socklen_t to_len)
 {
 	uint8_t frame[SQ_WIRE_HEADER_LEN + 8];
 	if (len > sizeof(frame) - SQ_WIRE_HEADER_LEN)
 		return;
 	if (len)
 		memcpy(frame + SQ_WIRE_HEADER_LEN, payload, len);
-	encode_header(sp, frame, type, len, seq);
+	encode_header(sp, frame, type, flags, len, seq);
 	if (sendto(sp->sock, frame, SQ_WIRE_HEADER_LEN + (size_t)len, 0, to, to_len) < 0)
 		sp->send_errors++;
 }
 
-static void send_to_peer(struct sp *sp, struct sq_peer *peer, uint8_t type, const void *payload, uint16_t len)
+static void send_to_peer(struct sp *sp, struct sq_peer *peer, uint8_t type, uint8_t flags, const void *payload,
+			 uint16_t len)
 {
-	send_control(sp, type, payload, len, peer->tx_seq++, (const struct sockaddr *)&peer->addr, peer->addr_len);
+	send_control(sp, type, flags, payload, len, peer->tx_seq++, (const struct sockaddr *)&peer->addr,
+		     peer->addr_len);
 	peer->last_tx_ns = mono_ns();
 }
 
@@ -163,7 +171,7 @@ static bool deliver(struct sp *sp, const struct sq_event *ev, struct sq_packet *
 	if (udp_send_batch_full(sp->out))
 		flush_deliveries(sp);
 	unsigned i = udp_send_batch_count(sp->out);
-	encode_header(sp, pkt->frame, SQ_MSG_DATA, (uint16_t)pkt->len, peer->tx_seq++);
+	encode_header(sp, pkt->frame, SQ_MSG_DATA, 0, (uint16_t)pkt->len, peer->tx_seq++);
 	udp_send_batch_add(sp->out, pkt->frame, SQ_WIRE_HEADER_LEN + (size_t)pkt->len,
 			   (const struct sockaddr *)&peer->addr, peer->addr_len);
 	sp->out_pkt[i] = pkt;
@@ -260,11 +268,17 @@ static void on_hello(struct sp *sp, const struct sq_classified *c, const struct 
 		snprintf(note, sizeof(note), "%s up %s", sq_role_name(role), addr);
 		note_peer(sp, note);
 	}
+	/* One clock when the NPA runs on this kernel (same boot id) and the time it sent the HELLO
+	 * reads as a moment of the last seconds on ours: then its DATA may carry TUN read times. */
+	struct sq_peer *peer = &sp->peers.peer[role];
+	peer->shared_clock = sp->has_boot_id && (c->h.flags & SQ_WIRE_FLAG_CLOCK)
+			     && sq_wire_clock_offer_matches(c->payload, c->h.length, mono_ns(), sp->boot_id);
 	/* The MTU of the direction this peer receives. */
 	enum sq_dir receives = role == SQ_ROLE_MOBILE ? SQ_DOWN : SQ_UP;
 	uint16_t mtu = (uint16_t)sp->cfg->link.dir[receives].mtu;
 	uint8_t payload[2] = { (uint8_t)(mtu >> 8), (uint8_t)mtu };
-	send_to_peer(sp, &sp->peers.peer[role], SQ_MSG_WELCOME, payload, sizeof(payload));
+	send_to_peer(sp, peer, SQ_MSG_WELCOME, peer->shared_clock ? SQ_WIRE_FLAG_CLOCK : 0, payload,
+		     sizeof(payload));
 	bool both = sp->peers.peer[SQ_ROLE_ROUTER].registered && sp->peers.peer[SQ_ROLE_MOBILE].registered;
 	if (both && sp->cfg->autostart == SQ_AUTOSTART_PEERS && sp->state == RUN_WAITING)
 		start_run(sp);
@@ -281,8 +295,12 @@ static void on_data(struct sp *sp, struct sq_classified *c)
 	memcpy(sq_packet_data(pkt), c->payload, c->h.length);
 	pkt->id_text_len = (uint16_t)sq_log_identity_text(&c->id, pkt->id_text, sizeof(pkt->id_text));
 	enum sq_dir dir = c->h.role == SQ_ROLE_ROUTER ? SQ_DOWN : SQ_UP;
-	/* Every datagram of a receive batch had arrived when the batch was read. */
-	if (sq_model_arrive(sp->model, dir, model_time_at(sp, sp->rx_ns), &c->meta, pkt) == 0)
+	/* Every datagram of a receive batch had arrived when the batch was read; a stamped one
+	 * arrived when its NPA read it from the TUN (arrival.h: clamped to keep the model's order). */
+	enum sq_arrival_kind kind;
+	sp->model_t = sq_arrival_time(c->stamped, c->stamp_ns, sp->rx_ns, sp->start_ns, sp->model_t, &kind);
+	sp->arrivals[kind]++;
+	if (sq_model_arrive(sp->model, dir, sp->model_t, &c->meta, pkt) == 0)
 		sq_pool_put(&sp->pool, pkt);   /* the model had no memory for it: it never entered */
 }
 
@@ -374,7 +392,7 @@ static void on_datagram(struct sp *sp, const struct sq_datagram *d)
 		on_data(sp, &c);
 		break;
 	case SQ_ACT_KEEPALIVE:
-		send_to_peer(sp, &sp->peers.peer[c.h.role], SQ_MSG_KEEPALIVE, NULL, 0);
+		send_to_peer(sp, &sp->peers.peer[c.h.role], SQ_MSG_KEEPALIVE, 0, NULL, 0);
 		break;
 	case SQ_ACT_BYE:
 		sq_peers_unregister(&sp->peers, c.h.role);
@@ -406,7 +424,7 @@ static void check_peers(struct sp *sp, int64_t now)
 			continue;
 		}
 		if (now - p->last_tx_ns >= sp->cfg->keepalive * 1000)
-			send_to_peer(sp, p, SQ_MSG_KEEPALIVE, NULL, 0);
+			send_to_peer(sp, p, SQ_MSG_KEEPALIVE, 0, NULL, 0);
 	}
 }
 
@@ -607,6 +625,7 @@ static bool setup(struct sp *sp, char *err, size_t errlen)
 		return false;
 	}
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	sp->has_boot_id = sq_boot_id(sp->boot_id);
 	sq_standby_init(&sp->standby, STANDBY_GRACE_NS, standby_take_over, sp);
 	sp->model = sq_model_new(&cfg->link, on_model_event, sp, err, errlen);
 	if (!sp->model)
@@ -679,6 +698,7 @@ static void collect_totals(struct sp *sp, struct sq_log_totals *t)
 		sq_log_writer_stats(sp->log.writer, &t->writer);
 	t->standby_cpu = sp->standby.cpu;
 	t->standby_takeovers = sp->standby.takeovers;
+	memcpy(t->arrivals, sp->arrivals, sizeof(t->arrivals));
 	t->end_reason = sp->end_reason ? sp->end_reason : "error";
 	t->end_by = sp->end_by[0] ? sp->end_by : NULL;
 	if (sp->control)
@@ -714,7 +734,7 @@ static void say_goodbye(struct sp *sp)
 {
 	for (uint8_t role = SQ_ROLE_ROUTER; role <= SQ_ROLE_MOBILE; role++)
 		if (sp->peers.peer[role].registered)
-			send_to_peer(sp, &sp->peers.peer[role], SQ_MSG_BYE, NULL, 0);
+			send_to_peer(sp, &sp->peers.peer[role], SQ_MSG_BYE, 0, NULL, 0);
 	if (sp->control && sp->stop_conn >= 0)
 		sq_control_reply(sp->control, sp->stop_conn, "stopped\n");
 }

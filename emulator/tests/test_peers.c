@@ -146,6 +146,66 @@ static void test_every_reject_reason(void **state)
 	assert_int_equal(c.reason, SQ_REJ_OVERSIZED);
 }
 
+/* The shared-clock extension (wire.h): a HELLO with the offer, stamped DATA only from an NPA
+ * that agreed, the stamp taken off before the packet. */
+static void test_shared_clock(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup_fixture(&f);
+	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = SQ_MSG_HELLO, .role = SQ_ROLE_ROUTER,
+				    .flags = SQ_WIRE_FLAG_CLOCK, .token = TOKEN, .length = SQ_WIRE_CLOCK_OFFER_LEN };
+	sq_wire_encode(f.buf, &h);
+	sq_wire_clock_offer_encode(f.buf + SQ_WIRE_HEADER_LEN, 42, "0f2c3d4e-1111-4222-8333-444455556666");
+	struct sq_classified c = classify(&f, SQ_WIRE_HEADER_LEN + SQ_WIRE_CLOCK_OFFER_LEN, &f.router, false);
+	assert_int_equal(c.action, SQ_ACT_HELLO);
+	assert_int_equal(c.h.flags, SQ_WIRE_FLAG_CLOCK);
+	assert_ptr_equal(c.payload, f.buf + SQ_WIRE_HEADER_LEN);
+	h.length = SQ_WIRE_CLOCK_OFFER_LEN - 1;      /* an offer of the wrong size */
+	sq_wire_encode(f.buf, &h);
+	expect_reject(&f, SQ_WIRE_HEADER_LEN + h.length, &f.router, false, SQ_REJ_BAD_PAYLOAD);
+	h.flags = 0;                                 /* the offer without the flag */
+	h.length = SQ_WIRE_CLOCK_OFFER_LEN;
+	sq_wire_encode(f.buf, &h);
+	expect_reject(&f, SQ_WIRE_HEADER_LEN + h.length, &f.router, false, SQ_REJ_BAD_PAYLOAD);
+
+	/* Stamped DATA: the stamp, then the packet. */
+	size_t plen = tp_ipv4(f.buf + SQ_WIRE_HEADER_LEN + SQ_WIRE_STAMP_LEN, 17, 0,
+			      tp_udp(f.buf + SQ_WIRE_HEADER_LEN + SQ_WIRE_STAMP_LEN + 20, 30));
+	sq_wire_put_time(f.buf + SQ_WIRE_HEADER_LEN, 123456789);
+	h = (struct sq_wire_header){ .version = SQ_WIRE_VERSION, .type = SQ_MSG_DATA, .role = SQ_ROLE_ROUTER,
+				     .flags = SQ_WIRE_FLAG_CLOCK, .token = TOKEN,
+				     .length = (uint16_t)(SQ_WIRE_STAMP_LEN + plen) };
+	sq_wire_encode(f.buf, &h);
+	size_t n = SQ_WIRE_HEADER_LEN + SQ_WIRE_STAMP_LEN + plen;
+	expect_reject(&f, n, &f.router, true, SQ_REJ_BAD_PAYLOAD);      /* this NPA did not agree */
+	f.peers.peer[SQ_ROLE_ROUTER].shared_clock = true;
+	c = classify(&f, n, &f.router, true);
+	assert_int_equal(c.action, SQ_ACT_DATA);
+	assert_true(c.stamped);
+	assert_int_equal(c.stamp_ns, 123456789);
+	assert_ptr_equal(c.payload, f.buf + SQ_WIRE_HEADER_LEN + SQ_WIRE_STAMP_LEN);
+	assert_int_equal(c.h.length, plen);
+	assert_int_equal(c.meta.ip_len, 58);
+	assert_int_equal(c.id.dport, 5000);
+	expect_reject(&f, n, &f.router, false, SQ_REJ_PRESTART);
+	/* an unstamped DATA from the same NPA is still accepted, without a stamp */
+	c = classify(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN), &f.router, true);
+	assert_int_equal(c.action, SQ_ACT_DATA);
+	assert_false(c.stamped);
+	/* a stamp without a packet after it */
+	h.length = SQ_WIRE_STAMP_LEN - 1;
+	sq_wire_encode(f.buf, &h);
+	expect_reject(&f, SQ_WIRE_HEADER_LEN + h.length, &f.router, true, SQ_REJ_BAD_PAYLOAD);
+	h.length = SQ_WIRE_STAMP_LEN;
+	sq_wire_encode(f.buf, &h);
+	expect_reject(&f, SQ_WIRE_HEADER_LEN + h.length, &f.router, true, SQ_REJ_BAD_PACKET);
+	/* a new registration forgets the agreement */
+	sq_peers_unregister(&f.peers, SQ_ROLE_ROUTER);
+	assert_true(sq_peers_register(&f.peers, SQ_ROLE_ROUTER, (struct sockaddr *)&f.router, sizeof(f.router), 9));
+	assert_false(f.peers.peer[SQ_ROLE_ROUTER].shared_clock);
+}
+
 static void test_registration(void **state)
 {
 	(void)state;
@@ -176,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_accepted_messages),
 		cmocka_unit_test(test_every_reject_reason),
 		cmocka_unit_test(test_registration),
+		cmocka_unit_test(test_shared_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

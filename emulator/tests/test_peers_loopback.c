@@ -107,17 +107,23 @@ static int wait_exit(struct emu *e)
 	return WEXITSTATUS(status);
 }
 
-static void send_msg(int fd, const struct emu *e, uint8_t type, uint8_t role, uint64_t token,
-		     const uint8_t *payload, uint16_t len)
+static void send_flagged(int fd, const struct emu *e, uint8_t type, uint8_t role, uint8_t flags, uint64_t token,
+			 const uint8_t *payload, uint16_t len)
 {
 	uint8_t buf[SQ_WIRE_HEADER_LEN + 1500];
-	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role,
+	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role, .flags = flags,
 				    .token = token, .length = len };
 	sq_wire_encode(buf, &h);
 	if (len)
 		memcpy(buf + SQ_WIRE_HEADER_LEN, payload, len);
 	assert_true(sendto(fd, buf, SQ_WIRE_HEADER_LEN + len, 0, (const struct sockaddr *)&e->addr,
 			   sizeof(e->addr)) > 0);
+}
+
+static void send_msg(int fd, const struct emu *e, uint8_t type, uint8_t role, uint64_t token,
+		     const uint8_t *payload, uint16_t len)
+{
+	send_flagged(fd, e, type, role, 0, token, payload, len);
 }
 
 /* Connects to the emulator's control socket (retrying while it starts up); -1 if it never
@@ -614,6 +620,100 @@ static void test_gso_batch_in_and_out(void **state)
 	close(stranger);
 }
 
+/* --- the shared clock: arrival at the NPA's TUN read time ------------------------------- */
+
+static int64_t mono_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* HELLO with the clock offer until WELCOME; returns the WELCOME's flags. */
+static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, const char *boot_id)
+{
+	struct timeval quick = { .tv_usec = 100000 }, normal = { .tv_sec = 3 };
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quick, sizeof(quick));
+	uint8_t buf[SQ_WIRE_MAX_DATAGRAM], offer[SQ_WIRE_CLOCK_OFFER_LEN];
+	for (int attempt = 0; attempt < 50; attempt++) {
+		sq_wire_clock_offer_encode(offer, mono_now_ns(), boot_id);
+		send_flagged(fd, e, SQ_MSG_HELLO, role, SQ_WIRE_FLAG_CLOCK, TOKEN, offer, sizeof(offer));
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct sq_wire_header h;
+		if (n > 0 && sq_wire_decode(buf, (size_t)n, &h) == SQ_WIRE_OK && h.type == SQ_MSG_WELCOME) {
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &normal, sizeof(normal));
+			return h.flags;
+		}
+	}
+	fail_msg("the emulator never answered HELLO");
+	return 0;
+}
+
+/* DATA with the stamp in front of the packet (ip id) */
+static void send_stamped(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id)
+{
+	uint8_t payload[SQ_WIRE_STAMP_LEN + 100];
+	sq_wire_put_time(payload, stamp_ns);
+	size_t n = udp_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100);
+	send_flagged(fd, e, SQ_MSG_DATA, role, SQ_WIRE_FLAG_CLOCK, TOKEN, payload,
+		     (uint16_t)(SQ_WIRE_STAMP_LEN + n));
+}
+
+static void test_shared_clock_arrival(void **state)
+{
+	(void)state;
+	char boot_id[SQ_WIRE_BOOT_ID_LEN + 1] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (f == NULL || fread(boot_id, 1, SQ_WIRE_BOOT_ID_LEN, f) != SQ_WIRE_BOOT_ID_LEN)
+		skip();   /* no boot id: the emulator offers no shared clock either */
+	fclose(f);
+	struct emu e;
+	start_emulator(&e, UNLIMITED_LINK);
+	int router = udp_socket(), mobile = udp_socket();
+	uint8_t pkt[200];
+	/* Another kernel's boot id: no agreement (the lab's NPAs on other machines). */
+	char other[SQ_WIRE_BOOT_ID_LEN + 1];
+	memcpy(other, boot_id, sizeof(other));
+	other[0] = other[0] == '0' ? '1' : '0';
+	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, other), 0);
+	/* This kernel's: the WELCOME agrees. The mobile NPA offers nothing. */
+	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, boot_id), SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(register_npa(mobile, &e, SQ_ROLE_MOBILE), 1500);
+	usleep(50 * 1000);                            /* the run started when both registered */
+	/* 1: read from the TUN 20 ms ago; 2: no stamp, arrives now */
+	send_stamped(router, &e, SQ_ROLE_ROUTER, mono_now_ns() - 20 * 1000 * 1000, 1);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 2, 100));
+	usleep(5 * 1000);
+	/* 3: a stamp from the future (not one clock): the receive time */
+	send_stamped(router, &e, SQ_ROLE_ROUTER, mono_now_ns() + 1000LL * 1000 * 1000, 3);
+	usleep(5 * 1000);
+	/* 4: a stamp before what the model has already seen: raised to it */
+	send_stamped(router, &e, SQ_ROLE_ROUTER, mono_now_ns() - 30 * 1000 * 1000, 4);
+	/* the mobile NPA did not agree: its stamped DATA is refused */
+	send_stamped(mobile, &e, SQ_ROLE_MOBILE, mono_now_ns(), 5);
+	usleep(100 * 1000);                           /* all out after 50 ms */
+	char answer[64];
+	control(&e, "stop", answer, sizeof(answer));
+	assert_string_equal(answer, "stopped");
+	assert_int_equal(wait_exit(&e), SQ_EXIT_OK);
+	char *log = read_log(&e);
+	long long in1 = event_time(log, "in", 1), in2 = event_time(log, "in", 2);
+	long long in3 = event_time(log, "in", 3), in4 = event_time(log, "in", 4);
+	assert_true(in1 >= 0);
+	if (in2 - in1 < 19000 || in2 - in1 > 30000)
+		fail_msg("the stamped packet entered %lld us before the unstamped one, expected about 20 000", in2 - in1);
+	assert_true(in3 >= in2 + 4000);               /* its receive time, not a second later */
+	assert_int_equal(in4, in3);                   /* nothing in between moved the model */
+	for (unsigned id = 1; id <= 4; id++)
+		assert_int_equal(event_time(log, "out", id) - event_time(log, "in", id), 50000);
+	assert_int_equal(event_time(log, "in", 5), -1);
+	assert_non_null(strstr(log, "\n# arrival received 1 stamped 1 raised 1 lowered 1\n"));
+	assert_non_null(strstr(log, " bad_payload 1 "));
+	free(log);
+	close(router);
+	close(mobile);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -624,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_no_way_to_start_is_refused),
 		cmocka_unit_test_teardown(test_router_marks_ce, kill_leftover),
 		cmocka_unit_test_teardown(test_gso_batch_in_and_out, kill_leftover),
+		cmocka_unit_test_teardown(test_shared_clock_arrival, kill_leftover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,6 +85,41 @@ static void test_names(void **state)
 	assert_string_equal(sq_role_name(9), "?");
 }
 
+static const char BOOT_A[SQ_WIRE_BOOT_ID_LEN + 1] = "0f2c3d4e-1111-4222-8333-444455556666";
+static const char BOOT_B[SQ_WIRE_BOOT_ID_LEN + 1] = "0f2c3d4e-1111-4222-8333-444455556667";
+
+static void test_stamp_is_network_order(void **state)
+{
+	(void)state;
+	uint8_t p[SQ_WIRE_STAMP_LEN];
+	sq_wire_put_time(p, 0x0102030405060708LL);
+	static const uint8_t expected[SQ_WIRE_STAMP_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	assert_memory_equal(p, expected, sizeof(expected));
+	assert_int_equal(sq_wire_get_time(p), 0x0102030405060708LL);
+	sq_wire_put_time(p, INT64_MAX);
+	assert_int_equal(sq_wire_get_time(p), INT64_MAX);
+}
+
+static void test_clock_offer(void **state)
+{
+	(void)state;
+	const int64_t sent = 7LL * 1000 * 1000 * 1000;
+	uint8_t p[SQ_WIRE_CLOCK_OFFER_LEN];
+	sq_wire_clock_offer_encode(p, sent, BOOT_A);
+	assert_int_equal(sq_wire_get_time(p), sent);
+	assert_memory_equal(p + SQ_WIRE_STAMP_LEN, BOOT_A, SQ_WIRE_BOOT_ID_LEN);
+	/* one kernel, sent a moment ago (or just now): one clock */
+	assert_true(sq_wire_clock_offer_matches(p, sizeof(p), sent, BOOT_A));
+	assert_true(sq_wire_clock_offer_matches(p, sizeof(p), sent + 1000, BOOT_A));
+	assert_true(sq_wire_clock_offer_matches(p, sizeof(p), sent + SQ_WIRE_CLOCK_OFFER_MAX_AGE_NS, BOOT_A));
+	/* another kernel, a time from the future or from too long ago, a wrong length: not */
+	assert_false(sq_wire_clock_offer_matches(p, sizeof(p), sent + 1000, BOOT_B));
+	assert_false(sq_wire_clock_offer_matches(p, sizeof(p), sent - 1, BOOT_A));
+	assert_false(sq_wire_clock_offer_matches(p, sizeof(p), sent + SQ_WIRE_CLOCK_OFFER_MAX_AGE_NS + 1, BOOT_A));
+	assert_false(sq_wire_clock_offer_matches(p, sizeof(p) - 1, sent, BOOT_A));
+	assert_false(sq_wire_clock_offer_matches(p, 0, sent, BOOT_A));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -92,6 +127,8 @@ int main(void)
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_every_error_class),
 		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_stamp_is_network_order),
+		cmocka_unit_test(test_clock_offer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

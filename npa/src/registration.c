@@ -27,7 +27,7 @@ static int send_hello_if_due(struct hello_state *s, int64_t now, char *err, size
 {
 	if (now < s->next_hello_us)
 		return 0;
-	int rc = npa_sp_link_send_control(s->link, SQ_MSG_HELLO);
+	int rc = npa_sp_link_send_hello(s->link);
 	/* Refused/unreachable are what an absent emulator looks like: keep trying. */
 	if (rc < 0 && rc != -ECONNREFUSED && rc != -EHOSTUNREACH && rc != -ENETUNREACH
 	    && rc != -EAGAIN) {
@@ -61,6 +61,8 @@ static int read_answers(struct hello_state *s, uint16_t *link_mtu, char *err, si
 				 s->link->sp->text, h.length, *link_mtu);
 			return -1;
 		}
+		/* The SP agrees that both ends read one CLOCK_MONOTONIC: DATA carries TUN read times. */
+		s->link->stamp = s->link->clock_offered && (h.flags & SQ_WIRE_FLAG_CLOCK);
 		return 1;
 	}
 }

@@ -1,5 +1,8 @@
 #include "sp_link.h"
 
+#include "boot_id.h"
+#include "monotonic.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +50,7 @@ void npa_sp_link_header(struct npa_sp_link *l, uint8_t *buf, uint8_t type, uint1
 	struct sq_wire_header h = {
 		.version = SQ_WIRE_VERSION, .type = type, .role = l->role,
 		.token = l->token, .seq = l->seq++, .length = length,
+		.flags = type == SQ_MSG_DATA && l->stamp ? SQ_WIRE_FLAG_CLOCK : 0,
 	};
 	sq_wire_encode(buf, &h);
 }
@@ -55,6 +59,24 @@ int npa_sp_link_send_control(struct npa_sp_link *l, uint8_t type)
 {
 	uint8_t buf[SQ_WIRE_HEADER_LEN];
 	npa_sp_link_header(l, buf, type, 0);
+	ssize_t n = sendto(l->fd, buf, sizeof(buf), 0, (const struct sockaddr *)&l->sp->addr,
+			   l->sp->addr_len);
+	return n < 0 ? -errno : 0;
+}
+
+int npa_sp_link_send_hello(struct npa_sp_link *l)
+{
+	uint8_t buf[SQ_WIRE_HEADER_LEN + SQ_WIRE_CLOCK_OFFER_LEN];
+	char boot_id[SQ_WIRE_BOOT_ID_LEN];
+	l->clock_offered = sq_boot_id(boot_id);
+	if (!l->clock_offered)
+		return npa_sp_link_send_control(l, SQ_MSG_HELLO);
+	struct sq_wire_header h = {
+		.version = SQ_WIRE_VERSION, .type = SQ_MSG_HELLO, .role = l->role, .flags = SQ_WIRE_FLAG_CLOCK,
+		.token = l->token, .seq = l->seq++, .length = SQ_WIRE_CLOCK_OFFER_LEN,
+	};
+	sq_wire_encode(buf, &h);
+	sq_wire_clock_offer_encode(buf + SQ_WIRE_HEADER_LEN, npa_now_ns(), boot_id);
 	ssize_t n = sendto(l->fd, buf, sizeof(buf), 0, (const struct sockaddr *)&l->sp->addr,
 			   l->sp->addr_len);
 	return n < 0 ? -errno : 0;

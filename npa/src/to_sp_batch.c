@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "monotonic.h"
 #include "udp_gso.h"
 
 #define SLOT_LEN SQ_WIRE_MAX_DATAGRAM
@@ -68,15 +69,19 @@ int npa_to_sp_batch_fill(struct npa_to_sp_batch *b, int tun_fd)
 	struct npa_counters *c = b->link->counters;
 	while (b->n_packets < NPA_BATCH) {
 		uint8_t *slot = b->iov[b->n_packets].iov_base;
-		ssize_t n = read(tun_fd, slot + SQ_WIRE_HEADER_LEN, SLOT_LEN - SQ_WIRE_HEADER_LEN);
+		size_t stamp = npa_sp_link_stamp_len(b->link);
+		ssize_t n = read(tun_fd, slot + SQ_WIRE_HEADER_LEN + stamp, SLOT_LEN - SQ_WIRE_HEADER_LEN - stamp);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
 		if (n < 0)
 			return -1;
-		npa_sp_link_header(b->link, slot, SQ_MSG_DATA, (uint16_t)n);
-		b->iov[b->n_packets++].iov_len = SQ_WIRE_HEADER_LEN + (size_t)n;
+		/* The moment the packet left the TUN, on the clock the SP shares (wire.h). */
+		if (stamp)
+			sq_wire_put_time(slot + SQ_WIRE_HEADER_LEN, npa_now_ns());
+		npa_sp_link_header(b->link, slot, SQ_MSG_DATA, (uint16_t)(stamp + (size_t)n));
+		b->iov[b->n_packets++].iov_len = SQ_WIRE_HEADER_LEN + stamp + (size_t)n;
 		c->tun_rx_packets++;
 		c->tun_rx_bytes += (uint64_t)n;
 	}
@@ -90,7 +95,8 @@ static void count_sent(struct npa_to_sp_batch *b, unsigned m)
 	const struct msghdr *h = &b->msgs[m].msg_hdr;
 	for (size_t i = 0; i < h->msg_iovlen; i++) {
 		b->link->counters->sp_tx_packets++;
-		b->link->counters->sp_tx_bytes += h->msg_iov[i].iov_len - SQ_WIRE_HEADER_LEN;
+		b->link->counters->sp_tx_bytes += h->msg_iov[i].iov_len - SQ_WIRE_HEADER_LEN
+						  - npa_sp_link_stamp_len(b->link);
 	}
 }
 

@@ -36,20 +36,25 @@ class Message:
     token: int
     seq: int
     payload: bytes
+    flags: int = 0
+
+
+FLAG_CLOCK = 0x01       # the shared clock (emulator/PROTOCOL.md, "Shared clock")
+STAMP_LEN = 8
 
 
 def encode(type_: int, role: int, token: int, seq: int = 0, payload: bytes = b"",
-           *, magic: int = MAGIC, version: int = VERSION, length: int | None = None) -> bytes:
+           *, magic: int = MAGIC, version: int = VERSION, length: int | None = None, flags: int = 0) -> bytes:
     """A datagram; magic, version and length can be set wrong on purpose (tests)."""
     n = len(payload) if length is None else length
-    return HEADER.pack(magic, version, type_, role, 0, token, seq, n, 0) + payload
+    return HEADER.pack(magic, version, type_, role, flags, token, seq, n, 0) + payload
 
 
 def decode(datagram: bytes) -> Message | None:
     """The message, or None if it is not a well-formed version-1 datagram."""
     if len(datagram) < HEADER_LEN:
         return None
-    magic, version, type_, role, _flags, token, seq, length, _ = HEADER.unpack_from(datagram)
+    magic, version, type_, role, flags, token, seq, length, _ = HEADER.unpack_from(datagram)
     if magic != MAGIC or version != VERSION or length != len(datagram) - HEADER_LEN:
         return None
-    return Message(type_, role, token, seq, datagram[HEADER_LEN:])
+    return Message(type_, role, token, seq, datagram[HEADER_LEN:], flags)
