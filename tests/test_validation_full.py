@@ -56,6 +56,22 @@ def test_a_round_with_replications_missing_is_not_finished(tmp_path: Path, monke
     assert full.run_round(study, 3, args) == (None, 1)
 
 
+def test_a_round_s_wall_time_adds_up_its_sittings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A round stopped and finished in a later sitting counts both sittings' time, not the last's."""
+    study = full.STUDIES[0]
+    out = tmp_path / "out"
+    run = build_run(out / study.name / "round-1" / "iip-http-20261124T000000Z", "iip-http")
+    (run / "scenario.toml").write_text((full.SCENARIOS / study.scenario).read_text())
+    (run / "meta.json").write_text(json.dumps({"testbed": {"run": {"replications": 1, "first_replication": 1}}}))
+    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False)
+    clock = iter([100.0, 400.0, 1000.0, 1250.0])
+    monkeypatch.setattr(full.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(full, "_run", lambda argv: -15)                 # stopped after 300 s
+    assert full.run_round(study, 1, args) == (None, -15)
+    monkeypatch.setattr(full, "_run", lambda argv: 0)                   # finished 250 s later
+    assert full.run_round(study, 1, args) == (550.0, 0)
+
+
 def test_two_runs_in_one_round_are_refused(tmp_path: Path) -> None:
     for stamp in ("a", "b"):
         (tmp_path / "saarto" / "round-1" / stamp).mkdir(parents=True)

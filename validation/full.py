@@ -170,16 +170,40 @@ def unfinished(study: Study, k: int, out: Path = OUT) -> int:
     return sum(r.status == "missing" for r in read_layout(run).replications)
 
 
+SPENT = "seconds-spent"     # in a round's directory: the wall time of the sittings that worked on it
+
+
+def add_spent(study: Study, k: int, seconds: float, out: Path = OUT) -> float:
+    """The round's wall time over every sitting so far, this one's `seconds` added."""
+    path = round_dir(study, k, out) / SPENT
+    before = float(path.read_text()) if path.exists() else 0.0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"{before + seconds:.1f}\n")
+    return round(before + seconds, 1)
+
+
 def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | None, int]:
-    """Round k of one study to its end: its wall time (None when it was stopped), squall's exit status."""
+    """Round k of one study to its end: its wall time over every sitting (None when it was
+    stopped), squall's exit status."""
     started = time.monotonic()
+    finished, code = False, 0
+    try:
+        finished, code = _run_round(study, k, args)
+    finally:
+        spent = add_spent(study, k, time.monotonic() - started, args.out)
+        print(f"validation.full: {study.name} round {k}: {spent:.0f} s of wall time so far", flush=True)
+    return (spent if finished else None), code
+
+
+def _run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[bool, int]:
+    """(whether the round is finished, squall's exit status)."""
     for attempt in ("run", "redo"):       # the second: what failed or came out degraded, once
         command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
         print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
         code = _run(command)
         if code not in (0, 1):       # 1: some replications failed or degraded (recorded); others: stopped
             print(f"validation.full: stopped (squall run exited {code}); run this again to go on")
-            return None, code
+            return False, code
         if code == 0:
             break
     left = unfinished(study, k, args.out)
@@ -187,8 +211,8 @@ def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | N
         # exit 1 also means a lane could not be built or squall failed: never a finished round
         print(f"validation.full: {study.name} round {k}: {left} replication(s) missing or cut short; "
               "run this again to go on")
-        return None, code or 1
-    return round(time.monotonic() - started, 1), code
+        return False, code or 1
+    return True, code
 
 
 def main(argv: list[str] | None = None) -> int:
