@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import time
+import sys
 
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, stop_process
@@ -39,6 +39,15 @@ def test_tcpdump_killed_prints_no_statistics() -> None:
 
 # --- how a program ended ----------------------------------------------------------------------
 
+def _ready(handler: str) -> subprocess.Popen[str]:
+    """A program that sets its SIGINT handling, says so, then sleeps: signalled only once it
+    is ready (a fixed pause before the signal lost the race on a loaded machine)."""
+    code = f"import signal, sys, time\n{handler}\nprint('ready', flush=True)\ntime.sleep(30)\n"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+    return proc
+
+
 def test_stop_process_tells_a_requested_end_from_an_early_death() -> None:
     asked = subprocess.Popen(["sleep", "30"])
     ending = stop_process(asked, signal.SIGTERM, 5.0)
@@ -49,10 +58,8 @@ def test_stop_process_tells_a_requested_end_from_an_early_death() -> None:
     ending = stop_process(early, signal.SIGINT, 5.0)
     assert ending == Ending(requested=False, code=3)
     assert ending.describe() == "ended before squall stopped it (exit code 3)"
-    clean = subprocess.Popen(["sh", "-c", "trap 'exit 0' INT; sleep 30 & wait"])
-    time.sleep(0.2)                     # the trap is set
+    clean = _ready("signal.signal(signal.SIGINT, lambda *_: sys.exit(0))")
     assert stop_process(clean, signal.SIGINT, 5.0).clean
-    stubborn = subprocess.Popen(["sh", "-c", "trap '' INT; sleep 30"])
-    time.sleep(0.2)
+    stubborn = _ready("signal.signal(signal.SIGINT, signal.SIG_IGN)")
     ending = stop_process(stubborn, signal.SIGINT, 0.3)
     assert ending.forced and ending.code == -signal.SIGKILL and "was killed" in ending.describe()
