@@ -131,11 +131,12 @@ def tables_section(rows: list[Comparison], coverage: Coverage) -> list[str]:
 
 KERNEL_DIFFERENCES = [
     "## Where today's Linux TCP differs from the studies' (docs/tcp-variants.md)", "",
-    "- **Slow start of short transfers.** A Linux receiver starts every connection in quick-ACK "
-    "mode and ACKs each segment, so the sender's window doubles every round trip; the 2004 "
-    "receivers delayed ACKs (every second segment, 200 ms), so the window grew by about 1.5× "
-    "per round trip. Expect squall's main-object throughputs of short pages above the tables' "
-    "and its response times of HTTP/1.1 pages below them.",
+    "- **Slow start.** Today's Reno grows the window by every segment an ACK covers, so it "
+    "doubles every round trip however the receiver ACKs; a 2004 Linux added one segment per ACK "
+    "and its receivers ACKed every second segment, about 1.5× per round trip. Expect squall's "
+    "HTTP/1.1 pages at e0 below the tables' times and every slow-start overshoot to drop about "
+    "twice the tables' packets: two isolating experiments with a 2004 growth bring the mixtures' "
+    "congestion drops to the tables' (validation/README.md, mixture-drops and slow-start).",
     "- **Loss recovery.** Recovery is SACK-based with Proportional Rate Reduction; rate halving "
     "cannot be turned off as the baseline had it. RACK and tail loss probes are off in every "
     "study profile (`tcp_recovery = 0`, `tcp_early_retrans = 0`), so losses are found by "
