@@ -52,6 +52,7 @@ def summary(numbers: dict) -> list[str]:
     lines = [f"tolerance {numbers['tolerance_us']} µs, load {numbers['duration_us'] / 1e6:g} s per replication"]
     for r in numbers["lanes"]:
         lines.append(f"{r['lanes']} lane(s): ingress p99 {r['ingress_p99_us']} µs, egress p99 {r['egress_p99_us']} µs, "
+                     f"UDP sender p99 {r.get('sender_p99_us')} µs, "
                      f"max {r['max_us']} µs, {r['beyond_tolerance']} of {r['replications']} beyond, "
                      f"statuses {r['statuses']}")
     lines.append(f"largest number of lanes within the tolerance: {numbers['largest_within']}")

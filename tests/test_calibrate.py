@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from testbed.errors import ConfigError
+from testbed.run import timing as run_timing
 from testbed.run.calibrate import lane_counts, largest_within, load_scenario, print_table, summarize
 from testbed.scenario import loader
 
@@ -33,7 +34,8 @@ def test_the_load_is_a_scenario_of_one_replication_per_lane(tmp_path: Path) -> N
 
 
 def point(p99: float, max_us: int, judged: bool = True, n: int = 100, min_us: int = 40) -> dict:
-    return {"n": n, "min_us": min_us, "p50_us": 80.0, "p99_us": p99, "max_us": max_us, "judged": judged}
+    return {"n": n, "min_us": min_us, "p50_us": 80.0, "p99_us": p99, "max_us": max_us, "judged": judged,
+            "over_tolerance": 0}
 
 
 def write_status(run_dir: Path, rep: int, status: str, timing: dict | None) -> None:
@@ -43,11 +45,15 @@ def write_status(run_dir: Path, rep: int, status: str, timing: dict | None) -> N
     (d / "status.json").write_text(json.dumps({"status": status, "reason": "", "details": details}))
 
 
-def timing(ingress_fixed: float, egress_mobile: float, max_us: int) -> dict:
-    return {"tolerance_us": 1000,
-            "ingress": {"fixed": point(ingress_fixed, max_us), "mobile": point(120.0, 300)},
-            "egress": {"fixed": point(150.0, 400), "mobile": point(egress_mobile, 900),
-                       "unjudged": point(90000.0, 99000, judged=False)}}
+def timing(ingress_fixed: float, egress_mobile: float, max_us: int, sender_p99: float = 50.0) -> dict:
+    t = {"tolerance_us": 1000,
+         "ingress": {"fixed": point(ingress_fixed, max_us), "mobile": point(120.0, 300)},
+         "egress": {"fixed": point(150.0, 400), "mobile": point(egress_mobile, 900),
+                    "unjudged": point(90000.0, 99000, judged=False)},
+         "schedules": {"voice": {"n": 100, "min_us": 0, "p50_us": 10.0, "p99_us": sender_p99, "max_us": 900,
+                                 "over_tolerance": 0}}}
+    t["beyond_tolerance"] = run_timing.beyond_tolerance(t)
+    return t
 
 
 def test_the_worst_p99_per_direction_and_the_largest_k_within(tmp_path: Path) -> None:
@@ -63,11 +69,19 @@ def test_the_worst_p99_per_direction_and_the_largest_k_within(tmp_path: Path) ->
     out = io.StringIO()
     print_table([r1, r2], 1000, out)
     lines = out.getvalue().splitlines()
-    assert lines[0].split() == ["lanes", "replications", "ingress", "p99", "(us)", "egress", "p99", "(us)", "max",
-                                "(us)", "beyond", "within"]
-    assert lines[1].split() == ["1", "1", "200", "350", "900", "0", "yes"]
-    assert lines[2].split() == ["2", "2", "1500", "900", "4000", "1", "no"]
+    assert lines[0].split() == ["lanes", "replications", "ingress", "p99", "(us)", "egress", "p99", "(us)", "sender",
+                                "p99", "(us)", "max", "(us)", "beyond", "within"]
+    assert lines[1].split() == ["1", "1", "200", "350", "50", "900", "0", "yes"]
+    assert lines[2].split() == ["2", "2", "1500", "900", "50", "4000", "1", "no"]
     assert lines[3] == "largest number of lanes within 1000 us: 1"
+
+
+def test_a_sender_behind_its_schedule_is_beyond_as_the_runner_judged(tmp_path: Path) -> None:
+    """Link timing within the tolerance, but the UDP sender 1.5 ms behind at its p99: the runner
+    degraded the replication, and the calibration counts it beyond, not within."""
+    write_status(tmp_path, 1, "degraded", timing(200.0, 350.0, 700, sender_p99=1500.0))
+    r = summarize(tmp_path, 1, 1000)
+    assert (r.sender_p99_us, r.beyond_tolerance, r.within) == (1500.0, 1, False)
 
 
 def test_a_replication_without_a_timing_error_is_not_within(tmp_path: Path) -> None:

@@ -5,8 +5,9 @@ It runs a standard load — a bulk transfer and a 32 kbit/s UDP stream over the 
 e0, a few seconds — on K = 1, 2, 4, … lanes at once (one replication per lane, `--rounds`
 times), reads the timing error each replication measured of itself (status.json
 `details.timing_error`: testbed/run/timing.py) and prints, per K, the worst p99 of the ingress
-and of the egress delays over the replications and their judged capture points, the largest
-delay, how many replications were degraded, and the largest K whose runs all stayed within the
+and of the egress delays over the replications and their judged capture points, the worst
+p99 of the UDP sender behind its own schedule, the largest delay, how many replications the
+runner judged beyond the tolerance (its own `beyond_tolerance`), and the largest K whose runs all stayed within the
 tolerance (and every smaller K's too)."""
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ class LanesResult:
     statuses: dict[str, int] = field(default_factory=dict)
     ingress_p99_us: float | None = None   # worst over replications and judged capture points
     egress_p99_us: float | None = None
+    sender_p99_us: float | None = None    # worst paced sender behind its schedule (timing.schedules)
     max_us: int | None = None             # the largest delay of any judged point
     beyond_tolerance: int = 0       # replications with a judged point beyond the tolerance
     within: bool = False            # every replication measured and within the tolerance
@@ -72,7 +74,7 @@ def _worst(values: list[Any]) -> Any:
 def summarize(run_dir: Path, lanes: int, tolerance_us: int) -> LanesResult:
     """Reads every replication's status.json under run_dir."""
     result = LanesResult(lanes, str(run_dir))
-    ingress, egress, maxima = [], [], []
+    ingress, egress, senders, maxima = [], [], [], []
     total = 0
     for path in sorted(run_dir.glob("cells/*/rep-*/status.json")):
         total += 1
@@ -82,16 +84,16 @@ def summarize(run_dir: Path, lanes: int, tolerance_us: int) -> LanesResult:
         if not isinstance(timing, dict):
             continue
         result.replications += 1
-        beyond = False
         for kind, into in (("ingress", ingress), ("egress", egress)):
             for point in (timing.get(kind) or {}).values():
-                if not point.get("judged", True) or not point.get("n"):
-                    continue
-                into.append(point["p99_us"])
-                maxima.append(point["max_us"])
-                beyond |= point["p99_us"] > tolerance_us or point["min_us"] < -tolerance_us
-        result.beyond_tolerance += beyond
+                if point.get("judged", True) and point.get("n"):
+                    into.append(point["p99_us"])
+                    maxima.append(point["max_us"])
+        senders += [s["p99_us"] for s in (timing.get("schedules") or {}).values() if s.get("n")]
+        # the runner's own judgement (testbed/run/timing.py), schedules and clocks included
+        result.beyond_tolerance += bool(timing.get("beyond_tolerance"))
     result.ingress_p99_us, result.egress_p99_us, result.max_us = _worst(ingress), _worst(egress), _worst(maxima)
+    result.sender_p99_us = _worst(senders)
     result.within = total > 0 and result.replications == total and result.beyond_tolerance == 0
     return result
 
@@ -111,9 +113,11 @@ def _fmt(value: float | None) -> str:
 
 
 def print_table(results: list[LanesResult], tolerance_us: int, out: TextIO) -> None:
-    header = ("lanes", "replications", "ingress p99 (us)", "egress p99 (us)", "max (us)", "beyond", "within")
-    rows = [(str(r.lanes), str(r.replications), _fmt(r.ingress_p99_us), _fmt(r.egress_p99_us), _fmt(r.max_us),
-             str(r.beyond_tolerance), "yes" if r.within else "no") for r in results]
+    header = ("lanes", "replications", "ingress p99 (us)", "egress p99 (us)", "sender p99 (us)", "max (us)", "beyond",
+              "within")
+    rows = [(str(r.lanes), str(r.replications), _fmt(r.ingress_p99_us), _fmt(r.egress_p99_us),
+             _fmt(r.sender_p99_us), _fmt(r.max_us), str(r.beyond_tolerance), "yes" if r.within else "no")
+            for r in results]
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(header)]
     for row in (header, *rows):
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip(), file=out)
@@ -162,7 +166,8 @@ def calibrate_command(options: CalibrateOptions, out: TextIO = sys.stdout, err: 
         results.append(summarize(run_dirs[0], k, options.tolerance_us))
         r = results[-1]
         print(f"squall calibrate: {k} lane(s): ingress p99 {_fmt(r.ingress_p99_us)} us, egress p99 "
-              f"{_fmt(r.egress_p99_us)} us, {r.beyond_tolerance} of {r.replications} beyond", file=err)
+              f"{_fmt(r.egress_p99_us)} us, UDP sender p99 {_fmt(r.sender_p99_us)} us, "
+              f"{r.beyond_tolerance} of {r.replications} beyond", file=err)
     if options.json:
         doc = {"tolerance_us": options.tolerance_us, "duration_us": options.duration_us, "rounds": options.rounds,
                "directory": str(root), "lanes": [asdict(r) for r in results],
