@@ -1,5 +1,6 @@
 """HTTP page response time at the client (IIP report section 6): the first SYN the
-client sent -> the last server FIN it received, over the page's connections.
+client sent -> the last server FIN it received (in sequence: its ACK of the FIN), over the
+page's connections.
 
 A FIN counts as received when everything before it has arrived too: the report's page "ends
 when the last in-line object has been transferred". A FIN that overtakes a lost segment (a
@@ -33,6 +34,8 @@ def _server_fin_received(conn: TcpConnection) -> int | None:
     """When the client had the server's FIN in sequence: its first ACK of the FIN (module
     docstring); None when it never acknowledged one (the page did not complete)."""
     fin = next((p for p in conn.packets if (p.src, p.sport) == conn.server and p.tcp_flags & FIN), None)
+    # squall-http closes only after reading to the end, so it ACKs the FIN; a client that
+    # answered with a bare RST would leave the page without a time
     if fin is None:
         return None
     after_fin = (fin.tcp_seq + fin.payload_len + 1) & 0xFFFFFFFF

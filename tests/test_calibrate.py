@@ -61,7 +61,7 @@ def test_the_worst_p99_per_direction_and_the_largest_k_within(tmp_path: Path) ->
     write_status(one, 1, "ok", timing(200.0, 350.0, 700))
     write_status(two, 1, "ok", timing(300.0, 900.0, 2500))
     write_status(two, 2, "degraded", timing(1500.0, 400.0, 4000))
-    r1, r2 = summarize(one, 1, 1000), summarize(two, 2, 1000)
+    r1, r2 = summarize(one, 1), summarize(two, 2)
     assert (r1.replications, r1.ingress_p99_us, r1.egress_p99_us, r1.max_us, r1.within) == (1, 200.0, 350.0, 900, True)
     assert (r2.replications, r2.ingress_p99_us, r2.egress_p99_us, r2.max_us) == (2, 1500.0, 900.0, 4000)
     assert (r2.beyond_tolerance, r2.within, r2.statuses) == (1, False, {"ok": 1, "degraded": 1})
@@ -80,13 +80,13 @@ def test_a_sender_behind_its_schedule_is_beyond_as_the_runner_judged(tmp_path: P
     """Link timing within the tolerance, but the UDP sender 1.5 ms behind at its p99: the runner
     degraded the replication, and the calibration counts it beyond, not within."""
     write_status(tmp_path, 1, "degraded", timing(200.0, 350.0, 700, sender_p99=1500.0))
-    r = summarize(tmp_path, 1, 1000)
+    r = summarize(tmp_path, 1)
     assert (r.sender_p99_us, r.beyond_tolerance, r.within) == (1500.0, 1, False)
 
 
 def test_a_replication_without_a_timing_error_is_not_within(tmp_path: Path) -> None:
     write_status(tmp_path, 1, "failed", None)
-    r = summarize(tmp_path, 1, 1000)
+    r = summarize(tmp_path, 1)
     assert (r.replications, r.within, r.ingress_p99_us) == (0, False, None)
     assert largest_within([r]) == 0
     out = io.StringIO()

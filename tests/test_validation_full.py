@@ -146,6 +146,11 @@ def test_a_round_of_a_changed_scenario_is_refused_not_mixed(tmp_path: Path) -> N
     expanded[0]["cell"] = "tcp-other"
     (run / "expanded.json").write_text(json.dumps(expanded))
     shutil.rmtree(run / "cells" / "tcp-baseline")
+    with pytest.raises(SystemExit, match="cell tcp-other: only now"):
+        full.export(study, 2, 1.0, 2, out, data)
+    assert (data / study.name / "replications.csv").read_text() == before
+    # without the cells' record (rounds run before it existed), the merge refuses them itself
+    (data / study.name / "expanded.json.gz").unlink()
     with pytest.raises(DataError, match="round 2's cells differ from the committed rounds'"):
         full.export(study, 2, 1.0, 2, out, data)
     assert (data / study.name / "replications.csv").read_text() == before
@@ -213,6 +218,19 @@ def test_a_damaged_data_file_is_named_with_its_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=rf"replications.csv:2: {header[column]}: 'fast' is not a number"):
         load_study(tmp_path / "data" / study.name)
     assert run.exists()
+
+
+def test_a_cell_added_removed_or_twice_is_refused_not_noted() -> None:
+    a, b = {"cell": "a", "flows": {"web": {"workload": "s"}}}, {"cell": "b", "flows": {"web": {"workload": "m"}}}
+    changed, one_side = full.cells_record.compare({"cells": [a]}, {"cells": [a, b]})
+    assert changed == ["cell b: only now"] and one_side == []
+    changed, _ = full.cells_record.compare({"cells": [a, b]}, {"cells": [a]})
+    assert changed == ["cell b: only then"]
+    changed, _ = full.cells_record.compare({"cells": [a, b]}, {"cells": [a, b, dict(b)]})
+    assert changed == ["cell b: 2 times now"]
+    # a field inside a cell that only one side has: noted
+    changed, one_side = full.cells_record.compare({"cells": [a]}, {"cells": [{**a, "new": 1}]})
+    assert changed == [] and one_side == ["cells.a.new (only now)"]
 
 
 def test_a_damaged_cells_record_is_named(tmp_path: Path) -> None:

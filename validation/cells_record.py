@@ -4,8 +4,9 @@ validation/data/<study>/expanded.json.gz holds the first recorded round's expand
 cell with every profile resolved; canonical JSON, gzip without a timestamp, a few kB). A later
 round is compared with it value by value, before it runs (the scenario as squall expands it
 now) and after (the run's own expanded.json): a value that differs means the cells changed and
-the rounds must not be merged. A key only one side has is a field a newer or older squall adds,
-not a change of the cells; it is noted, not refused. So a squall that grows a field keeps the
+the rounds must not be merged, and so does a cell one side has and the other not. A key inside a
+cell that only one side has is a field a newer or older squall adds, not a change of the cells;
+it is noted, not refused. So a squall that grows a field keeps the
 rounds comparable, which a digest of the file's bytes would not.
 """
 from __future__ import annotations
@@ -56,11 +57,24 @@ def leaves(value: Any, path: str = "") -> Leaves:
     return {path: value}
 
 
+def cell_ids(expanded: dict[str, Any] | list[Any]) -> list[str]:
+    """The cells' ids in file order (expanded.json: {"cells": [...]}, or the list itself)."""
+    cells = expanded.get("cells", []) if isinstance(expanded, dict) else expanded
+    return [c.get("cell") for c in cells if isinstance(c, dict)]
+
+
 def compare(committed: dict[str, Any], now: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(values that differ, keys only one side has), each as readable lines."""
+    """(what differs: values, and cells only one side has or has twice; keys only one side
+    has inside the cells), each as readable lines."""
+    then_ids, now_ids = cell_ids(committed), cell_ids(now)
+    changed = [f"cell {c}: only {'then' if c in then_ids else 'now'}" for c in sorted(set(then_ids) ^ set(now_ids))]
+    changed += [f"cell {c}: {n} times {when}" for when, ids in (("then", then_ids), ("now", now_ids))
+                for c in sorted(set(ids)) if (n := ids.count(c)) > 1]
     old, new = leaves(committed), leaves(now)
-    changed = [f"{k}: {old[k]!r} then, {new[k]!r} now" for k in sorted(old.keys() & new.keys()) if old[k] != new[k]]
-    one_side = [f"{k} ({'only then' if k in old else 'only now'})" for k in sorted(old.keys() ^ new.keys())]
+    changed += [f"{k}: {old[k]!r} then, {new[k]!r} now" for k in sorted(old.keys() & new.keys()) if old[k] != new[k]]
+    gone = {prefix + c for c in set(then_ids) ^ set(now_ids) for prefix in ("cells.", "")}
+    one_side = [f"{k} ({'only then' if k in old else 'only now'})" for k in sorted(old.keys() ^ new.keys())
+                if not any(k == g or k.startswith(g + ".") for g in gone)]
     return changed, one_side
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -170,16 +171,21 @@ def unfinished(study: Study, k: int, out: Path = OUT) -> int:
     return sum(r.status == "missing" for r in read_layout(run).replications)
 
 
-SPENT = "seconds-spent"     # in a round's directory: the wall time of the sittings that worked on it
+SPENT = "validation-seconds"   # in a round's run directory: the wall time of the sittings that worked on it
 
 
 def add_spent(study: Study, k: int, seconds: float, out: Path = OUT) -> float:
-    """The round's wall time over every sitting so far, this one's `seconds` added."""
-    path = round_dir(study, k, out) / SPENT
-    before = float(path.read_text()) if path.exists() else 0.0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{before + seconds:.1f}\n")
-    return round(before + seconds, 1)
+    """The round's wall time over every sitting so far, this one's `seconds` added; kept in the
+    round's run directory, so a run removed to start the round again takes its time with it."""
+    run = run_dir(study, k, out)
+    if run is None:                  # squall made no run: nothing ran, nothing to count
+        return round(seconds, 1)
+    path = run / SPENT
+    total = round((float(path.read_text()) if path.exists() else 0.0) + seconds, 1)
+    partial = path.with_name(SPENT + ".partial")
+    partial.write_text(f"{total}\n")
+    os.replace(partial, path)        # a sitting cut short leaves the old total, never half a number
+    return total
 
 
 def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | None, int]:

@@ -10,11 +10,13 @@ int64_t sq_arrival_time(bool stamped, int64_t stamp_ns, int64_t rx_ns, int64_t s
 		if (stamp_ns < rx_ns)
 			at_ns = stamp_ns;
 	}
-	int64_t t = (at_ns - start_ns) / 1000;
-	if (t < floor_us) {
+	/* Clamped in ns before any subtraction: a stamp from the far past (or a u64 read as a
+	 * negative number) must not overflow into the far future. */
+	int64_t floor_ns = start_ns + floor_us * 1000;
+	if (at_ns < floor_ns) {
 		if (*kind == SQ_ARRIVAL_STAMPED)
 			*kind = SQ_ARRIVAL_RAISED;
-		t = floor_us;
+		at_ns = floor_ns;
 	}
-	return t;
+	return (at_ns - start_ns) / 1000;
 }

@@ -46,6 +46,10 @@ static void test_the_stamp_clamped(void **state)
 	assert_int_equal(arrival(true, AT(1500), AT(1000), 1100, SQ_ARRIVAL_LOWERED), 1100);
 	/* read before t = 0, received after: t = 0 at the earliest */
 	assert_int_equal(arrival(true, START_NS - 20000, AT(3), 0, SQ_ARRIVAL_RAISED), 0);
+	/* a stamp of 2^63 or more arrives as a negative number: the floor, not an overflow into
+	 * the far future; the largest one is after the receive */
+	assert_int_equal(arrival(true, INT64_MIN, AT(1000), 700, SQ_ARRIVAL_RAISED), 700);
+	assert_int_equal(arrival(true, INT64_MAX, AT(1000), 700, SQ_ARRIVAL_LOWERED), 1000);
 }
 
 static void test_order_is_kept(void **state)

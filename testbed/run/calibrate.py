@@ -71,7 +71,7 @@ def _worst(values: list[Any]) -> Any:
     return max(values) if values else None
 
 
-def summarize(run_dir: Path, lanes: int, tolerance_us: int) -> LanesResult:
+def summarize(run_dir: Path, lanes: int) -> LanesResult:
     """Reads every replication's status.json under run_dir."""
     result = LanesResult(lanes, str(run_dir))
     ingress, egress, senders, maxima = [], [], [], []
@@ -163,7 +163,7 @@ def calibrate_command(options: CalibrateOptions, out: TextIO = sys.stdout, err: 
         if not run_dirs:
             err.write(run_err.getvalue())
             raise ConfigError("squall calibrate", f"the run on {k} lane(s) made no run directory (its messages above)")
-        results.append(summarize(run_dirs[0], k, options.tolerance_us))
+        results.append(summarize(run_dirs[0], k))
         r = results[-1]
         print(f"squall calibrate: {k} lane(s): ingress p99 {_fmt(r.ingress_p99_us)} us, egress p99 "
               f"{_fmt(r.egress_p99_us)} us, UDP sender p99 {_fmt(r.sender_p99_us)} us, "
