@@ -57,24 +57,28 @@ def leaves(value: Any, path: str = "") -> Leaves:
     return {path: value}
 
 
-def cell_ids(expanded: dict[str, Any] | list[Any]) -> list[str]:
-    """The cells' ids in file order (expanded.json: {"cells": [...]}, or the list itself)."""
-    cells = expanded.get("cells", []) if isinstance(expanded, dict) else expanded
-    return [c.get("cell") for c in cells if isinstance(c, dict)]
+def _cells(expanded: dict[str, Any] | list[Any]) -> list[Any]:
+    """expanded.json's cells: {"cells": [...]}, or the list itself."""
+    return expanded.get("cells", []) if isinstance(expanded, dict) else expanded
+
+
+def _keeping(expanded: dict[str, Any] | list[Any], ids: set[str]) -> dict[str, Any] | list[Any]:
+    """The same expansion with only the cells in `ids`."""
+    cells = [c for c in _cells(expanded) if isinstance(c, dict) and c.get("cell") in ids]
+    return {**expanded, "cells": cells} if isinstance(expanded, dict) else cells
 
 
 def compare(committed: dict[str, Any], now: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """(what differs: values, and cells only one side has or has twice; keys only one side
-    has inside the cells), each as readable lines."""
-    then_ids, now_ids = cell_ids(committed), cell_ids(now)
+    """(what differs: cells only one side has or has twice, values of the cells both have;
+    keys inside those cells that only one side has), each as readable lines."""
+    then_ids, now_ids = ([c.get("cell") for c in _cells(e) if isinstance(c, dict)] for e in (committed, now))
     changed = [f"cell {c}: only {'then' if c in then_ids else 'now'}" for c in sorted(set(then_ids) ^ set(now_ids))]
     changed += [f"cell {c}: {n} times {when}" for when, ids in (("then", then_ids), ("now", now_ids))
                 for c in sorted(set(ids)) if (n := ids.count(c)) > 1]
-    old, new = leaves(committed), leaves(now)
+    both = set(then_ids) & set(now_ids)
+    old, new = leaves(_keeping(committed, both)), leaves(_keeping(now, both))
     changed += [f"{k}: {old[k]!r} then, {new[k]!r} now" for k in sorted(old.keys() & new.keys()) if old[k] != new[k]]
-    gone = {prefix + c for c in set(then_ids) ^ set(now_ids) for prefix in ("cells.", "")}
-    one_side = [f"{k} ({'only then' if k in old else 'only now'})" for k in sorted(old.keys() ^ new.keys())
-                if not any(k == g or k.startswith(g + ".") for g in gone)]
+    one_side = [f"{k} ({'only then' if k in old else 'only now'})" for k in sorted(old.keys() ^ new.keys())]
     return changed, one_side
 
 
