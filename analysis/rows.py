@@ -67,6 +67,7 @@ def udp_row(side: str, m: UdpMetrics) -> Row:
         "throughput_bytes_per_s": m.throughput_bytes_per_s,
         "jitter_min_us": m.jitter_min_us, "jitter_max_us": m.jitter_max_us,
         "jitter_mean_us": m.jitter_mean_us, "jitter_samples": m.jitter_samples,
+        "spacing_mean_us": m.spacing_mean_us,
         "dscp": m.dscp,
         # as for TCP connections: congestion = send buffer + router (+ unseen: tc router)
         "congestion_drops": None if m.fates is None else sum(

@@ -166,6 +166,7 @@ def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
     values[f"{flow}.jitter_mean_ms"] = ms(u.jitter_mean_us)
     values[f"{flow}.jitter_min_ms"] = ms(u.jitter_min_us)
     values[f"{flow}.jitter_max_ms"] = ms(u.jitter_max_us)
+    values[f"{flow}.spacing_mean_ms"] = ms(u.spacing_mean_us)
     values[f"{flow}.sent"] = u.sent
     values[f"{flow}.received"] = u.received
     values[f"{flow}.lost"] = u.lost

@@ -62,6 +62,9 @@ class UdpMetrics:
     jitter_max_us: int | None
     jitter_mean_us: float | None
     jitter_samples: int
+    # mean receive spacing over the same pairs: what the IIP report's tables call jitter (their
+    # e0 values are the send spacing itself; validation/explanations/jitter/)
+    spacing_mean_us: float | None
     sent: int | None               # datagrams in the sender's capture (None without it)
     expected: int                  # what the sender sent: generator_sent, else sent, else
                                    # highest sequence received + 1
@@ -100,6 +103,7 @@ def combined(streams: list[UdpMetrics]) -> UdpMetrics:
     span_us = max(lasts) - min(firsts) if firsts and lasts else 0
     samples = sum(s.jitter_samples for s in streams)
     weighted = [(s.jitter_mean_us, s.jitter_samples) for s in streams if s.jitter_mean_us is not None]
+    spacings = [(s.spacing_mean_us, s.jitter_samples) for s in streams if s.spacing_mean_us is not None]
     fates: dict[str, int] | None = None
     if all(s.fates is not None for s in streams):
         fates = {}
@@ -116,17 +120,18 @@ def combined(streams: list[UdpMetrics]) -> UdpMetrics:
         throughput_bytes_per_s=received_bytes / (span_us / 1e6) if span_us > 0 else None,
         jitter_min_us=min(mins) if mins else None, jitter_max_us=max(maxs) if maxs else None,
         jitter_mean_us=sum(m * n for m, n in weighted) / samples if weighted and samples else None,
-        jitter_samples=samples, sent=total([s.sent for s in streams]),
+        jitter_samples=samples,
+        spacing_mean_us=sum(m * n for m, n in spacings) / samples if spacings and samples else None,
+        sent=total([s.sent for s in streams]),
         expected=sum(s.expected for s in streams), lost=sum(s.lost for s in streams), fates=fates,
         dscp=streams[0].dscp, generator_sent=total([s.generator_sent for s in streams]))
 
 
-def _jitter(arrivals: list[tuple[int, GeneratorHeader]]) -> list[int]:
-    samples = []
-    for (r1, h1), (r2, h2) in zip(arrivals, arrivals[1:]):
-        if h2.seq == h1.seq + 1:
-            samples.append(abs((r2 - r1) - (h2.send_us - h1.send_us)))
-    return samples
+def _consecutive(arrivals: list[tuple[int, GeneratorHeader]]) -> list[tuple[int, int]]:
+    """(Δreceive, Δsend) of each pair of datagrams received one after the other with
+    consecutive sequence numbers: a pair with a loss between them is left out."""
+    return [(r2 - r1, h2.send_us - h1.send_us) for (r1, h1), (r2, h2) in zip(arrivals, arrivals[1:])
+            if h2.seq == h1.seq + 1]
 
 
 def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
@@ -149,7 +154,8 @@ def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
         highest = max(highest, h.seq)
         n_bytes += size
         unique.append((ts, h))
-    jitter = _jitter(unique)
+    pairs = _consecutive(unique)
+    jitter = [abs(received - sent) for received, sent in pairs]
     first = arrivals[0][0] if arrivals else None
     last = arrivals[-1][0] if arrivals else None
     span = last - first if first is not None and last is not None else 0
@@ -169,6 +175,8 @@ def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
         jitter_min_us=min(jitter) if jitter else None,
         jitter_max_us=max(jitter) if jitter else None,
         jitter_mean_us=sum(jitter) / len(jitter) if jitter else None,
-        jitter_samples=len(jitter), sent=sent_count, expected=expected,
+        jitter_samples=len(jitter),
+        spacing_mean_us=sum(received for received, _ in pairs) / len(pairs) if pairs else None,
+        sent=sent_count, expected=expected,
         lost=max(0, expected - len(unique)), fates=fate_counts,
         dscp=received.packets[0].tos >> 2 if received.packets else None)

@@ -128,6 +128,8 @@ def test_udp_stream_with_gap_and_known_jitter(tmp_path: Path) -> None:
     assert m.jitter_samples == 7
     assert m.jitter_min_us == 0 and m.jitter_max_us == 15 * MS
     assert m.jitter_mean_us == pytest.approx(50 * MS / 7)
+    # receive spacing over the same 7 pairs: 20+25+10+25 and 35+5+20 ms (not the 40 ms across the loss)
+    assert m.spacing_mean_us == pytest.approx(140 * MS / 7)
     assert m.fates == {"out": 9, "drop_err": 1}
 
 

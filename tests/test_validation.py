@@ -193,8 +193,10 @@ def test_mixture_roles_third_flow_and_udp_jitter_range() -> None:
     udp = make_cell("link-e0_workload-2tcp+1udp-0s-0s-0s-ds_tcp-baseline",
                     {"link": "e0", "workload": "2tcp+1udp-0s-0s-0s-ds", "tcp": "baseline"},
                     [FlowInfo("tcp1", "bulk"), FlowInfo("tcp2", "bulk"), FlowInfo("udp", "udp")],
-                    [{"tcp.fastest.elapsed_s": 90, "udp.jitter_mean_ms": 31.0, "udp.congestion_drops": 0},
-                     {"tcp.fastest.elapsed_s": 100, "udp.jitter_mean_ms": 35.0, "udp.congestion_drops": 2}])
+                    [{"tcp.fastest.elapsed_s": 90, "udp.jitter_mean_ms": 12.0, "udp.spacing_mean_ms": 31.0,
+                      "udp.congestion_drops": 0},
+                     {"tcp.fastest.elapsed_s": 100, "udp.jitter_mean_ms": 16.0, "udp.spacing_mean_ms": 35.0,
+                      "udp.congestion_drops": 2}])
     m = measure([("iip", [late, udp])])
 
     def v(workload: str, metric: str) -> float | None:
@@ -203,6 +205,7 @@ def test_mixture_roles_third_flow_and_udp_jitter_range() -> None:
     assert v("3tcp-0s-0s-5s", "slower.Elapsed_max") == 14
     assert v("3tcp-0s-0s-5s", "third.Elapsed_min") == 8
     assert v("2tcp+1udp-0s-0s-0s-ds", "fastest.Elapsed_avg") == 95
+    # the tables' jitter is the mean receive spacing (validation/explanations/jitter/)
     assert (v("2tcp+1udp-0s-0s-0s-ds", "udp.Jitter_min"), v("2tcp+1udp-0s-0s-0s-ds", "udp.Jitter_max")) == (31, 35)
     assert v("2tcp+1udp-0s-0s-0s-ds", "udp.Drops_c") == 1
 
