@@ -136,7 +136,9 @@ KERNEL_DIFFERENCES = [
     "and its receivers ACKed every second segment, about 1.5× per round trip. Expect squall's "
     "HTTP/1.1 pages at e0 below the tables' times and every slow-start overshoot to drop about "
     "twice the tables' packets: two isolating experiments with a 2004 growth bring the mixtures' "
-    "congestion drops to the tables' (validation/README.md, mixture-drops and slow-start).",
+    "congestion drops to the tables' (validation/README.md, mixture-drops and slow-start), but "
+    "move the long HTTP pages' drops and HTTP/1.0's m+8m page away from them, so the study "
+    "scenarios keep the kernel's own growth (the decision and its reasons are there too).",
     "- **Loss recovery.** Recovery is SACK-based with Proportional Rate Reduction; rate halving "
     "cannot be turned off as the baseline had it. RACK and tail loss probes are off in every "
     "study profile (`tcp_recovery = 0`, `tcp_early_retrans = 0`), so losses are found by "
