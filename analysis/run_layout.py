@@ -11,13 +11,14 @@ it enters the statistics only as failed; the report counts and lists it with its
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from analysis import cell_selection
 
 REP_DIR = re.compile(r"^rep-(\d+)$")
 STATUSES = ("ok", "degraded", "failed", "timeout")
@@ -128,7 +129,7 @@ def read_layout(root: Path) -> RunLayout:
     name, expected_reps = _scenario(root)
     pattern, selected_reps, selected_first = _run_selection(root)
     expected_reps = selected_reps or expected_reps
-    cells = [c for c in _expanded_cells(root) if pattern is None or fnmatch.fnmatchcase(c.cell, pattern)]
+    cells = [c for c in _expanded_cells(root) if cell_selection.selected(c.cell, pattern)]
     known = {c.cell for c in cells}
     cells_dir = root / "cells"
     for d in sorted(cells_dir.iterdir()) if cells_dir.is_dir() else []:

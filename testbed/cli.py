@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--replications", type=int, metavar="N", help="replications per cell (default: the scenario's)")
     run.add_argument("--first-replication", type=int, metavar="K",
                      help="run replications K..N only (a later sitting on another machine; default 1)")
-    run.add_argument("--cells", metavar="GLOB", help="only the cells whose id matches, e.g. 'link-r2_*'")
+    run.add_argument("--cells", metavar="GLOB[,GLOB...]", help="only the cells whose id matches one of the globs, e.g. 'link-r2_*' or 'link-r0_*,link-r4_*'")
     run.add_argument("--results", default="results", metavar="DIR", help="where run directories go (default results)")
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
     run.add_argument("--redo-degraded", action="store_true",

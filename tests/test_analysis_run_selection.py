@@ -27,6 +27,12 @@ def test_unselected_cells_and_replications_are_not_missing(tmp_path):
         [("link-e0", 1, "ok"), ("link-e0", 2, "missing")]
 
 
+def test_a_selection_of_several_globs_keeps_each_cell_they_match(tmp_path):
+    layout = read_layout(make_run(tmp_path / "run", {"cells": "link-x*,link-r2", "replications": 1}))
+    # link-r2 is selected by the second glob: missing; link-e0 by neither, its result is kept as found
+    assert [(r.cell, r.status) for r in layout.replications] == [("link-r2", "missing"), ("link-e0", "ok")]
+
+
 def test_without_a_recorded_selection_every_cell_and_replication_counts(tmp_path):
     layout = read_layout(make_run(tmp_path / "run", None))
     assert [c.cell for c in layout.cells] == ["link-e0", "link-r2"]

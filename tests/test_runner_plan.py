@@ -98,6 +98,8 @@ def test_redo_degraded_goes_with_resume(capsys) -> None:
 def test_cell_glob(loaded) -> None:
     sc, _ = loaded
     assert [c.cell_id for c in select_cells(sc, "*cbi")] == ["tcp-cbi"]
+    # several globs, comma-separated: a cell matched by either, in the scenario's order, once
+    assert [c.cell_id for c in select_cells(sc, "tcp-cbi, tcp-base*,*cbi")] == ["tcp-baseline", "tcp-cbi"]
     with pytest.raises(ConfigError, match="--cells: 'tcp-x' matches no cell; the cells are tcp-baseline, tcp-cbi"):
         select_cells(sc, "tcp-x")
 

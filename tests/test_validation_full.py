@@ -237,3 +237,51 @@ def test_a_damaged_cells_record_is_named(tmp_path: Path) -> None:
     (tmp_path / "expanded.json.gz").write_bytes(b"\x1f\x8b not gzip")
     with pytest.raises(SystemExit, match="expanded.json.gz is damaged"):
         full.cells_record.recorded(tmp_path)
+
+
+def test_a_conclusions_round_runs_the_chosen_cells_only(tmp_path: Path) -> None:
+    study = full.STUDIES[0]
+    command = full.round_command(study, 6, 2, 110, out=tmp_path, cells=["link-e0_a", "link-r0_b"])
+    assert command[command.index("--cells") + 1] == "link-e0_a,link-r0_b"
+    assert "--cells" not in full.round_command(study, 5, 2, 110, out=tmp_path)
+
+
+def test_a_round_of_some_cells_replaces_their_rows_only(tmp_path: Path) -> None:
+    study = full.STUDIES[0]
+    out, data = tmp_path / "out", tmp_path / "data"
+    for k in (1, 3):
+        _round_run(out, k, "a")
+        full.export(study, k, 1.0, 2, out, data)
+    run = _round_run(out, 2, "a")
+    (run / "meta.json").write_text(json.dumps({"squall_revision": "a", "testbed": {"run": {"cells": "tcp-iw4"}}}))
+    full.export(study, 2, 1.0, 2, out, data)
+    reps = {c.cell: [r.ref.rep for r in c.replications] for c in load_study(data / study.name)}
+    # the fixture has a (failed) replication 2 of tcp-baseline too: a run of tcp-iw4 only leaves it out
+    assert reps == {"tcp-baseline": [1, 3], "tcp-iw4": [1, 2, 3]}
+    assert load_study_record(data / study.name)["rounds"]["2"]["cells"] == 1
+    # a run of some cells cannot start a study's data
+    with pytest.raises(DataError, match="no committed rounds for a run of some cells"):
+        full.export(study, 2, 1.0, 2, out, tmp_path / "other")
+
+
+def test_the_conclusions_cells_are_those_their_checks_read() -> None:
+    """On the committed data: the mixtures' DiffServ cases (2 TCP + 1 UDP from 0 s, with and
+    without DiffServ, every link and variant) and every CBI cell (its replication 1 against the
+    later ones), nothing else."""
+    chosen = set(full.conclusion_cells()["iip-mixture"])
+    cells = [c.cell for c in load_study(full.DATA / "iip-mixture")]
+    expected = {c for c in cells if "2tcp+1udp-0s-0s-0s-" in c or c.endswith("_tcp-frto-cbi-iw4")}
+    assert chosen == expected and len(chosen) == 36
+
+
+def test_rounds_after_rounds_are_planned_for_the_conclusions_cells(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(full.DATA / "iip-mixture", data / "iip-mixture")
+    done = len(load_study_record(data / "iip-mixture")["rounds_done"])
+    argv = ["--rounds", str(done), "--conclusion-rounds", str(done + 1), "--dry-run", "--study", "iip-mixture",
+            "--out", str(tmp_path / "out"), "--data", str(data)]
+    assert full.main(argv) == 0
+    [line] = capsys.readouterr().out.splitlines()
+    assert f"iip-mixture round {done + 1}:" in line
+    assert len(line.split("--cells ")[1].split(",")) == 36

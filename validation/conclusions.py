@@ -222,9 +222,8 @@ def _counted_later(series: list[float | None]) -> int:
 
 def cbi_overshoot(ref: Lookup, ours: Measurements) -> Verdict:
     cases: list[Case | None] = []
-    for key, series in sorted(ours.series.items()):
-        if "cbi" not in key.variant:
-            continue
+    for key in sorted(k for k in ours.series if "cbi" in k.variant):
+        series = ours.series.get(key, [])
         first, later = _first_vs_later(series)
         if first is None or later is None:
             continue
@@ -315,6 +314,27 @@ def diffserv_protects_udp(ref: Lookup, ours: Lookup) -> Verdict:
         "A router property, not a TCP one: HTB with the UDP class at priority 0 on the "
         "router-side TUN's egress. Today's TCP (PRR, quick ACKs) fills the shared queue "
         "differently, which changes the size of the effect, not its direction.")
+
+
+class _NotingReads(dict):
+    """A mapping that notes every key looked up in it."""
+
+    def __init__(self, data: dict, read: set[Key]):
+        super().__init__(data)
+        self.read = read
+
+    def get(self, key, default=None):   # type: ignore[override]
+        self.read.add(key)
+        return super().get(key, default)
+
+
+def cells_read(reference: list[RefRow], ours: Measurements) -> set[Key]:
+    """The cells whose values the conclusions look at (keys with metric ""), found by running
+    them: what a check reads is what it rests on, so the list never drifts from the checks."""
+    read: set[Key] = set()
+    check_all(reference, Measurements(_NotingReads(ours.values, read), _NotingReads(ours.series, read),
+                                      ours.replications))
+    return {replace(k, metric="") for k in read}
 
 
 def check_all(reference: list[RefRow], ours: Measurements) -> list[Verdict]:

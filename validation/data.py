@@ -88,26 +88,32 @@ def export_study(cells: list[CellResult], target: Path, study: dict) -> list[Pat
     return written
 
 
-def merge_round(cells: list[CellResult], k: int, target: Path, study: dict) -> list[Path]:
+def merge_round(cells: list[CellResult], k: int, target: Path, study: dict, only_selected: bool = False
+                ) -> list[Path]:
     """Replication k of every cell (from a run of that round) in place of round k's committed
     rows, the other rounds' rows kept. The cells must be the committed ones: a study whose
-    scenario changed between rounds is refused, not mixed."""
+    scenario changed between rounds is refused, not mixed. `only_selected`: the run had some
+    of the cells only (`squall run --cells`); each must be a committed one, the others keep
+    their rows."""
     fresh = [replace(c, replications=[r for r in c.replications if r.ref.rep == k]) for c in cells]
     if not (target / CELLS).exists():
+        if only_selected:
+            raise DataError(f"{target}: no committed rounds for a run of some cells to join; run every cell first")
         return export_study(fresh, target, study)
     committed = load_study(target)
-    if _described(committed) != _described(fresh):
+    by_cell = {c.cell: c for c in fresh}
+    expected = [c for c in committed if c.cell in by_cell] if only_selected else committed
+    if _described(expected) != _described(fresh):
         ours = {c.cell for c in fresh}
-        theirs = {c.cell for c in committed}
-        differ = sorted(ours ^ theirs) or [a["cell"] for a, b in zip(_described(committed), _described(fresh))
+        theirs = {c.cell for c in expected}
+        differ = sorted(ours ^ theirs) or [a["cell"] for a, b in zip(_described(expected), _described(fresh))
                                            if a != b]
         raise DataError(f"{target / CELLS}: round {k}'s cells differ from the committed rounds' (first: "
                         f"{differ[0] if differ else '?'}): the scenario changed since; start the study again "
                         "in a new data directory rather than mix them")
-    by_cell = {c.cell: c for c in fresh}
     merged = [replace(c, replications=sorted([r for r in c.replications if r.ref.rep != k]
                                              + by_cell[c.cell].replications, key=lambda r: r.ref.rep))
-              for c in committed]
+              if c.cell in by_cell else c for c in committed]
     return export_study(merged, target, study)
 
 

@@ -1,9 +1,10 @@
 """The full validation, in rounds that survive any number of sittings and machines.
 
-    python -m validation.full [--rounds 5] [--parallel 2] [--prepare-ahead] [--lane-base 110] [--study NAME]… [--commit] [--dry-run]
+    python -m validation.full [--rounds 5] [--conclusion-rounds 10] [--parallel 2] [--prepare-ahead] [--lane-base 110] [--study NAME]… [--commit] [--dry-run]
     python -m validation.full --export [--out DIR]     # a round's rows as they are, half-way too
 
-Round k gives every cell of the three studies its k-th replication: `squall run SCENARIO
+Rounds after --rounds up to --conclusion-rounds give their replication to the cells the studies'
+conclusions rest on only (conclusion_cells). Round k gives every cell of the three studies its k-th replication: `squall run SCENARIO
 --replications k --first-replication k` into validation/out/full/<study>/round-k/ (git-ignored).
 A replication's number fixes its channel timeline and seeds, so replication k is the same
 whichever machine or sitting runs it, and a CBI chain starting at k warms its lane up with
@@ -69,8 +70,9 @@ def run_dir(study: Study, k: int, out: Path = OUT) -> Path | None:
 
 
 def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path = OUT,
-                  prepare_ahead: bool = False) -> list[str]:
-    """`squall run` for round k of one study: replication k of every cell, or that run resumed."""
+                  prepare_ahead: bool = False, cells: list[str] | None = None) -> list[str]:
+    """`squall run` for round k of one study: replication k of every cell (of `cells` only, when
+    given), or that run resumed (with the cells it was started with)."""
     common = ["--parallel", str(parallel), "--lane-base", str(lane_base),
               *(["--prepare-ahead"] if prepare_ahead else [])]
     existing = run_dir(study, k, out)
@@ -79,7 +81,8 @@ def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path
                          f"remove it to run round {k} with the scenario as it is now")
     if existing is None:
         return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(round_dir(study, k, out)),
-                "--replications", str(k), "--first-replication", str(k), *common]
+                "--replications", str(k), "--first-replication", str(k), *common,
+                *(["--cells", ",".join(cells)] if cells is not None else [])]
     # a degraded replication (timing beyond the tolerance) does not count: it is run again
     return [str(SQUALL), "run", "--resume", str(existing), *common, "--redo-degraded"]
 
@@ -110,10 +113,26 @@ def check_cells_now(study: Study, data: Path = DATA) -> None:
         print(note, flush=True)
 
 
+def conclusion_cells(data: Path = DATA) -> dict[str, list[str]]:
+    """Per study the cells the studies' conclusions rest on (validation.conclusions.cells_read
+    over the committed data of every study that has some), in the order of its data."""
+    from validation.conclusions import cells_read
+    from validation.data import load_study
+    from validation.measures import cell_key, measure
+    from validation.reference import load_reference
+
+    loaded = {s: load_study(data / s.name) for s in STUDIES if (data / s.name / "cells.json").exists()}
+    read = cells_read(load_reference(), measure((s.reference, cells) for s, cells in loaded.items()))
+    return {s.name: [c.cell for c in cells if cell_key(s.reference, c, "") in read] for s, cells in loaded.items()}
+
+
 def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path = OUT,
            data: Path = DATA) -> list[Path]:
     """Round k's run analysed (its summary/ left alone) and merged into validation/data/<study>/;
-    `seconds` is the round's wall time once it is finished (None: half-way, not listed as done)."""
+    `seconds` is the round's wall time once it is finished (None: half-way, not listed as done).
+    A run of some cells only (a conclusions round, `squall run --cells`, as its meta.json says)
+    replaces their round-k rows; the other cells keep theirs."""
+    from analysis.cell_selection import globs, selected
     from validation.data import merge_round
     from validation.run import load_cells
 
@@ -121,6 +140,7 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
     if source is None:
         return []
     meta = json.loads((source / "meta.json").read_text())
+    selection = meta.get("testbed", {}).get("run", {}).get("cells")
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     rounds = finished_rounds(study, data)
     ran = json.loads((source / "expanded.json").read_text())
@@ -128,7 +148,8 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
         print(note, flush=True)
     if seconds is not None:
         rounds[str(k)] = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
-                          "lanes": parallel, "exported_utc": now}
+                          "lanes": parallel, "exported_utc": now,
+                          **({"cells": len(globs(selection))} if selection else {})}
         if cells_record.recorded(data / study.name) is None:
             (data / study.name).mkdir(parents=True, exist_ok=True)
             cells_record.store(data / study.name, ran)
@@ -138,7 +159,8 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
               "round_seconds": {k: rounds[k]["seconds"] for k in done},
               "squall_revision": rounds[done[-1]]["squall_revision"] if done else meta.get("squall_revision"),
               "lanes": parallel, "exported_utc": now}
-    return merge_round(load_cells(source, rewrite_summary=False), k, data / study.name, record)
+    cells = [c for c in load_cells(source, rewrite_summary=False) if selected(c.cell, selection)]
+    return merge_round(cells, k, data / study.name, record, only_selected=bool(selection))
 
 
 def _run(argv: list[str]) -> int:
@@ -188,23 +210,24 @@ def add_spent(study: Study, k: int, seconds: float, out: Path = OUT) -> float:
     return total
 
 
-def run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[float | None, int]:
-    """Round k of one study to its end: its wall time over every sitting (None when it was
-    stopped), squall's exit status."""
+def run_round(study: Study, k: int, args: argparse.Namespace,
+              cells: list[str] | None = None) -> tuple[float | None, int]:
+    """Round k of one study (of `cells` only, when given) to its end: its wall time over every
+    sitting (None when it was stopped), squall's exit status."""
     started = time.monotonic()
     finished, code = False, 0
     try:
-        finished, code = _run_round(study, k, args)
+        finished, code = _run_round(study, k, args, cells)
     finally:
         spent = add_spent(study, k, time.monotonic() - started, args.out)
         print(f"validation.full: {study.name} round {k}: {spent:.0f} s of wall time so far", flush=True)
     return (spent if finished else None), code
 
 
-def _run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[bool, int]:
+def _run_round(study: Study, k: int, args: argparse.Namespace, cells: list[str] | None) -> tuple[bool, int]:
     """(whether the round is finished, squall's exit status)."""
     for attempt in ("run", "redo"):       # the second: what failed or came out degraded, once
-        command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
+        command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells)
         print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
         code = _run(command)
         if code not in (0, 1):       # 1: some replications failed or degraded (recorded); others: stopped
@@ -224,6 +247,9 @@ def _run_round(study: Study, k: int, args: argparse.Namespace) -> tuple[bool, in
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="the full validation, resumable, in rounds")
     p.add_argument("--rounds", type=int, default=5, help="replications per cell in the end (default 5)")
+    p.add_argument("--conclusion-rounds", type=int, default=0, metavar="N",
+                   help="after --rounds, rounds up to N for the cells the studies' conclusions rest on only "
+                        "(worked out from the committed data; e.g. 10)")
     p.add_argument("--parallel", type=int, default=2)
     p.add_argument("--lane-base", type=int, default=110)
     p.add_argument("--prepare-ahead", action="store_true",
@@ -241,21 +267,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.export:
         for study in studies:
             finished = finished_rounds(study, args.data)
-            for k in range(1, args.rounds + 1):
+            for k in range(1, max(args.rounds, args.conclusion_rounds) + 1):
                 if str(k) not in finished:
                     for path in export(study, k, None, args.parallel, args.out, args.data):
                         print(f"validation.full: {study.name} round {k} (not finished): wrote {path}", flush=True)
         return 0
-    for k in range(1, args.rounds + 1):
+    for k in range(1, max(args.rounds, args.conclusion_rounds) + 1):
         for study in studies:
             if str(k) in finished_rounds(study, args.data):
                 continue
             check_cells_now(study, args.data)
+            cells = None if k <= args.rounds else conclusion_cells(args.data).get(study.name)
+            if k > args.rounds and not cells:
+                print(f"validation.full: {study.name} round {k}: no committed data to choose the conclusions' "
+                      "cells from; run its --rounds first", flush=True)
+                continue
             if args.dry_run:
-                command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead)
+                command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells)
                 print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
                 continue
-            seconds, code = run_round(study, k, args)
+            seconds, code = run_round(study, k, args, cells)
             if seconds is None:
                 return code
             export(study, k, seconds, args.parallel, args.out, args.data)

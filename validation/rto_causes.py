@@ -23,12 +23,12 @@ the studies' sense); `ack lost` is a loss the timeout recovered from.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import sys
 from collections import Counter
 from pathlib import Path
 
+from analysis import cell_selection
 from analysis.pcap import Packet, read_packets
 from analysis.replication import analyse_replication
 from analysis.stored import stored
@@ -105,7 +105,7 @@ def run_causes(run: Path, cells: str) -> dict:
     by_link: dict[str, Counter] = {}
     for rep in sorted(run.glob("cells/*/rep-*")):
         cell = rep.parent.name
-        if not fnmatch.fnmatch(cell, cells) or rep.name.endswith(".partial"):
+        if not cell_selection.selected(cell, cells) or rep.name.endswith(".partial"):
             continue
         link = next((part for part in cell.split("_") if part.startswith("link-")), "link-?")
         by_link.setdefault(link, Counter()).update(replication_causes(rep))

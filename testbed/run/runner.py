@@ -13,7 +13,6 @@ instead (testbed/lab/hosts.py, docs/lab-hosts.md).
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import queue
 import signal
@@ -22,6 +21,7 @@ import threading
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, TextIO
+from analysis import cell_selection
 from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
 from testbed.run import meta
@@ -144,7 +144,7 @@ def load_for_run(scenario_path: Path, options: RunOptions, base_dir: Path | None
 # --- planning --------------------------------------------------------------------------------
 
 def select_cells(sc: scenario_mod.Scenario, pattern: str | None) -> list[scenario_mod.ResolvedCell]:
-    cells = [c for c in sc.cells if pattern is None or fnmatch.fnmatchcase(c.cell_id, pattern)]
+    cells = [c for c in sc.cells if cell_selection.selected(c.cell_id, pattern)]
     if not cells:
         raise ConfigError("--cells", f"{pattern!r} matches no cell; the cells are "
                           f"{', '.join(c.cell_id for c in sc.cells)}")

@@ -7,13 +7,13 @@ no analysis; per replication its status and reason; the Slurm jobs of a --slurm 
 """
 from __future__ import annotations
 
-import fnmatch
 import json
 import statistics
 import sys
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
+from analysis import cell_selection
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run.replication import WORKLOADS_FILE
 from testbed.run.replication_range import describe
@@ -131,7 +131,7 @@ def run_state(root: Path) -> dict[str, Any]:
     reps = range(first, last + 1)
     cell_ids = [c["cell"] for c in exp["cells"]]
     pattern = stored.get("cells")
-    cell_ids = [c for c in cell_ids if pattern is None or fnmatch.fnmatchcase(c, pattern)]
+    cell_ids = [c for c in cell_ids if cell_selection.selected(c, pattern)]
     cells = [cell_state(run_dir, cell_id, reps) for cell_id in cell_ids]
     totals = {status: sum(c["counts"][status] for c in cells) for status in COUNTED}
     return {"run": str(root), "name": exp.get("name"), "replications": last, "first_replication": first,
