@@ -118,6 +118,11 @@ class Program:
     proc: subprocess.Popen
     stdout_path: Path
     stderr_path: Path
+    # its time waiting for a CPU so far (µs), from its host (lanes/cpu_wait.py); None: not measured
+    cpu_wait: Callable[[], int | None] | None = None
+
+    def cpu_wait_us(self) -> int | None:
+        return None if self.cpu_wait is None else self.cpu_wait()
 
     def stdout(self) -> str:
         return _read(self.stdout_path)

@@ -244,3 +244,45 @@ def test_packets_logged_after_a_capture_was_asked_to_stop_are_not_expected_in_it
     assert (outcome.status, outcome.reasons) == ("ok", [])
     assert details["captures"]["fixed"]["sent"] == {"captured": 9, "log_in": 9}
     assert details["captures"]["fixed"]["log_counted_until_us"] == 89_900
+
+
+# --- CPU wait -----------------------------------------------------------------------------------
+
+class _Outcome:
+    def __init__(self, status: str = "ok") -> None:
+        self.status, self.reasons = status, []
+
+    def fail(self, reason: str, status: str = "failed") -> None:
+        if self.status == "ok":
+            self.status = status
+        self.reasons.append(reason)
+
+
+def _workloads(client_wait_us: int | None, server_wait_us: int | None = 0) -> dict[str, Any]:
+    return {"web": {"kind": "http", "client": {"cpu_wait_us": client_wait_us, "run_time_us": 10_000_000},
+                    "server": {"cpu_wait_us": server_wait_us}},
+            "cmd": {"kind": "command", "client": {"exit_code": 0}}}      # measured nowhere: left out
+
+
+def test_a_flow_whose_programs_waited_for_a_cpu_degrades_an_ok_replication() -> None:
+    outcome, details = _Outcome(), {}
+    instruments.check_cpu_wait(_workloads(60_000, 50_000), outcome, details)     # 110 ms of 10 s
+    assert outcome.status == "degraded"
+    assert outcome.reasons == ["flow web: its programs waited 110 ms for a CPU, 1.1 % of its 10.0 s (the limit "
+                               "is 1 %, at least 10 ms): the machine was too busy for it"]
+    assert details["cpu_wait"] == {"web": {"cpu_wait_us": {"client": 60_000, "server": 50_000},
+                                           "run_time_us": 10_000_000, "share": 0.011}}
+
+
+def test_a_short_cpu_wait_or_none_measured_changes_nothing() -> None:
+    outcome, details = _Outcome(), {}
+    instruments.check_cpu_wait(_workloads(90_000), outcome, details)
+    assert (outcome.status, details["cpu_wait"]["web"]["share"]) == ("ok", 0.009)
+    instruments.check_cpu_wait(_workloads(None, None), outcome, details)
+    assert outcome.status == "ok" and details["cpu_wait"] == {}
+    short = {"web": {"client": {"cpu_wait_us": 9_000, "run_time_us": 250_000}}}    # 3.6 %, but under 10 ms
+    instruments.check_cpu_wait(short, outcome, details)
+    assert outcome.status == "ok" and details["cpu_wait"]["web"]["share"] == 0.036
+    failed = _Outcome("failed")           # a failed replication stays failed
+    instruments.check_cpu_wait(_workloads(5_000_000), failed, {})
+    assert failed.status == "failed" and failed.reasons == []

@@ -165,6 +165,11 @@ def test_kernel_counters_have_their_shape_and_count_the_flows_connections(tmp_pa
         assert capture["tcpdump"]["dropped_by_kernel"] == 0
         assert capture["sent"]["captured"] >= capture["sent"]["log_in"] > 0
         assert capture["received"]["captured"] >= capture["received"]["log_out"] > 0
+    # the flows' programs each had their CPU wait measured (the kernel's PSI), far below the limit
+    waits = st["details"]["cpu_wait"]
+    assert set(waits) == {"web", "bulk1", "voice"}, waits
+    assert all(w["run_time_us"] > 0 and w["share"] < 0.01 for w in waits.values()), waits
+    assert set(waits["bulk1"]["cpu_wait_us"]) == {"sender", "receiver"}
     timing = st["details"]["timing_error"]
     assert timing["ingress"]["fixed"]["judged"] is False        # the saarto tc router is in between
     for kind in ("ingress", "egress"):

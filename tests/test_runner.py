@@ -90,8 +90,17 @@ def assert_nothing_left(lanes: range, marker: str) -> None:
         assert not Path(f"/run/squall/lanes/{lane}.json").exists(), f"owner record of lane {lane} left"
         private = lane_addresses(lane).private_prefix
         assert not list(Path(tempfile.gettempdir()).glob(private + "*")), f"a private directory of lane {lane} left"
+        assert not cpu_wait_groups(lane), f"a CPU-wait cgroup of lane {lane} left"
     if Path(marker).is_dir():       # the test's own directory: no half-written file in it
         assert not list(Path(marker).rglob("*.tmp")), "a half-written *.tmp file left"
+
+
+def cpu_wait_groups(lane: int) -> list[Path]:
+    """The cgroups of the lane's programs (testbed/lanes/cpu_wait.py) that exist now."""
+    from testbed.lanes import cpu_wait
+
+    base = cpu_wait._base()
+    return [] if base is None else [base / ns for ns in namespaces(lane).all() if (base / ns).exists()]
 
 
 def processes() -> list[tuple[int, str]]:

@@ -1,6 +1,7 @@
 """The hosts of a lane: network namespaces of this machine behind testbed.hosts' interface."""
 from __future__ import annotations
 
+import functools
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from typing import Sequence
 from testbed import netns, tcp_apply
 from testbed.addresses import LaneAddresses
 from testbed.hosts import Host
+from testbed.lanes import cpu_wait
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture
 from testbed.lanes.http_server import HttpServer, HttpServerConfig
@@ -43,7 +45,10 @@ class NamespaceHost:
         return Path(work).resolve()     # the namespaces share this machine's file system
 
     def start(self, name: str, argv: Sequence[str], workdir: Path) -> Program:
-        return ProgramGroup(Path(workdir)).start(name, self.ns, argv)
+        program = ProgramGroup(Path(workdir)).start(name, self.ns, argv)
+        group = cpu_wait.place(self.ns, name, program.proc.pid)
+        program.cpu_wait = functools.partial(cpu_wait.waited_us, group) if group is not None else None
+        return program
 
     def capture(self, dev: str, path: Path, bpf_filter: str = "") -> Capture:
         return Capture(self.ns, dev, path, bpf_filter)

@@ -7,11 +7,13 @@
   host (`in`) and leave the link towards it (`out`), and each of those itself (joined by
   packet identity); more is fine (a packet a tc router dropped before the link is in the
   sender's capture only);
-- the end-to-end timing error is within the scenario's tolerance (testbed/run/timing.py).
+- the end-to-end timing error is within the scenario's tolerance (testbed/run/timing.py);
+- no flow's programs waited long for a CPU (`check_cpu_wait`).
 
-Each judgement leaves its numbers in status.json (`captures`, `servers`, `timing_error`); a
-failed check makes the replication `failed` with a reason naming the program or capture and
-the numbers, a timing error beyond the tolerance makes an otherwise ok one `degraded`.
+Each judgement leaves its numbers in status.json (`captures`, `servers`, `timing_error`,
+`cpu_wait`); a failed check makes the replication `failed` with a reason naming the program or
+capture and the numbers, a timing error beyond the tolerance or a starved flow makes an
+otherwise ok one `degraded`.
 """
 from __future__ import annotations
 
@@ -60,6 +62,14 @@ class StoppedCapture(Stopped, Protocol):
 # tcpdump's buffer. The emulator-engine router stops the captures before the emulator's STOP
 # (which takes the TUNs), so a late retransmission can enter the link after its capture ended.
 STOP_MARGIN_US = 50_000
+
+
+# A flow whose programs waited for a CPU longer than this share of its run time, and longer than
+# the floor, was measured on an overloaded machine: its times hold up to that much waiting that
+# the link did not cause. The floor keeps a short flow's start-up (a few ms while the other
+# programs start, before its first packet) from counting.
+CPU_WAIT_SHARE = 0.01
+CPU_WAIT_FLOOR_US = 10_000
 
 
 # --- programs ---------------------------------------------------------------------------------
@@ -306,3 +316,27 @@ def _matched(file: Capture, log: EmulatorLog) -> dict[str, np.ndarray]:
     received = ~sent & (fates.fate_names() == "out")
     return {"sent_ts": ts[sent], "sent_in": fates.in_us[sent],
             "received_ts": ts[received], "received_out": fates.end_us[received]}
+
+
+# --- CPU wait ---------------------------------------------------------------------------------
+
+def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[str, Any]) -> None:
+    """Per flow, the time its programs waited for a CPU (`cpu_wait_us` of each role in
+    workloads.json, the kernel's pressure stall information; testbed/lanes/cpu_wait.py) against
+    the active program's run time: beyond CPU_WAIT_SHARE of it and CPU_WAIT_FLOOR_US an
+    otherwise ok replication is `degraded`. Flows whose programs were not measured (lab hosts, no PSI) are left out."""
+    measured: dict[str, Any] = {}
+    for flow, entry in workloads.items():
+        roles = {role: e for role, e in entry.items() if isinstance(e, dict) and "cpu_wait_us" in e}
+        waits = {role: e["cpu_wait_us"] for role, e in roles.items() if e["cpu_wait_us"] is not None}
+        run_us = next((e["run_time_us"] for e in roles.values() if e.get("run_time_us")), None)
+        if not waits or run_us is None:
+            continue
+        total = sum(waits.values())
+        measured[flow] = {"cpu_wait_us": waits, "run_time_us": run_us, "share": round(total / run_us, 6)}
+        if total > max(CPU_WAIT_SHARE * run_us, CPU_WAIT_FLOOR_US) and outcome.status == "ok":
+            outcome.fail(f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU, "
+                         f"{100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s (the limit is "
+                         f"{100 * CPU_WAIT_SHARE:g} %, at least {CPU_WAIT_FLOOR_US // 1000} ms): the machine "
+                         "was too busy for it", status="degraded")
+    details["cpu_wait"] = measured

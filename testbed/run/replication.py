@@ -168,13 +168,14 @@ class _Replication:
         instruments.check_programs(servers, self.details.get("link_exit_codes"), self.outcome, self.details)
         instruments.check_samplers({stem: p.proc.returncode for stem, p in self.samplers.items()},
                                    self.outcome, self.details)
-        _collect(self.running, self.work, self.outcome, self.details)
+        workloads = _collect(self.running, self.work, self.outcome, self.details)
         router = self.job.cell.router
         instruments.check_captures(self.work, self.captures, self.outcome, self.details,
                                    tolerance_us=self.job.timing_tolerance_us,
                                    router_between=router is not None and router.engine == "tc",
                                    paced={f.name: stream for i, f in enumerate(self.job.cell.flows)
                                           if (stream := f.paced(i)) is not None})
+        instruments.check_cpu_wait(workloads, self.outcome, self.details)    # after every failure check
         counters.finish(self.testbed, self.work, self.details)
 
     def _set_up(self, stack: ExitStack) -> None:
@@ -511,8 +512,9 @@ def _check_link(link: Link | None, outcome: Outcome, details: dict[str, Any]) ->
         outcome.fail(intrusion)
 
 
-def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: dict[str, Any]) -> None:
-    """workloads.json (every flow's programs, exit codes and summaries) and the flows' verdicts."""
+def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: dict[str, Any]) -> dict[str, Any]:
+    """workloads.json (every flow's programs, exit codes, summaries and CPU waits) and the
+    flows' verdicts; returns what it wrote."""
     workloads: dict[str, Any] = {}
     verdicts: dict[str, Any] = {}
     for item in running:
@@ -532,12 +534,14 @@ def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: 
                            "stderr": program.stderr_path.name}
             if role == flow.ROLES[0] and item.launched_at is not None and item.ended_at is not None:
                 entry[role]["run_time_us"] = int((item.ended_at - item.launched_at) * 1e6)
+            entry[role]["cpu_wait_us"] = program.cpu_wait_us()
             verdict[role] = {"exit_code": code, "ok": problem is None}
             if problem is not None and outcome.status == "ok":   # the first cause is the reason
                 outcome.fail(f"flow {flow.name}: the {role} ({Path(program.argv[0]).name}) {problem}")
         workloads[flow.name] = entry
     write_json_atomic(work / WORKLOADS_FILE, workloads)
     details["flows"] = verdicts
+    return workloads
 
 
 def _tail(text: str) -> str:
