@@ -96,7 +96,11 @@ def agreement_section(agreements: list[Agreement], coverage: Coverage) -> list[s
             "so that 0 against 0 agrees; the response time differences are in percentage points. "
             "The rows \"medians and means only\" leave out the minima, maxima and quartiles over a "
             "cell's replications: those move with the number of replications (the mixtures' tables "
-            "are over 20), so they are fair only once squall has as many.", "",
+            "are over 20), so they are fair only once squall has as many. The tables' UDP jitter is "
+            "compared with squall's mean receive spacing of consecutive datagrams, which is what "
+            "those tables give (their error-free values are the send spacing itself; "
+            "validation/README.md, \"The mixtures' jitter\"), not with squall's jitter, the mean "
+            "change of spacing.", "",
             *markdown_table(["family", "reference values", "compared", "coverage",
                              "median |ln r|", "within ±20 %", "within ±50 %", "target", "met"], rows),
             ""]
