@@ -4,7 +4,7 @@
 # declare their own (narrower) include paths there.
 emulator_CFLAGS := -Icommon -Iemulator/src -Iemulator/src/config -Iemulator/src/model
 EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c arrival.c \
-	lateness.c peers.c packet_pool.c event_log.c log_writer.c quiet_thread.c ecn_mark.c)
+	lateness.c peers.c packet_pool.c send_ahead.c event_log.c log_writer.c quiet_thread.c ecn_mark.c)
 
 PROGRAMS += squall-emulator
 squall-emulator_SRCS = emulator/src/main.c emulator/src/sp.c emulator/src/standby.c emulator/src/udp_socket.c emulator/src/control_socket.c \
