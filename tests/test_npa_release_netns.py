@@ -16,7 +16,7 @@ from testbed.link import wire
 from testbed.link.session import bin_dir
 
 from npa_peer import SPPeer, ipv4_udp_packet
-from test_npa_netns import IP_FREEBIND, NPA
+from test_npa_netns import NPA, udp_receiver
 
 pytestmark = pytest.mark.netns
 
@@ -57,11 +57,7 @@ def npa_in_ns(tmp_path: Path) -> Iterator:
 
 
 def receiver(port: int) -> socket.socket:
-    s = netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM)
-    s.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)   # wl0 and its address come later
-    s.bind((OWN, port))
-    s.settimeout(2.0)
-    return s
+    return udp_receiver(port, NS, OWN)
 
 
 def now_ns() -> int:
