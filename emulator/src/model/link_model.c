@@ -10,7 +10,6 @@
 
 #include "action_heap.h"
 #include "channel.h"
-#include "decided_out.h"
 #include "link_check.h"
 #include "pkt_ring.h"
 #include "rate_schedule.h"

@@ -17,6 +17,7 @@
 #ifndef SQ_LINK_MODEL_H
 #define SQ_LINK_MODEL_H
 
+#include "decided_out.h"
 #include "link_config.h"
 #include "pkt_meta.h"
 #include "router_stats.h"
@@ -81,15 +82,6 @@ enum sq_state sq_model_channel_state(const struct sq_model *m);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);
-
-/* A packet whose `out` is decided: its time can no longer change, whatever arrives
- * later (LINK_MODEL.md, "Decided outs"). */
-struct sq_decided_out {
-	sq_time_us t;              /* its SQ_EV_OUT will come at this time */
-	uint64_t order;            /* its place in the direction's transmission order */
-	uint64_t pkt_id;
-	void *user;                /* the pointer given to sq_model_arrive() */
-};
 
 /* Fills outs (room for cap) with the decided outs of dir that come after `after` (NULL:
  * from the first) and no later than until, in the order their SQ_EV_OUT events will come,
