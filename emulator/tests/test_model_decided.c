@@ -165,6 +165,72 @@ static void query_cursor(struct sq_model *m, enum sq_dir dir, sq_time_us now, ui
 	} while (n == 4);
 }
 
+/* What the events say of each packet so far: its latest attempt succeeded (a tx without a
+ * hit), and whether it is out. */
+struct seen {
+	size_t next_event;
+	bool success[MAX_PKTS], out[MAX_PKTS], dropped[MAX_PKTS];
+	enum sq_dir dir[MAX_PKTS];
+	uint64_t sent[SQ_DIRS][MAX_PKTS];   /* ids in transmission order (first tx) */
+	size_t n_sent[SQ_DIRS];
+};
+
+static void follow_events(struct seen *s, const struct recorder *r)
+{
+	for (; s->next_event < r->n; s->next_event++) {
+		const struct sq_event *ev = &r->ev[s->next_event];
+		if (ev->pkt_id == 0 || ev->pkt_id >= MAX_PKTS)
+			continue;
+		s->dir[ev->pkt_id] = ev->dir;
+		if (ev->type == SQ_EV_TX && ev->attempt == 0)
+			s->sent[ev->dir][s->n_sent[ev->dir]++] = ev->pkt_id;
+		if (ev->type == SQ_EV_TX)
+			s->success[ev->pkt_id] = true;
+		else if (ev->type == SQ_EV_DROP_ERR)
+			s->dropped[ev->pkt_id] = true;
+		else if (ev->type == SQ_EV_HIT)
+			s->success[ev->pkt_id] = false;
+		else if (ev->type == SQ_EV_OUT)
+			s->out[ev->pkt_id] = true;
+	}
+}
+
+/* In order, the packets not yet out or dropped, in transmission order, up to the first
+ * whose latest attempt failed (or is not drawn); out of order, every such packet whose
+ * success has been drawn. */
+static void expected_decided(const struct seen *s, enum sq_dir dir, bool in_order, bool *expect)
+{
+	memset(expect, 0, MAX_PKTS * sizeof *expect);
+	for (size_t i = 0; i < s->n_sent[dir]; i++) {
+		uint64_t id = s->sent[dir][i];
+		if (s->out[id] || s->dropped[id])
+			continue;
+		if (!s->success[id] && in_order)
+			return;
+		expect[id] = s->success[id];
+	}
+}
+
+/* Nothing decided is left out: the query lists exactly what the events so far decide. */
+static void check_complete(struct sq_model *m, enum sq_dir dir, bool in_order, struct seen *s,
+			   const struct recorder *r)
+{
+	static struct sq_decided_out all[MAX_PKTS];
+	static bool listed[MAX_PKTS], expect[MAX_PKTS];
+	follow_events(s, r);
+	size_t n = sq_model_decided_outs(m, dir, NULL, SQ_TIME_NEVER - 1, all, MAX_PKTS);
+	memset(listed, 0, sizeof listed);
+	for (size_t i = 0; i < n; i++)
+		listed[all[i].pkt_id] = true;
+	expected_decided(s, dir, in_order, expect);
+	for (uint64_t id = 1; id < MAX_PKTS; id++) {
+		if (expect[id] != listed[id])
+			fail_msg("%s packet %llu: decided by the events %d, reported %d",
+				 in_order ? "in order" : "out of order", (unsigned long long)id, expect[id],
+				 listed[id]);
+	}
+}
+
 static void arrive_random(struct sq_model *m, sq_time_us t, uint64_t *s)
 {
 	struct sq_pkt_meta meta = { .ip_len = (uint32_t)rand_in(s, 40, 1500), .proto = 17,
@@ -196,6 +262,7 @@ static void run_one(uint64_t *s, size_t *reported)
 	struct recorder rec = { 0 };
 	struct sq_model *m = tl_model(&tl, &rec);
 	struct claims *c = test_calloc(1, sizeof *c);
+	struct seen *seen = test_calloc(1, sizeof *seen);
 	sq_time_us t = 0;
 	for (int step = 0; step < 1500; step++) {
 		t += coin(s, 10) ? 0 : rand_in(s, 0, 30000);
@@ -207,11 +274,13 @@ static void run_one(uint64_t *s, size_t *reported)
 			if (coin(s, 50))
 				query_plain(m, (enum sq_dir)d, t, s, c);
 			query_cursor(m, (enum sq_dir)d, t, s, c);
+			check_complete(m, (enum sq_dir)d, tl.cfg.dir[d].in_order, seen, &rec);
 		}
 	}
 	sq_model_advance(m, t + 3600LL * 1000000);
 	check_claims(&rec, c);
 	*reported += c->reported;
+	test_free(seen);
 	test_free(c);
 	sq_model_free(m);
 	rec_release(&rec);
