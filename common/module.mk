@@ -4,6 +4,8 @@ common_CFLAGS := -Icommon
 
 COMMON_SRCS := common/wire.c common/boot_id.c common/udp_gso.c common/token_file.c common/stop_signals.c
 STOP_SIGNALS_SRCS := common/stop_signals.c
+# How late things happened, as a histogram (the emulator's deliveries, the NPA's releases); needs -lm.
+LATENESS_SRCS := common/lateness.c
 # The one parser of durations, rates, sizes, counts and HOST:PORT (all programs).
 VALUE_PARSE_SRCS := common/value_parse.c common/host_port.c
 # The squall version of --version (any program: add $(VERSION_SRCS) to its sources).

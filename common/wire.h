@@ -26,8 +26,9 @@
 
 /* The shared-clock extension (emulator/PROTOCOL.md, "Shared clock"): in a HELLO, the NPA offers
  * to stamp its DATA with its CLOCK_MONOTONIC (payload: the clock offer); in the WELCOME, the SP
- * accepts; in DATA, the payload starts with the SQ_WIRE_STAMP_LEN-byte time (ns) at which the
- * NPA read the packet from its TUN. Only between ends that agreed. */
+ * accepts; in DATA, the payload starts with a SQ_WIRE_STAMP_LEN-byte time (ns): from the NPA,
+ * when it read the packet from its TUN; from the SP, when the NPA is to write it to its TUN
+ * (its release time, the emulator's release_ahead). Only between ends that agreed. */
 #define SQ_WIRE_FLAG_CLOCK 0x01
 #define SQ_WIRE_STAMP_LEN 8
 #define SQ_WIRE_BOOT_ID_LEN 36          /* /proc/sys/kernel/random/boot_id without the newline */

@@ -4,7 +4,8 @@
 # declare their own (narrower) include paths there.
 emulator_CFLAGS := -Icommon -Iemulator/src -Iemulator/src/config -Iemulator/src/model
 EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,pktinfo.c log_line.c arrival.c \
-	lateness.c peers.c packet_pool.c event_log.c log_writer.c quiet_thread.c ecn_mark.c)
+	peers.c packet_pool.c send_ahead.c event_log.c log_writer.c quiet_thread.c ecn_mark.c) \
+	$(LATENESS_SRCS)
 
 PROGRAMS += squall-emulator
 squall-emulator_SRCS = emulator/src/main.c emulator/src/sp.c emulator/src/standby.c emulator/src/udp_socket.c emulator/src/control_socket.c \
@@ -19,7 +20,7 @@ test_emu_pktinfo_LIBS = -lcmocka
 
 # Log tests use the model only for its event/state names.
 UNIT_TESTS += test_emu_log
-test_emu_log_SRCS = emulator/tests/test_log.c emulator/src/log_line.c emulator/src/lateness.c \
+test_emu_log_SRCS = emulator/tests/test_log.c emulator/src/log_line.c $(LATENESS_SRCS) \
 	emulator/src/event_log.c emulator/src/log_writer.c emulator/src/quiet_thread.c emulator/src/pktinfo.c emulator/src/peers.c $(EMU_CONFIG_SRCS) \
 	$(MODEL_SRCS) $(COMMON_SRCS)
 test_emu_log_LIBS = -lcmocka -lm

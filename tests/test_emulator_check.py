@@ -23,6 +23,7 @@ seed = 2004
 replication = 3
 keepalive = 1000000us
 peer_timeout = 5000000us
+release_ahead = 0us
 
 [channel]
 initial = good
@@ -71,6 +72,7 @@ INVALID = [
     ("RED min not below max", "red.min = 2000B", "red.min = 6000B", "down.router.class.TCP.red.min"),
     ("no token", "token = 0123456789abcdef\n", "", "token"),
     ("a unit missing", "delay = 300000us", "delay = 300000", "down.delay"),
+    ("release ahead over 10 ms", "release_ahead = 0us", "release_ahead = 10001us", "release_ahead"),
 ]
 
 # Edits that stay valid: the limits themselves.
@@ -79,6 +81,7 @@ VALID_EDGES = [
     ("zero ARQ delay without retries", "arq_retransmissions = 2\narq_delay = 700000us",
      "arq_retransmissions = 0\narq_delay = 0ms"),
     ("1000 retries", "arq_retransmissions = 2", "arq_retransmissions = 1000"),
+    ("release ahead of 10 ms", "release_ahead = 0us", "release_ahead = 10ms"),
 ]
 
 
@@ -141,7 +144,7 @@ def test_standard_input_is_checked_as_stdin(tmp_path: Path, busy_port: int) -> N
     assert emulator("--check", "-", stdin=text).returncode == 0
     result = emulator("--check", "-", stdin=text.replace("mtu = 576B", "mtu = 67B", 1))
     assert result.returncode == 2
-    assert result.stderr.startswith("squall-emulator: <stdin>:16: down.mtu: expected a size in bytes in [68B, 65535B]")
+    assert result.stderr.startswith("squall-emulator: <stdin>:17: down.mtu: expected a size in bytes in [68B, 65535B]")
 
 
 def test_command_line_values_take_part_in_the_check(tmp_path: Path, busy_port: int) -> None:

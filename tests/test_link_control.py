@@ -120,3 +120,10 @@ def test_the_configuration_names_no_token_and_the_control_socket() -> None:
     text = emulator_config.render(error_free(64_000, 300_000, 576), run)
     assert "\ntoken = <redacted>\n" in text and "\ncontrol = /tmp/p/control.sock\n" in text
     assert "\nlisten = 198.19.178.1:5300\n" in text
+    assert "\nrelease_ahead = 0us\n" in text   # off unless asked for
+
+
+def test_release_ahead_reaches_the_configuration() -> None:
+    run = emulator_config.EmulatorRun(seed=1, replication=2, token=None, log_path=Path("/w/emulator.log"),
+                                      release_ahead_us=300)
+    assert "\nrelease_ahead = 300us\n" in emulator_config.render(error_free(64_000, 300_000, 576), run)

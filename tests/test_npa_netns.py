@@ -194,10 +194,10 @@ def test_with_the_shared_clock_data_carries_the_tun_read_time(ns, start_npa):
     assert c["sp_tx"] == c["tun_rx"] and c["sp_tx_bytes"] == c["tun_rx_bytes"]   # the stamp is not counted
 
 
-def udp_receiver(port: int) -> socket.socket:
-    s = netns.socket_in(NS, socket.AF_INET, socket.SOCK_DGRAM)
+def udp_receiver(port: int, ns: str = NS, own: str = OWN) -> socket.socket:
+    s = netns.socket_in(ns, socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_IP, IP_FREEBIND, 1)   # wl0 and its address come later
-    s.bind((OWN, port))
+    s.bind((own, port))
     s.settimeout(2.0)
     return s
 

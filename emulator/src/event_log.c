@@ -126,6 +126,8 @@ void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *p
 	fprintf(out, "%sarrival received %" PRIu64 " stamped %" PRIu64 " raised %" PRIu64 " lowered %" PRIu64 "\n",
 		prefix, t->arrivals[SQ_ARRIVAL_RECEIVED], t->arrivals[SQ_ARRIVAL_STAMPED], t->arrivals[SQ_ARRIVAL_RAISED],
 		t->arrivals[SQ_ARRIVAL_LOWERED]);
+	fprintf(out, "%ssent_ahead down %" PRIu64 " up %" PRIu64 "\n", prefix, t->sent_ahead[SQ_DOWN],
+		t->sent_ahead[SQ_UP]);
 }
 
 void sq_event_log_trailer(struct sq_event_log *log, const struct sq_log_totals *t)

@@ -51,6 +51,7 @@ struct sq_log_totals {
 	int standby_cpu;                     /* -1: no standby delivery thread */
 	uint64_t standby_takeovers;
 	uint64_t arrivals[SQ_ARRIVAL_KINDS]; /* how the arrival times were chosen (arrival.h) */
+	uint64_t sent_ahead[SQ_DIRS];        /* sent before their out (release_ahead): not in lateness */
 	const char *end_reason;
 	const char *end_by;                  /* "by_pid P by_uid U by_comm C" or NULL */
 	struct sq_control_counts control;    /* commands on the control socket */

@@ -9,7 +9,7 @@ void sq_pool_init(struct sq_packet_pool *pool, uint32_t slot_cap)
 
 static struct sq_packet *allocate(uint32_t cap)
 {
-	struct sq_packet *p = malloc(sizeof(*p) + SQ_WIRE_HEADER_LEN + cap);
+	struct sq_packet *p = malloc(sizeof(*p) + SQ_PACKET_ROOM + cap);
 	if (p) {
 		p->next_free = p->next_all = NULL;
 		p->cap = cap;
@@ -27,6 +27,7 @@ struct sq_packet *sq_pool_get(struct sq_packet_pool *pool, uint32_t len)
 		p = pool->free_list;
 		pool->free_list = p->next_free;
 		p->len = len;
+		p->sent_ahead = false;
 		pool->outstanding++;
 		return p;
 	} else {
@@ -39,6 +40,7 @@ struct sq_packet *sq_pool_get(struct sq_packet_pool *pool, uint32_t len)
 	pool->allocated++;
 	pool->outstanding++;
 	p->len = len;
+	p->sent_ahead = false;
 	return p;
 }
 

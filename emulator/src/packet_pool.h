@@ -14,14 +14,24 @@ struct sq_packet {
 	struct sq_packet *next_all;
 	uint32_t len;          /* IP packet bytes */
 	uint32_t cap;          /* IP packet capacity */
+	bool sent_ahead;       /* already sent to its NPA with its release time: its out only frees it */
 	uint16_t id_text_len;
 	char id_text[SQ_LOG_ID_TEXT_MAX];   /* the identity's log columns, formatted once at arrival */
-	uint8_t frame[];       /* SQ_WIRE_HEADER_LEN bytes of header room, then the packet */
+	uint8_t frame[];       /* SQ_PACKET_ROOM bytes of room, then the packet */
 };
+
+/* In front of the packet: a wire header and, for a packet sent ahead, its release time. */
+#define SQ_PACKET_ROOM (SQ_WIRE_HEADER_LEN + SQ_WIRE_STAMP_LEN)
 
 static inline uint8_t *sq_packet_data(struct sq_packet *p)
 {
-	return p->frame + SQ_WIRE_HEADER_LEN;
+	return p->frame + SQ_PACKET_ROOM;
+}
+
+/* Where its DATA message starts: header and packet, or header, release time and packet. */
+static inline uint8_t *sq_packet_message(struct sq_packet *p, bool with_release)
+{
+	return with_release ? p->frame : p->frame + SQ_WIRE_STAMP_LEN;
 }
 
 struct sq_packet_pool {

@@ -17,6 +17,7 @@
 #include "ecn_mark.h"
 #include "event_log.h"
 #include "lateness.h"
+#include "send_ahead.h"
 #include "link_model.h"
 #include "packet_pool.h"
 #include "peers.h"
@@ -50,7 +51,7 @@ struct sp {
 	/* Deliveries made due together leave with one sendmmsg; their packets
 	 * go back to the pool once sent. */
 	struct udp_send_batch *out;
-	struct sq_packet *out_pkt[BATCH];
+	struct sq_packet *out_pkt[BATCH];      /* NULL: sent ahead, the model still holds it */
 	struct sq_peer *out_peer[BATCH];
 	int64_t out_sched_ns[BATCH];
 
@@ -68,6 +69,7 @@ struct sp {
 	uint64_t rejected[SQ_REJECT_REASONS];
 	uint64_t undeliverable[SQ_DIRS];
 	uint64_t send_errors;
+	struct sq_send_ahead ahead;            /* packets sent before their out (release_ahead) */
 	const char *end_reason;
 	char end_by[96];                       /* who ended the run: "by_pid P by_uid U by_comm C" */
 	int exit_code;
@@ -153,9 +155,11 @@ static void flush_deliveries(struct sp *sp)
 	int64_t now = mono_ns();
 	sp->send_errors += udp_send_batch_flush(sp->out, sp->sock, refused);
 	for (unsigned i = 0; i < n; i++) {
+		sp->out_peer[i]->last_tx_ns = now;
+		if (!sp->out_pkt[i])
+			continue;   /* sent ahead: its NPA releases it, its out frees it */
 		if (!refused[i])
 			sq_lateness_add(&sp->lateness, now - sp->out_sched_ns[i]);
-		sp->out_peer[i]->last_tx_ns = now;
 		sq_pool_put(&sp->pool, sp->out_pkt[i]);
 	}
 }
@@ -171,8 +175,9 @@ static bool deliver(struct sp *sp, const struct sq_event *ev, struct sq_packet *
 	if (udp_send_batch_full(sp->out))
 		flush_deliveries(sp);
 	unsigned i = udp_send_batch_count(sp->out);
-	encode_header(sp, pkt->frame, SQ_MSG_DATA, 0, (uint16_t)pkt->len, peer->tx_seq++);
-	udp_send_batch_add(sp->out, pkt->frame, SQ_WIRE_HEADER_LEN + (size_t)pkt->len,
+	uint8_t *msg = sq_packet_message(pkt, false);
+	encode_header(sp, msg, SQ_MSG_DATA, 0, (uint16_t)pkt->len, peer->tx_seq++);
+	udp_send_batch_add(sp->out, msg, SQ_WIRE_HEADER_LEN + (size_t)pkt->len,
 			   (const struct sockaddr *)&peer->addr, peer->addr_len);
 	sp->out_pkt[i] = pkt;
 	sp->out_peer[i] = peer;
@@ -180,11 +185,55 @@ static bool deliver(struct sp *sp, const struct sq_event *ev, struct sq_packet *
 	return true;
 }
 
+/* Queues a decided packet with its release time for its NPA (PROTOCOL.md, "Release at the
+ * NPA"); the model keeps it until its out, which only logs and frees it. */
+static void send_ahead_one(void *ctx, enum sq_dir dir, const struct sq_decided_out *o)
+{
+	struct sp *sp = ctx;
+	struct sq_packet *pkt = o->user;
+	struct sq_peer *peer = peer_receiving(sp, dir);
+	if (udp_send_batch_full(sp->out))
+		flush_deliveries(sp);
+	unsigned i = udp_send_batch_count(sp->out);
+	uint8_t *msg = sq_packet_message(pkt, true);
+	encode_header(sp, msg, SQ_MSG_DATA, SQ_WIRE_FLAG_CLOCK,
+		      (uint16_t)(SQ_WIRE_STAMP_LEN + pkt->len), peer->tx_seq++);
+	sq_wire_put_time(msg + SQ_WIRE_HEADER_LEN, sp->start_ns + o->t * 1000);
+	udp_send_batch_add(sp->out, msg, SQ_WIRE_HEADER_LEN + SQ_WIRE_STAMP_LEN + (size_t)pkt->len,
+			   (const struct sockaddr *)&peer->addr, peer->addr_len);
+	sp->out_pkt[i] = NULL;
+	sp->out_peer[i] = peer;
+	pkt->sent_ahead = true;
+}
+
+/* Packets of dir go ahead only when asked for and to an NPA that reads this clock. */
+static bool sends_ahead(const struct sp *sp, enum sq_dir dir)
+{
+	const struct sq_peer *peer = &sp->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
+	return sp->cfg->release_ahead > 0 && sp->state == RUN_STARTED && peer->registered &&
+	       peer->shared_clock;
+}
+
+/* After the model has moved: every decided out due within release_ahead goes now to an
+ * NPA on this clock. Sent at once, before the model can reach their outs and free them. */
+static void send_ahead(struct sp *sp)
+{
+	if (sp->cfg->release_ahead == 0 || sp->state != RUN_STARTED)
+		return;
+	/* The clock's time, not the model's: asking must not move the model (arrival.c). */
+	sq_time_us until = (mono_ns() - sp->start_ns) / 1000 + sp->cfg->release_ahead;
+	for (int d = 0; d < SQ_DIRS; d++) {
+		if (sends_ahead(sp, (enum sq_dir)d))
+			sq_send_ahead_run(&sp->ahead, sp->model, (enum sq_dir)d, until, send_ahead_one, sp);
+	}
+	flush_deliveries(sp);
+}
+
 static void on_model_event(void *ctx, const struct sq_event *ev)
 {
 	struct sp *sp = ctx;
 	struct sq_packet *pkt = ev->user;
-	bool queued = ev->type == SQ_EV_OUT && deliver(sp, ev, pkt);
+	bool queued = ev->type == SQ_EV_OUT && !pkt->sent_ahead && deliver(sp, ev, pkt);
 	if (ev->type == SQ_EV_IN || ev->type == SQ_EV_OUT)
 		sp->last_in_out = ev->t;
 	struct sq_log_record r = sq_log_record_of_event(ev, NULL);
@@ -456,11 +505,30 @@ static int64_t next_model_ns(const struct sp *sp)
 	return sp->start_ns + d * 1000;
 }
 
-/* The next instant something is due: a model deadline or housekeeping; MAX_NS if none. */
+/* When the next decided packet is to be sent ahead (release_ahead before its out); MAX_NS
+ * if none. No early wakeup for it: it leaves well before it is needed. */
+static int64_t next_ahead_ns(const struct sp *sp)
+{
+	int64_t next = MAX_NS;
+	for (int d = 0; d < SQ_DIRS; d++) {
+		if (!sends_ahead(sp, (enum sq_dir)d))
+			continue;
+		sq_time_us t = sq_send_ahead_next(&sp->ahead, sp->model, (enum sq_dir)d);
+		if (t == SQ_TIME_NEVER || t >= (MAX_NS - sp->start_ns) / 1000)
+			continue;
+		int64_t at = sp->start_ns + (t - sp->cfg->release_ahead) * 1000;
+		next = at < next ? at : next;
+	}
+	return next;
+}
+
+/* The next instant something is due: a model deadline, a packet to send ahead or
+ * housekeeping; MAX_NS if none. */
 static int64_t next_due_ns(const struct sp *sp)
 {
-	int64_t next = next_housekeeping_ns(sp), model = next_model_ns(sp);
-	return model < next ? model : next;
+	int64_t next = next_housekeeping_ns(sp), model = next_model_ns(sp), ahead = next_ahead_ns(sp);
+	next = model < next ? model : next;
+	return ahead < next ? ahead : next;
 }
 
 /* The wait until next for epoll_pwait2 (NULL: until an event). */
@@ -504,6 +572,7 @@ static void on_socket(struct sp *sp)
 			udp_batch_datagram(sp->batch, i, &d);
 			on_datagram(sp, &d);
 		}
+		send_ahead(sp);
 		flush_deliveries(sp);
 		if (sp->state == RUN_ENDED || udp_batch_drained(sp->batch))
 			return;
@@ -523,6 +592,7 @@ static void run_due(struct sp *sp)
 	}
 	if (now >= next_housekeeping_ns(sp))
 		check_peers(sp, now);
+	send_ahead(sp);
 	flush_deliveries(sp);
 }
 
@@ -699,6 +769,7 @@ static void collect_totals(struct sp *sp, struct sq_log_totals *t)
 	t->standby_cpu = sp->standby.cpu;
 	t->standby_takeovers = sp->standby.takeovers;
 	memcpy(t->arrivals, sp->arrivals, sizeof(t->arrivals));
+	memcpy(t->sent_ahead, sp->ahead.sent, sizeof(t->sent_ahead));
 	t->end_reason = sp->end_reason ? sp->end_reason : "error";
 	t->end_by = sp->end_by[0] ? sp->end_by : NULL;
 	if (sp->control)

@@ -49,6 +49,7 @@ static void test_minimal_file_and_defaults(void **state)
 	assert_int_equal(cfg->keepalive, 1000000);
 	assert_int_equal(cfg->peer_timeout, 5000000);
 	assert_int_equal(cfg->autostart, SQ_AUTOSTART_NONE);
+	assert_int_equal(cfg->release_ahead, 0);
 	const struct sockaddr_in *a = (const void *)&cfg->listen;
 	assert_int_equal(a->sin_family, AF_INET);
 	assert_int_equal(ntohs(a->sin_port), 5300);
@@ -89,6 +90,7 @@ static void test_every_key(void **state)
 		"keepalive = 250ms\n"
 		"peer_timeout = 1.5s\n"
 		"autostart = peers\n"
+		"release_ahead = 2ms\n"
 		"\n"
 		"[ channel ]\n"
 		"initial = bad\n"
@@ -124,6 +126,7 @@ static void test_every_key(void **state)
 	assert_int_equal(cfg->keepalive, 250000);
 	assert_int_equal(cfg->peer_timeout, 1500000);
 	assert_int_equal(cfg->autostart, SQ_AUTOSTART_PEERS);
+	assert_int_equal(cfg->release_ahead, 2000);
 	const struct sq_channel_config *ch = &cfg->link.channel;
 	assert_int_equal(ch->initial_state, SQ_BAD);
 	assert_int_equal(ch->length[SQ_GOOD].kind, SQ_DIST_EXPONENTIAL);
@@ -312,6 +315,8 @@ static const struct bad_case bad_cases[] = {
 	{ 2, "listen = localhost:5300", "t.conf:2: listen: expected ADDR:PORT like 0.0.0.0:5300 or [::1]:5300" },
 	{ 2, "listen = 127.0.0.1:65536", "t.conf:2: listen: expected ADDR:PORT" },
 	{ 2, "autostart = always", "t.conf:2: autostart: expected 'none' or 'peers', got 'always'" },
+	{ 2, "release_ahead = 10001us", "t.conf:2: release_ahead: expected a duration from 0us (off) to 10ms" },
+	{ 2, "release_ahead = -1us", "t.conf:2: release_ahead: expected a duration from 0us (off) to 10ms" },
 	{ 2, "keepalive = 0s", "t.conf:2: keepalive: expected a duration > 0" },
 	{ 2, "peer_timeout = 500ms", "t.conf: peer_timeout: must be longer than keepalive (1000000us), got 500000us" },
 	{ 9, "# bandwidth removed", "t.conf: down.bandwidth: missing required key" },

@@ -714,6 +714,128 @@ static void test_shared_clock_arrival(void **state)
 	close(mobile);
 }
 
+/* --- release at the NPA: decided packets sent ahead with their release time -------------- */
+
+static bool read_boot_id(char boot_id[SQ_WIRE_BOOT_ID_LEN + 1])
+{
+	memset(boot_id, 0, SQ_WIRE_BOOT_ID_LEN + 1);
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (f == NULL)
+		return false;
+	bool ok = fread(boot_id, 1, SQ_WIRE_BOOT_ID_LEN, f) == SQ_WIRE_BOOT_ID_LEN;
+	fclose(f);
+	return ok;
+}
+
+/* The next DATA: its flags, when it was received, and its payload. */
+static size_t receive_data(int fd, uint8_t *flags, int64_t *at_ns, uint8_t *payload, size_t cap)
+{
+	uint8_t buf[SQ_WIRE_MAX_DATAGRAM];
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		*at_ns = mono_now_ns();
+		if (n < 0)
+			fail_msg("no DATA from the emulator");
+		struct sq_wire_header h;
+		assert_int_equal(sq_wire_decode(buf, (size_t)n, &h), SQ_WIRE_OK);
+		if (h.type != SQ_MSG_DATA)
+			continue;
+		*flags = h.flags;
+		assert_true(h.length <= cap);
+		memcpy(payload, buf + SQ_WIRE_HEADER_LEN, h.length);
+		return h.length;
+	}
+}
+
+/* STOP, a clean exit, and the whole log. */
+static char *stop_and_read_log(struct emu *e)
+{
+	char answer[64];
+	control(e, "stop", answer, sizeof(answer));
+	assert_string_equal(answer, "stopped");
+	assert_int_equal(wait_exit(e), SQ_EXIT_OK);
+	return read_log(e);
+}
+
+static const char *const AHEAD_LINK =
+	"release_ahead = 10ms\n"
+	"autostart = peers\n"
+	"[channel]\ngood = fixed(1000s)\nbad = fixed(1s)\n"
+	"[down]\nmtu = 1500B\nbandwidth = unlimited\ndelay = 50ms\nsend_buffer = 100000B\n"
+	"[up]\nmtu = 1500B\nbandwidth = unlimited\ndelay = 50ms\nsend_buffer = 100000B\n";
+
+#define AHEAD_PACKETS 3
+
+/* Both NPAs on this clock: the router's stamped packets (read at S) go out 50 ms later, so
+ * their release time is S + 50 ms (to the µs of the model); each reaches the mobile NPA
+ * before it, at most release_ahead before it, and the log is as without the option. */
+static void test_release_ahead(void **state)
+{
+	(void)state;
+	char boot_id[SQ_WIRE_BOOT_ID_LEN + 1];
+	if (!read_boot_id(boot_id))
+		skip();   /* no boot id: the emulator offers no shared clock either */
+	struct emu e;
+	start_emulator(&e, AHEAD_LINK);
+	int router = udp_socket(), mobile = udp_socket();
+	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, boot_id), SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(register_with_offer(mobile, &e, SQ_ROLE_MOBILE, boot_id), SQ_WIRE_FLAG_CLOCK);
+	usleep(50 * 1000);                            /* the run started when both registered */
+	for (uint16_t id = 1; id <= AHEAD_PACKETS; id++) {
+		int64_t read_ns = mono_now_ns();
+		send_stamped(router, &e, SQ_ROLE_ROUTER, read_ns, id);
+		uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
+		int64_t at_ns;
+		size_t n = receive_data(mobile, &flags, &at_ns, got, sizeof(got));
+		assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
+		assert_int_equal(n, SQ_WIRE_STAMP_LEN + 100);
+		assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
+		int64_t release = sq_wire_get_time(got);
+		int64_t due = read_ns + 50 * 1000 * 1000;
+		if (release > due || release <= due - 1000)
+			fail_msg("packet %u: release %lld ns, expected %lld ns (to the us below)", id,
+				 (long long)release, (long long)due);
+		if (at_ns >= release || release - at_ns > 10 * 1000 * 1000)
+			fail_msg("packet %u received %lld ns before its release, expected (0, 10 ms]", id,
+				 (long long)(release - at_ns));
+		usleep(60 * 1000);                    /* its out has passed */
+	}
+	usleep(200 * 1000);                           /* even on a busy machine */
+	char *log = stop_and_read_log(&e);
+	for (unsigned id = 1; id <= AHEAD_PACKETS; id++)
+		assert_int_equal(event_time(log, "out", id) - event_time(log, "in", id), 50000);
+	assert_int_equal(count(log, "\tout\t"), AHEAD_PACKETS);
+	assert_non_null(strstr(log, "\n# sent_ahead down 3 up 0\n"));
+	assert_non_null(strstr(log, "\n# lateness_us n 0 "));   /* the emulator sent none at its out */
+	free(log);
+	close(router);
+	close(mobile);
+}
+
+/* An NPA that does not share the clock gets each packet at its out, without a release time. */
+static void test_no_release_ahead_without_the_shared_clock(void **state)
+{
+	(void)state;
+	struct emu e;
+	start_emulator(&e, AHEAD_LINK);
+	int router = udp_socket(), mobile = udp_socket();
+	assert_int_equal(register_npa(router, &e, SQ_ROLE_ROUTER), 1500);
+	assert_int_equal(register_npa(mobile, &e, SQ_ROLE_MOBILE), 1500);
+	usleep(50 * 1000);
+	uint8_t pkt[200], got[200], flags;
+	int64_t at_ns;
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)udp_packet(pkt, 7, 100));
+	assert_int_equal(receive_data(mobile, &flags, &at_ns, got, sizeof(got)), 100);
+	assert_int_equal(flags, 0);
+	char *log = stop_and_read_log(&e);
+	assert_non_null(strstr(log, "\n# sent_ahead down 0 up 0\n"));
+	assert_non_null(strstr(log, "\n# lateness_us n 1 "));
+	assert_non_null(strstr(log, "\n# config release_ahead = 10000us\n"));
+	free(log);
+	close(router);
+	close(mobile);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +847,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_router_marks_ce, kill_leftover),
 		cmocka_unit_test_teardown(test_gso_batch_in_and_out, kill_leftover),
 		cmocka_unit_test_teardown(test_shared_clock_arrival, kill_leftover),
+		cmocka_unit_test_teardown(test_release_ahead, kill_leftover),
+		cmocka_unit_test_teardown(test_no_release_ahead_without_the_shared_clock, kill_leftover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

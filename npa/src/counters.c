@@ -19,5 +19,11 @@ void npa_counters_print(FILE *out, const char *prefix, const struct npa_counters
 	for (int r = 1; r < NPA_REJECT_REASONS; r++)
 		fprintf(out, " rejected_%s=%" PRIu64, npa_reject_name((enum npa_reject)r),
 			c->rejected[r]);
+	const struct sq_lateness *l = &c->release_late;
+	fprintf(out, " release_held=%" PRIu64 " release_full=%" PRIu64 " release_flushed=%" PRIu64
+		" release_late_n=%" PRIu64 " release_late_p50_us=%" PRIu64 " release_late_p99_us=%" PRIu64
+		" release_late_max_us=%" PRIu64, c->release_held, c->release_full, c->release_flushed,
+		l->count, sq_lateness_quantile_us(l, 0.5), sq_lateness_quantile_us(l, 0.99),
+		sq_lateness_max_us(l));
 	fputc('\n', out);
 }

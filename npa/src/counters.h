@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "inbound.h"
+#include "lateness.h"
 
 struct npa_counters {
 	uint64_t tun_rx_packets, tun_rx_bytes;     /* read from the TUN */
@@ -16,6 +17,11 @@ struct npa_counters {
 	uint64_t tun_tx_errors;                    /* writes the TUN refused */
 	uint64_t keepalives_sent, keepalives_received;
 	uint64_t wakeups;                          /* epoll_wait returns in the relay */
+	/* DATA with a release time (the emulator's release_ahead): */
+	uint64_t release_held;                     /* received ahead of their release */
+	uint64_t release_full;                     /* written early: the queue was full */
+	uint64_t release_flushed;                  /* written early: the relay ended */
+	struct sq_lateness release_late;           /* TUN write minus release time, the rest */
 	uint64_t rejected[NPA_REJECT_REASONS];     /* by reason; [0] unused */
 };
 

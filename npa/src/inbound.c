@@ -32,7 +32,15 @@ enum npa_reject npa_inbound_check(const struct npa_inbound_policy *policy,
 		return NPA_REJECT_WRONG_SENDER;
 	if (!sp_sends(h->type))
 		return NPA_REJECT_UNEXPECTED;
-	if (h->type == SQ_MSG_DATA && !looks_like_ip(buf + SQ_WIRE_HEADER_LEN, h->length))
+	if (h->type != SQ_MSG_DATA)
+		return NPA_ACCEPT;
+	size_t skip = 0;
+	if (h->flags & SQ_WIRE_FLAG_CLOCK) {
+		if (!policy->shared_clock)
+			return NPA_REJECT_NO_CLOCK;
+		skip = SQ_WIRE_STAMP_LEN;   /* the release time */
+	}
+	if (h->length < skip || !looks_like_ip(buf + SQ_WIRE_HEADER_LEN + skip, h->length - skip))
 		return NPA_REJECT_NOT_IP;
 	return NPA_ACCEPT;
 }
@@ -46,6 +54,7 @@ const char *npa_reject_name(enum npa_reject r)
 	case NPA_REJECT_WRONG_SENDER: return "wrong_sender_role";
 	case NPA_REJECT_UNEXPECTED: return "unexpected_type";
 	case NPA_REJECT_NOT_IP: return "not_ip";
+	case NPA_REJECT_NO_CLOCK: return "no_clock";
 	default: return sq_wire_error_name((enum sq_wire_error)r);
 	}
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "monotonic.h"
+#include "release_queue.h"
 #include "to_sp_batch.h"
 
 #define BATCH 32
@@ -21,6 +22,12 @@
 /* Batches per wakeup and direction before the other fds get their turn;
  * level-triggered epoll brings us back for the rest. */
 #define ROUNDS_PER_WAKEUP 8
+/* Packets held for their release time: more than release_ahead (at most 10 ms) holds at
+ * any rate the relay manages. */
+#define RELEASE_SLOTS 256
+/* How long before a release the relay stops sleeping and polls, as the emulator does
+ * before a delivery (emulator/README.md, "Timing"): a wakeup takes about that long. */
+#define EARLY_NS (50 * 1000)
 
 enum tag { TAG_TUN, TAG_SOCK, TAG_SIGNAL, TAG_KEEPALIVE, TAG_PEER };
 
@@ -45,6 +52,9 @@ struct relay {
 	union gro_control from_sp_control[BATCH];
 	int64_t last_rx_us;
 	bool sp_said_bye;
+	/* SP DATA waiting for its release time */
+	struct npa_release_queue held;
+	int64_t early_for, early_ns;   /* the release the relay wakes early for, by how much */
 	char *err;
 	size_t errlen;
 };
@@ -90,6 +100,10 @@ static int setup(struct relay *r)
 		return fail(r, "cannot allocate the relay buffers");
 	}
 	prepare_buffers(r);
+	if (npa_release_queue_init(&r->held, RELEASE_SLOTS) != 0) {
+		errno = ENOMEM;
+		return fail(r, "cannot allocate the queue of packets waiting for their release");
+	}
 	/* Optional: without it (old kernels) each datagram arrives on its own. A
 	 * slot (SQ_WIRE_MAX_DATAGRAM) holds the largest UDP message either way. */
 	int on = 1;
@@ -122,6 +136,7 @@ static void teardown(struct relay *r)
 		close(r->peer_fd);
 	npa_to_sp_batch_free(r->to_sp);
 	free(r->from_sp_buf);
+	npa_release_queue_free(&r->held);
 }
 
 /* While the socket cannot take more, stop reading the TUN: the packets then
@@ -161,18 +176,79 @@ static int resume_to_sp(struct relay *r)
 	return npa_to_sp_batch_flush(r->to_sp) ? 0 : pause_tun(r, false);
 }
 
+static void write_tun(struct relay *r, const uint8_t *pkt, uint16_t len)
+{
+	if (write(r->cfg->tun_fd, pkt, len) == (ssize_t)len) {
+		r->counters->tun_tx_packets++;
+		r->counters->tun_tx_bytes += len;
+	} else {
+		r->counters->tun_tx_errors++;
+	}
+}
+
+/* Writes the oldest held packet now; late is false when it goes before its time (the
+ * queue is full, or the relay ends), which the counters of those cases say. */
+static void release_oldest(struct relay *r, int64_t now_ns, bool late)
+{
+	uint16_t len;
+	const uint8_t *pkt = npa_release_queue_peek(&r->held, &len);
+	if (late)
+		sq_lateness_add(&r->counters->release_late, now_ns - npa_release_queue_next(&r->held));
+	write_tun(r, pkt, len);
+	npa_release_queue_pop(&r->held);
+}
+
+/* Writes every held packet whose release time has come. */
+static void release_due(struct relay *r)
+{
+	int64_t now = npa_now_ns();
+	while (npa_release_queue_next(&r->held) <= now)
+		release_oldest(r, now, true);
+}
+
+/* The relay ends: what is held goes to the TUN now rather than never. */
+static void release_all(struct relay *r)
+{
+	int64_t now = npa_now_ns();
+	while (r->held.count > 0) {
+		r->counters->release_flushed++;
+		release_oldest(r, now, npa_release_queue_next(&r->held) <= now);
+	}
+}
+
+/* A packet with its release time: held until then, or written now when that has passed. */
+static void hold(struct relay *r, const uint8_t *payload, uint16_t length)
+{
+	int64_t at = sq_wire_get_time(payload);
+	const uint8_t *pkt = payload + SQ_WIRE_STAMP_LEN;
+	uint16_t len = (uint16_t)(length - SQ_WIRE_STAMP_LEN);
+	r->counters->release_held++;
+	int64_t now = npa_now_ns();
+	release_due(r);   /* the ones before it first: the TUN sees release order */
+	if (at <= now && r->held.count == 0) {
+		sq_lateness_add(&r->counters->release_late, now - at);
+		write_tun(r, pkt, len);
+		return;
+	}
+	if (npa_release_queue_full(&r->held)) {
+		r->counters->release_full++;
+		release_oldest(r, now, false);
+	}
+	npa_release_queue_push(&r->held, at, pkt, len);
+}
+
 static void deliver(struct relay *r, const struct sq_wire_header *h, const uint8_t *payload)
 {
 	switch (h->type) {
 	case SQ_MSG_DATA:
 		r->counters->sp_rx_packets++;
-		r->counters->sp_rx_bytes += h->length;
-		if (write(r->cfg->tun_fd, payload, h->length) == (ssize_t)h->length) {
-			r->counters->tun_tx_packets++;
-			r->counters->tun_tx_bytes += h->length;
-		} else {
-			r->counters->tun_tx_errors++;
+		if (h->flags & SQ_WIRE_FLAG_CLOCK) {
+			r->counters->sp_rx_bytes += h->length - SQ_WIRE_STAMP_LEN;
+			hold(r, payload, h->length);
+			break;
 		}
+		r->counters->sp_rx_bytes += h->length;
+		write_tun(r, payload, h->length);
 		break;
 	case SQ_MSG_KEEPALIVE:
 		r->counters->keepalives_received++;
@@ -295,12 +371,34 @@ static int handle_event(struct relay *r, const struct epoll_event *ev, enum npa_
 	return 0;
 }
 
+/* How long to sleep: until EARLY_NS before the next release (at most half the time until
+ * it, fixed when that release is first seen, so the relay never polls longer than it
+ * sleeps), then not at all: it polls until the release. NULL: no release waits. */
+static const struct timespec *sleep_for(struct relay *r, struct timespec *ts)
+{
+	int64_t next = npa_release_queue_next(&r->held);
+	if (next == INT64_MAX)
+		return NULL;
+	int64_t now = npa_now_ns();
+	if (next != r->early_for) {
+		r->early_for = next;
+		r->early_ns = next - now < 2 * EARLY_NS ? (next - now) / 2 : EARLY_NS;
+	}
+	int64_t wait = next - r->early_ns - now;
+	if (wait < 0)
+		wait = 0;
+	*ts = (struct timespec){ .tv_sec = wait / 1000000000, .tv_nsec = wait % 1000000000 };
+	return ts;
+}
+
 static enum npa_relay_end loop(struct relay *r)
 {
 	struct epoll_event events[8];
 	enum npa_relay_end end = NPA_RELAY_FAILED;
 	for (;;) {
-		int n = epoll_wait(r->epfd, events, 8, -1);
+		struct timespec ts;
+		int n = epoll_pwait2(r->epfd, events, 8, sleep_for(r, &ts), NULL);
+		release_due(r);
 		if (n < 0 && errno == EINTR)
 			continue;
 		r->counters->wakeups++;
@@ -327,6 +425,8 @@ enum npa_relay_end npa_relay_run(const struct npa_relay_config *cfg, char *err, 
 		.peer_fd = -1, .err = err, .errlen = errlen,
 	};
 	enum npa_relay_end end = setup(&r) == 0 ? loop(&r) : NPA_RELAY_FAILED;
+	if (r.held.slot != NULL)
+		release_all(&r);
 	teardown(&r);
 	return end;
 }

@@ -90,6 +90,7 @@ enum npa_reject npa_sp_link_accept(struct npa_sp_link *l, const uint8_t *buf, si
 		.sp_addr = (const struct sockaddr *)&l->sp->addr,
 		.sp_addr_len = l->sp->addr_len,
 		.token = l->token,
+		.shared_clock = l->stamp,
 	};
 	enum npa_reject r = npa_inbound_check(&policy, buf, len, src, src_len, h);
 	if (r != NPA_ACCEPT)

@@ -18,15 +18,21 @@ static struct sockaddr_in sp_addr, other_addr;
 static struct npa_inbound_policy policy;
 static uint8_t buf[128];
 
-static size_t message(uint8_t type, uint8_t role, uint64_t token, const void *payload,
-		      uint16_t len)
+static size_t flagged(uint8_t type, uint8_t role, uint8_t flags, uint64_t token,
+		      const void *payload, uint16_t len)
 {
 	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role,
-				    .token = token, .seq = 7, .length = len };
+				    .flags = flags, .token = token, .seq = 7, .length = len };
 	sq_wire_encode(buf, &h);
 	if (len > 0)
 		memcpy(buf + SQ_WIRE_HEADER_LEN, payload, len);
 	return SQ_WIRE_HEADER_LEN + len;
+}
+
+static size_t message(uint8_t type, uint8_t role, uint64_t token, const void *payload,
+		      uint16_t len)
+{
+	return flagged(type, role, 0, token, payload, len);
 }
 
 static enum npa_reject check(size_t len, const struct sockaddr_in *src)
@@ -44,7 +50,7 @@ static int setup(void **state)
 	inet_pton(AF_INET, "198.19.138.1", &sp_addr.sin_addr);
 	other_addr = sp_addr;
 	policy = (struct npa_inbound_policy){ (const struct sockaddr *)&sp_addr, sizeof(sp_addr),
-					      TOKEN };
+					      TOKEN, false };
 	return 0;
 }
 
@@ -100,6 +106,30 @@ static void test_data_must_carry_an_ip_packet(void **state)
 			 NPA_REJECT_NOT_IP);
 }
 
+/* A DATA with a release time: the time, then the packet; only on the shared clock. */
+static void test_a_release_time_needs_the_shared_clock_and_a_packet_after_it(void **state)
+{
+	(void)state;
+	uint8_t payload[SQ_WIRE_STAMP_LEN + sizeof(ipv4_packet)];
+	sq_wire_put_time(payload, 123456789);
+	memcpy(payload + SQ_WIRE_STAMP_LEN, ipv4_packet, sizeof(ipv4_packet));
+	size_t len = flagged(SQ_MSG_DATA, SQ_ROLE_SP, SQ_WIRE_FLAG_CLOCK, TOKEN, payload, sizeof(payload));
+	assert_int_equal(check(len, &sp_addr), NPA_REJECT_NO_CLOCK);
+	policy.shared_clock = true;
+	struct sq_wire_header h;
+	assert_int_equal(npa_inbound_check(&policy, buf, len, (const struct sockaddr *)&sp_addr,
+					   sizeof(sp_addr), &h), NPA_ACCEPT);
+	assert_int_equal(sq_wire_get_time(buf + SQ_WIRE_HEADER_LEN), 123456789);
+	/* only the time, or the time and no IP packet */
+	assert_int_equal(check(flagged(SQ_MSG_DATA, SQ_ROLE_SP, SQ_WIRE_FLAG_CLOCK, TOKEN, payload,
+				       SQ_WIRE_STAMP_LEN), &sp_addr), NPA_REJECT_NOT_IP);
+	assert_int_equal(check(flagged(SQ_MSG_DATA, SQ_ROLE_SP, SQ_WIRE_FLAG_CLOCK, TOKEN, payload, 4),
+			       &sp_addr), NPA_REJECT_NOT_IP);
+	/* without the flag the payload is the packet, as before */
+	assert_int_equal(check(message(SQ_MSG_DATA, SQ_ROLE_SP, TOKEN, ipv4_packet, 20), &sp_addr),
+			 NPA_ACCEPT);
+}
+
 static void test_malformed_datagrams_report_the_decoder_reason(void **state)
 {
 	(void)state;
@@ -124,6 +154,7 @@ int main(void)
 		cmocka_unit_test_setup(test_wrong_token_role_and_type, setup),
 		cmocka_unit_test_setup(test_data_must_carry_an_ip_packet, setup),
 		cmocka_unit_test_setup(test_malformed_datagrams_report_the_decoder_reason, setup),
+		cmocka_unit_test_setup(test_a_release_time_needs_the_shared_clock_and_a_packet_after_it, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,9 @@ class EmulatorRun:
     control: str | None = None          # the emulator's control socket (START/STOP)
     keepalive_us: int = 1_000_000
     peer_timeout_us: int = 5_000_000
+    # Decided packets go this long ahead to an NPA on the emulator's clock, which releases
+    # them (emulator/README.md, "Release at the NPA"); 0 = off. The emulator checks the bound.
+    release_ahead_us: int = 0
 
 
 def _rate(step: RateStep) -> str:
@@ -64,6 +67,7 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
         f"replication = {run.replication}",
         f"keepalive = {run.keepalive_us}us",
         f"peer_timeout = {run.peer_timeout_us}us",
+        f"release_ahead = {run.release_ahead_us}us",
         "",
         "[channel]",
     ]

@@ -214,9 +214,10 @@ class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
                  priority: int | None = None, router: RouterConfig | None = None,
-                 places: LinkPlaces | None = None):
+                 places: LinkPlaces | None = None, release_ahead_us: int = 0):
         """`router`: the scenario's router, any engine; only `engine = "emulator"` puts it
         into the emulator's configuration (its router stage on the downlink).
+        `release_ahead_us`: the emulator's `release_ahead` (emulator/CONFIG.md; 0 = off).
         `places`: where the programs run (default: the lane's namespaces)."""
         self.lane = lane
         self.places: LinkPlaces = places if places is not None else NamespacePlaces(lane)
@@ -224,6 +225,7 @@ class LinkSession:
         self.workdir = Path(workdir)
         self.seed = seed
         self.replication = replication
+        self.release_ahead_us = release_ahead_us
         self.ready_timeout_s = ready_timeout_s
         self.router = router if router is not None and router.engine == "emulator" else None
         # SCHED_FIFO priority of the emulator; 0 = normal
@@ -304,7 +306,8 @@ class LinkSession:
         run = emulator_config.EmulatorRun(seed=self.seed, replication=self.replication, token=None,
                                           log_path=self.places.emulator_file(self.log_path),
                                           listen=self.lane.emulator_for_mobile,
-                                          control=self.private.path("emu", CONTROL_SOCKET))
+                                          control=self.private.path("emu", CONTROL_SOCKET),
+                                          release_ahead_us=self.release_ahead_us)
         emulator_config.write(self.config_path, self.link, run, router=self.router)
         self.places.install(self.config_path)
 

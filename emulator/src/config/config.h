@@ -54,6 +54,8 @@ struct sq_emu_config {
 	char control_path[SQ_CONTROL_PATH_MAX];  /* "" if none: the Unix socket of START/STOP */
 	sq_time_us keepalive;
 	sq_time_us peer_timeout;
+	sq_time_us release_ahead;             /* 0: off; else how far ahead decided outs go to an
+					       * NPA on this clock (README.md "Release at the NPA") */
 	enum sq_autostart autostart;
 
 	bool token_set, log_set, seed_set;

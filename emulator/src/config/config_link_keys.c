@@ -104,6 +104,20 @@ static const char *set_peer_timeout(struct sq_emu_config *cfg, const struct wher
 	return set_positive_duration(&cfg->peer_timeout, v);
 }
 
+/* Bounded: a packet held longer at the NPA would be a packet the link model no longer
+ * sees, and 10 ms is far more than any wakeup this is meant to hide. */
+#define SQ_RELEASE_AHEAD_MAX 10000
+
+static const char *set_release_ahead(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	sq_time_us t;
+	if (!sq_parse_duration(v, &t) || t < 0 || t > SQ_RELEASE_AHEAD_MAX)
+		return "expected a duration from 0us (off) to 10ms like 200us";
+	cfg->release_ahead = t;
+	return NULL;
+}
+
 static const char *set_autostart(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
@@ -386,6 +400,7 @@ const struct key_spec sq_process_keys[] = {
 	{ "log", set_log, false },               { "seed", set_seed, false },
 	{ "replication", set_replication, false }, { "keepalive", set_keepalive, false },
 	{ "peer_timeout", set_peer_timeout, false }, { "autostart", set_autostart, false },
+	{ "release_ahead", set_release_ahead, false },
 	{ "control", set_control, false },
 	{ NULL, NULL, false },
 };

@@ -71,6 +71,7 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 	fprintf(out, "%sreplication = %" PRIu32 "\n", prefix, cfg->link.replication);
 	fprintf(out, "%skeepalive = %" PRId64 "us\n", prefix, cfg->keepalive);
 	fprintf(out, "%speer_timeout = %" PRId64 "us\n", prefix, cfg->peer_timeout);
+	fprintf(out, "%srelease_ahead = %" PRId64 "us\n", prefix, cfg->release_ahead);
 	fprintf(out, "%sautostart = %s\n", prefix, cfg->autostart == SQ_AUTOSTART_PEERS ? "peers" : "none");
 	const struct sq_channel_config *ch = &cfg->link.channel;
 	if (ch->trace) {

@@ -197,6 +197,8 @@ static void on_attempt(struct sq_model *m, struct sq_direction *d, uint64_t seq,
 	emit(m, d, SQ_EV_TX, p, k);
 	if (!attempt_hit(m, d)) {
 		sq_time_us arrival = add_time(add_time(m->now, p->ser), d->cfg.delay);
+		p->arrives = true;
+		p->recv_at = arrival;
 		schedule(m, d, arrival, SQ_PHASE_RECV, seq, k);
 		return;
 	}
@@ -476,6 +478,43 @@ sq_time_us sq_model_next_deadline(const struct sq_model *m)
 	sq_time_us change = sq_channel_current(m->channel).end;
 	sq_time_us action = next_action_time(m);
 	return change < action ? change : action;
+}
+
+/* In order, a packet goes out when it has arrived and every earlier packet of its
+ * direction is out or dropped: its out is decided once its own success is drawn and every
+ * earlier one's is (a drop is decided when it happens, before now). The first packet
+ * still in ARQ ends the walk: its next draw, and so its fate, can still move. Out of
+ * order each packet goes out at its recv. */
+size_t sq_model_decided_outs(const struct sq_model *m, enum sq_dir dir,
+			     const struct sq_decided_out *after, sq_time_us until,
+			     struct sq_decided_out *outs, size_t cap)
+{
+	const struct sq_direction *d = &m->dir[dir];
+	bool in_order = d->cfg.in_order;
+	sq_time_us gone = m->now;   /* in order: when every earlier packet has left */
+	size_t n = 0;
+	for (uint64_t seq = in_order ? d->next_out : d->ring.base; seq < d->next_tx; seq++) {
+		const struct sq_pkt *p = sq_ring_peek(&d->ring, seq);
+		if (p->resolved)
+			continue;
+		if (!p->arrives) {
+			if (in_order)
+				break;
+			continue;
+		}
+		struct sq_decided_out e = { .t = p->recv_at, .order = seq, .pkt_id = p->id,
+					    .user = p->user };
+		if (in_order) {
+			e.t = e.t > gone ? e.t : gone;
+			gone = e.t;
+			if (e.t > until || n == cap)
+				break;   /* every later one goes out no earlier */
+		}
+		if (e.t > until || (after && !sq_decided_before(after, &e)))
+			continue;
+		sq_decided_insert(outs, &n, cap, &e);
+	}
+	return n;
 }
 
 uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event_type type)

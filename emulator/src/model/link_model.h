@@ -17,6 +17,7 @@
 #ifndef SQ_LINK_MODEL_H
 #define SQ_LINK_MODEL_H
 
+#include "decided_out.h"
 #include "link_config.h"
 #include "pkt_meta.h"
 #include "router_stats.h"
@@ -81,6 +82,17 @@ enum sq_state sq_model_channel_state(const struct sq_model *m);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);
+
+/* Fills outs (room for cap) with the decided outs of dir that come after `after` (NULL:
+ * from the first) and no later than until, in the order their SQ_EV_OUT events will come,
+ * and returns how many it wrote. Fewer than cap: that is all of them; exactly cap: ask
+ * again with after = the last one for more. A packet decided later may go out before one
+ * reported now (out of order, or at the same time as it); `after` leaves it out, so a
+ * caller that keeps `after` at the last packet it acted on sees every packet at most once
+ * and always later than the one before. Reads only; the model is unchanged. */
+size_t sq_model_decided_outs(const struct sq_model *m, enum sq_dir dir,
+			     const struct sq_decided_out *after, sq_time_us until,
+			     struct sq_decided_out *outs, size_t cap);
 
 /* Per direction, how many events of each type have been emitted. */
 uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event_type type);

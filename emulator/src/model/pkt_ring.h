@@ -21,6 +21,8 @@ struct sq_pkt {
 	uint32_t ip_len;
 	sq_time_us ser;         /* first serialisation duration; SQ_TIME_NEVER if endless */
 	uint32_t held_attempt;  /* the attempt that arrived, while held */
+	sq_time_us recv_at;     /* when its successful attempt arrives, once drawn */
+	bool arrives;           /* its successful attempt has been drawn: recv_at is fixed */
 	bool ser_done;          /* first serialisation has ended */
 	bool held;              /* arrived, waiting in the receive buffer */
 	bool resolved;          /* out or dropped */
@@ -44,6 +46,10 @@ bool sq_ring_reserve(struct sq_pkt_ring *r, size_t n);
 /* Appends (room must have been reserved) and returns the sequence number. */
 uint64_t sq_ring_push(struct sq_pkt_ring *r, const struct sq_pkt *p);
 static inline struct sq_pkt *sq_ring_get(struct sq_pkt_ring *r, uint64_t seq)
+{
+	return &r->slots[seq & (r->cap - 1)];
+}
+static inline const struct sq_pkt *sq_ring_peek(const struct sq_pkt_ring *r, uint64_t seq)
 {
 	return &r->slots[seq & (r->cap - 1)];
 }

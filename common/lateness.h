@@ -1,5 +1,6 @@
-/* Delivery lateness statistics: actual send time minus scheduled delivery time,
- * kept in a fixed log-linear histogram (no per-packet allocation). */
+/* Lateness statistics: the actual time minus the scheduled time (the emulator's sends at
+ * their delivery time, the NPA's TUN writes at their release time), kept in a fixed
+ * log-linear histogram (no per-packet allocation). */
 #ifndef SQ_LATENESS_H
 #define SQ_LATENESS_H
 
