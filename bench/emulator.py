@@ -26,7 +26,9 @@ several run at once), with UDP traffic from the fixed host (squall-udp) to the m
   cannot keep up shows almost no wakeups).
 
 $SQUALL_BENCH_PARTS (timing,capacity), $SQUALL_BENCH_RATES (1000,10000) and
-$SQUALL_BENCH_LANES_AT_ONCE (1,2,4) select less, for experiments.
+$SQUALL_BENCH_LANES_AT_ONCE (1,2,4) select less, for experiments;
+$SQUALL_BENCH_RELEASE_AHEAD_US (default 0, off) sets the emulator's `release_ahead` in the
+timing rounds (release at the NPA, emulator/README.md), recorded under `scheduling`.
 """
 from __future__ import annotations
 
@@ -227,12 +229,23 @@ def steal_ms() -> list[int]:
     return out
 
 
+def release_ahead_us() -> int:
+    """The emulator's release_ahead for the timing rounds ($SQUALL_BENCH_RELEASE_AHEAD_US; 0: off)."""
+    text = os.environ.get("SQUALL_BENCH_RELEASE_AHEAD_US", "0")
+    try:
+        return int(text)
+    except ValueError:
+        raise SystemExit(f"SQUALL_BENCH_RELEASE_AHEAD_US={text!r}: expected microseconds, e.g. 2000") from None
+
+
 def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
     """One round: `rate_pps` through each of the lanes at once, cyclictest beside them."""
     link = error_free(None, TIMING_DELAY_US, 1500, send_buffer=BIG_BUFFER, recv_buffer=BIG_BUFFER)
     steal_before = steal_ms()
     with ExitStack() as stack:
-        sessions = [stack.enter_context(LinkSession(a, link, workdir / f"link-{a.lane}")) for a in addrs]
+        sessions = [stack.enter_context(LinkSession(a, link, workdir / f"link-{a.lane}",
+                                                    release_ahead_us=release_ahead_us()))
+                    for a in addrs]
         captures = [stack.enter_context(host_captures(a, workdir / f"capture-{a.lane}")) for a in addrs]
         # cyclictest starts first and ends after the streams (start-up and the receivers' idle
         # timeout). It wakes as often as each emulator delivers (1 / rate): a stall of the
@@ -379,6 +392,7 @@ def measure_all(workdir: Path) -> dict:
                      "command": _command(), "note": os.environ.get("SQUALL_BENCH_NOTE", ""),
                      "lanes": numbers_of_lanes,
                      "scheduling": {"timing": scheduling_description(),
+                                    "release_ahead_us": release_ahead_us(),
                                     "capacity": "normal (all programs)",
                                     "cyclictest": f"SCHED_FIFO {realtime_priority()}" if realtime_priority() > 0
                                     else "normal"},
