@@ -1,4 +1,6 @@
 """The timing benchmark's arithmetic: cyclictest's output, ratios and targets (no root needed)."""
+import pytest
+
 from bench.cyclictest import command, parse, quantile
 from bench.emulator import ratios, targets
 
@@ -111,3 +113,15 @@ def test_committed_timing_results_record_what_the_ratios_need():
             assert lane["lateness_us"]["n"] == lane["sent"] == lane["received"]
             assert lane["end_to_end"]["ingress"]["n"] == lane["end_to_end"]["egress"]["n"] == lane["sent"]
     assert "end_to_end_p99_le_3x_cyclictest" in numbers["timing_targets"]["rounds"][-1]
+
+
+def test_the_timing_rounds_release_ahead_comes_from_the_environment(monkeypatch) -> None:
+    from bench import emulator
+
+    monkeypatch.delenv("SQUALL_BENCH_RELEASE_AHEAD_US", raising=False)
+    assert emulator.release_ahead_us() == 0
+    monkeypatch.setenv("SQUALL_BENCH_RELEASE_AHEAD_US", "2000")
+    assert emulator.release_ahead_us() == 2000
+    monkeypatch.setenv("SQUALL_BENCH_RELEASE_AHEAD_US", "2ms")
+    with pytest.raises(SystemExit, match="SQUALL_BENCH_RELEASE_AHEAD_US='2ms': expected microseconds"):
+        emulator.release_ahead_us()
