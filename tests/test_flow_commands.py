@@ -241,6 +241,7 @@ def test_each_kind_of_flow_in_each_direction(tmp_path: Path) -> None:
                 assert (got.pop("stdout"), got.pop("stderr")) == (f"{name}.{role}.stdout", f"{name}.{role}.stderr")
                 assert got.pop("stopped_by_squall") is False          # the fake programs end at once
                 run_time = got.pop("run_time_us", None)       # the active program's, launch to exit
+                assert got.pop("cpu_wait_us") is None         # fake hosts measure no CPU wait
                 assert (run_time is not None and run_time >= 0) == (role in ("client", "sender"))
                 del got["exit_code"], got["summary"]
                 if role != "receiver":
