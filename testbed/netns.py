@@ -63,12 +63,15 @@ def pids(ns: str) -> list[int]:
 
 
 def delete(ns: str) -> None:
-    """Kills every process in ns, then removes it. Missing ns is not an error."""
-    if not exists(ns):
-        return
-    for pid in pids(ns):
-        run(["kill", "-KILL", str(pid)], check=False)
-    run(["ip", "netns", "delete", ns])
+    """Kills every process in ns, then removes it and the CPU-wait cgroups of its programs
+    (testbed/lanes/cpu_wait.py). Missing ns is not an error."""
+    from testbed.lanes import cpu_wait
+
+    if exists(ns):
+        for pid in pids(ns):
+            run(["kill", "-KILL", str(pid)], check=False)
+        run(["ip", "netns", "delete", ns])
+    cpu_wait.remove_namespaces([ns])
 
 
 _CLONE_NEWNET = 0x40000000

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 from conftest import require_programs
 from support_udp import udp_in, udp_summary
+from test_runner import cpu_wait_groups
 
 from testbed import netns
 from testbed.lanes.hosts import NamespaceHost
@@ -87,6 +88,7 @@ def veth_link(request: pytest.FixtureRequest) -> Iterator[VethLink]:
         for ns in (f"sq{lane}-emu", f"sq{lane}-mobile"):
             netns.delete(ns)
     assert not any(netns.exists(ns) for ns in (f"sq{lane}-emu", f"sq{lane}-mobile"))
+    assert not cpu_wait_groups(lane), "a CPU-wait cgroup of the lane left"
 
 
 def _start_receiver(link: VethLink, port: int, idle: str = "3s") -> subprocess.Popen:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Iterator
 
 from testbed import netns
-from testbed.lanes import cpu_wait
 from testbed.addresses import Interface, LaneAddresses, lane_addresses, lane_of_namespace
 
 OWNER_DIR = Path(os.environ.get("SQUALL_LANE_OWNER_DIR", "/run/squall/lanes"))
@@ -74,9 +73,8 @@ def teardown(lane: int) -> None:
     addr = lane_addresses(lane)
     present = [ns for ns in addr.ns.all() if netns.exists(ns)]
     _stop_processes(present)
-    for ns in present:
+    for ns in addr.ns.all():      # a namespace already gone may still have its programs' cgroups
         netns.delete(ns)
-    cpu_wait.remove_namespaces(list(addr.ns.all()))
     # A link session that never closed (a crashed run) leaves its private directory.
     for leftover in Path(tempfile.gettempdir()).glob(addr.private_prefix + "*"):
         shutil.rmtree(leftover, ignore_errors=True)
