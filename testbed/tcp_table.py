@@ -6,10 +6,15 @@ a SYN (SYN_SENT, SYN_RECV), a FIN (FIN_WAIT1, CLOSING, LAST_ACK) or data (a non-
 tx_queue, which counts unacknowledged as well as unsent bytes). A receiver's pending delayed
 ACK shows as its peer's unacknowledged data. FIN_WAIT2, CLOSE_WAIT, TIME_WAIT and an idle
 ESTABLISHED connection wait for an application, not for the network.
+
+A connection *lingers* when it is still open in any state but LISTEN and TIME_WAIT: after a
+replication it could still send (a FIN retransmitted at its RTO, an RST) into whatever link
+the lane carries next.
 """
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 
 TABLES = ("/proc/net/tcp", "/proc/net/tcp6")
 
@@ -18,27 +23,60 @@ _SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING = 0x02, 0x03, 0x04, 0x09, 
 _ESTABLISHED, _CLOSE_WAIT = 0x01, 0x08
 _WAITING_FOR_ACK = {_SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING}
 _WITH_DATA = {_ESTABLISHED, _CLOSE_WAIT}
+_TIME_WAIT, _LISTEN = 0x06, 0x0A
+_RETRANSMIT_TIMER = 1        # the `tr` field: retransmission, loss probe or reordering timer
+USER_HZ = 100                # `tm->when` is in clock ticks (jiffies_delta_to_clock_t)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """The unsettled connections between two addresses, and the latest time from now at which
+    one of them retransmits (None: no retransmission timer is armed)."""
+    connections: int
+    retransmission_due_s: float | None
 
 
 def unsettled(table_text: str, address: str, peer: str) -> int:
     """Connections between `address` and `peer` (IPv4, also as IPv4-mapped IPv6) in the text
     of one or more socket tables that still wait for an acknowledgement; ValueError when the
     text holds no table."""
+    return waiting(table_text, address, peer).connections
+
+
+def waiting(table_text: str, address: str, peer: str) -> Waiting:
+    """The unsettled connections between `address` and `peer` and when the last of their
+    retransmission timers fires."""
+    count, due = 0, None
+    for state, tx_queue, timer, ticks in _rows(table_text, address, peer):
+        if state in _WAITING_FOR_ACK or (state in _WITH_DATA and tx_queue > 0):
+            count += 1
+            if timer == _RETRANSMIT_TIMER:
+                due = max(due or 0.0, ticks / USER_HZ)
+    return Waiting(count, due)
+
+
+def lingering(table_text: str, address: str, peer: str) -> int:
+    """Connections between `address` and `peer` still open in a state that can send (any but
+    LISTEN and TIME_WAIT)."""
+    return sum(state not in (_TIME_WAIT, _LISTEN) for state, *_ in _rows(table_text, address, peer))
+
+
+def _rows(table_text: str, address: str, peer: str) -> list[tuple[int, int, int, int]]:
+    """(state, tx_queue, timer, ticks to its expiry) of each connection between the two."""
     if "local_address" not in table_text:
         raise ValueError("no TCP socket table (no local_address header) in the text read")
     ends = {_proc_hex(address), _proc_hex(peer)}
-    count = 0
+    rows = []
     for line in table_text.splitlines():
         fields = line.split()
-        if len(fields) < 5 or ":" not in fields[1] or fields[0] == "sl":
+        if len(fields) < 6 or ":" not in fields[1] or fields[0] == "sl":
             continue
         local, remote = fields[1].rsplit(":", 1)[0], fields[2].rsplit(":", 1)[0]
         if {_as_v4(local), _as_v4(remote)} != ends:
             continue
-        state, tx_queue = int(fields[3], 16), int(fields[4].split(":")[0], 16)
-        if state in _WAITING_FOR_ACK or (state in _WITH_DATA and tx_queue > 0):
-            count += 1
-    return count
+        timer, _, ticks = fields[5].partition(":")
+        rows.append((int(fields[3], 16), int(fields[4].split(":")[0], 16), int(timer, 16), int(ticks or "0", 16)))
+    return rows
 
 
 def _proc_hex(address: str) -> str:

@@ -377,6 +377,8 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
         cache = json.loads((cells / c / f"rep-0{r}" / "tcp.json").read_text())["metrics_cache_at_start"]
         assert cache == {"fixed": [], "mobile": []}
     assert status(cells / "tcp-cbi" / "rep-02")["details"]["cache"] == {"metrics": "kept"}
+    # the first replication's connections all closed in its drain: none left to destroy
+    assert status(cells / "tcp-cbi" / "rep-02")["details"]["lingering_connections_destroyed"] == 0
     assert "cache" not in status(cells / "tcp-baseline" / "rep-02")["details"]
 
     # Resumed to a third replication, the chain starts on a fresh lane: its predecessor runs
@@ -387,6 +389,8 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
     assert third["fresh_lane"] is True
     assert {k: third["cache"][k] for k in ("metrics", "warmed_by_replication", "warm_up_status")} == \
         {"metrics": "warmed", "warmed_by_replication": 2, "warm_up_status": "ok"}
+    assert third["cache"]["warm_up_drain"]["ended_by"] == "settled"
+    assert third["lingering_connections_destroyed"] == 0
     warm = json.loads((cells / "tcp-cbi" / "rep-03" / "tcp.json").read_text())["metrics_cache_at_start"]
     assert any(line.startswith(mobile_host + " ") for line in warm["fixed"]), warm
     cold = json.loads((cells / "tcp-baseline" / "rep-03" / "tcp.json").read_text())["metrics_cache_at_start"]

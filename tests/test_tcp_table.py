@@ -94,6 +94,10 @@ def test_the_kernels_own_tables_in_both_namespaces() -> None:
             netns.run_in(net.mobile_ns, ["ip", "link", "set", "eth0", "down"])
             idle.close()          # FIN_WAIT1 until an ACK that cannot come
             assert until(lambda: unsettled(fixed, net.mobile_addr) == 2)
+            # its FIN is retransmitted at the RTO (1 s after a handshake's RTT here, doubling)
+            due = tcp_table.waiting(fixed.read_proc(tcp_table.TABLES), net.fixed_addr,
+                                    net.mobile_addr).retransmission_due_s
+            assert due is not None and 0.0 <= due <= 3.0, due
         finally:
             for s in (client, idle, listener, *locals().get("accepted", [])):
                 s.close()
@@ -110,3 +114,75 @@ def until(condition, timeout_s: float = 5.0) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def timed_row(local: str, remote: str, state: int, timer: int, ticks: int) -> str:
+    return f"   0: {local} {remote} {state:02X} 00000000:00000000 {timer:02X}:{ticks:08X} 00000003 0 0 1 1\n"
+
+
+def test_a_waiting_connection_says_when_it_retransmits() -> None:
+    """`tm->when` is in clock ticks (USER_HZ 100); only the retransmission timer (1) counts,
+    the latest of the waiting connections' (the drain waits for it)."""
+    table = (HEADER + timed_row(f"{MOBILE}:138B", f"{FIXED}:C4DE", 0x09, 1, 0x1F4)     # LAST_ACK, FIN due in 5 s
+             + timed_row(f"{MOBILE}:138C", f"{FIXED}:C4DF", 0x04, 1, 0x32)             # FIN_WAIT1, 0.5 s
+             + timed_row(f"{FIXED}:C4E0", f"{MOBILE}:138D", 0x05, 2, 0x1770))          # FIN_WAIT2: its own timer
+    w = tcp_table.waiting(table, "198.18.20.2", "198.18.20.1")
+    assert w == tcp_table.Waiting(2, 5.0)
+    assert tcp_table.waiting(HEADER + row(f"{FIXED}:1F90", f"{MOBILE}:C350", 0x01), "198.18.20.1",
+                             "198.18.20.2") == tcp_table.Waiting(0, None)
+
+
+@pytest.mark.parametrize("state,lingers", [
+    (0x01, True), (0x04, True), (0x05, True), (0x08, True), (0x09, True), (0x0B, True), (0x02, True),
+    (0x06, False),   # TIME_WAIT: answers, never sends by itself
+    (0x0A, False),   # LISTEN
+])
+def test_a_connection_lingers_while_it_can_still_send(state, lingers) -> None:
+    table = HEADER + row(f"{FIXED}:1F90", f"{MOBILE}:C350", state) + row(f"{FIXED}:0016", f"{OTHER}:D000", 0x01)
+    assert tcp_table.lingering(table, "198.18.20.1", "198.18.20.2") == int(lingers)
+
+
+@pytest.mark.netns
+def test_connections_left_on_a_kept_lane_are_destroyed_before_the_next_replication() -> None:
+    """What a CBI chain's next replication finds: an open connection and one whose FIN cannot
+    arrive (its peer down, as between two replications' links) are destroyed; a listener and
+    a TIME_WAIT stay, and nothing is left that could send into the next link."""
+    from types import SimpleNamespace
+
+    from testbed.run import lingering
+    with veth_net(LANE) as net:
+        fixed = NamespaceHost("fixed", net.fixed_ns, net.fixed_addr)
+        mobile = NamespaceHost("mobile", net.mobile_ns, net.mobile_addr)
+        lane = SimpleNamespace(label=f"lane {LANE}", fixed=fixed, mobile=mobile)
+        listener = netns.socket_in(net.mobile_ns, socket.AF_INET, socket.SOCK_STREAM)
+        sockets = [listener]
+        try:
+            listener.bind((net.mobile_addr, 5101))
+            listener.listen()
+            for _ in range(2):
+                sockets.append(netns.socket_in(net.fixed_ns, socket.AF_INET, socket.SOCK_STREAM))
+                sockets[-1].connect((net.mobile_addr, 5101))
+                sockets.append(listener.accept()[0])
+            assert lingering.clear(lane) == 4         # two connections, each open at both ends
+            assert lingering.clear(lane) == 0
+            sockets.append(netns.socket_in(net.fixed_ns, socket.AF_INET, socket.SOCK_STREAM))
+            sockets[-1].connect((net.mobile_addr, 5101))
+            sockets.append(listener.accept()[0])
+            netns.run_in(net.mobile_ns, ["ip", "link", "set", "eth0", "down"])
+            sockets[-1].close()                      # LAST_ACK-bound FIN that cannot arrive
+            sockets[-2].close()
+            assert until(lambda: lingering_now(fixed, net.mobile_addr) + lingering_now(mobile, net.fixed_addr) >= 1)
+            assert lingering.clear(lane) >= 1
+            assert lingering_now(fixed, net.mobile_addr) == lingering_now(mobile, net.fixed_addr) == 0
+            assert _listening(mobile, 5101)
+        finally:
+            for s in sockets:
+                s.close()
+
+
+def lingering_now(host: Host, peer: str) -> int:
+    return tcp_table.lingering(host.read_proc(tcp_table.TABLES), host.address, peer)
+
+
+def _listening(host: Host, port: int) -> bool:
+    return f":{port:04X} 00000000:0000 0A" in host.read_proc(tcp_table.TABLES)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from testbed.run import replication
+from testbed.run import lingering, replication
 from testbed.run.results import RunDir, Status
 from testbed.run.unit import Unit, UnitRunner, warm_up_dir
 from testbed.scenario import loader as scenario
@@ -54,6 +54,14 @@ class Recorder:
         return Status(self.outcome.get(job.replication, "ok"), "", "20261124T000000Z", 1.0, {})
 
 
+@pytest.fixture(autouse=True)
+def cleared(monkeypatch) -> list[int]:
+    """lingering.clear's stand-in: the lanes it was asked to clear, 1 connection each time."""
+    lanes: list[int] = []
+    monkeypatch.setattr(lingering, "clear", lambda testbed: lanes.append(testbed) or 1)
+    return lanes
+
+
 def runner(run_dir: RunDir, lanes: list[int], stop: threading.Event | None = None, reason=None) -> UnitRunner:
     def fresh() -> int:
         lanes.append(len(lanes) + 1)
@@ -76,6 +84,33 @@ def test_a_whole_chain_keeps_its_lane(chain, monkeypatch) -> None:
     runner(run_dir, lanes).run(Unit(cell, (1, 2, 3), keep_lane=True))
     assert rec.calls == [(1, 1, True), (2, 1, True), (3, 1, True)]
     assert [cache(run_dir, cell, r)["metrics"] for r in (1, 2, 3)] == ["empty", "kept", "kept"]
+
+
+def test_what_ran_before_on_the_lane_goes_before_a_replication_starts(chain, monkeypatch, cleared) -> None:
+    """Every replication and warm-up clears its lane first (a kept lane, a warm-up's, lab hosts
+    that outlive a reset), and the status says how many connections were destroyed."""
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder())
+    lanes: list[int] = []
+    runner(run_dir, lanes).run(Unit(cell, (1, 2, 3), keep_lane=True))
+    runner(run_dir, lanes).run(Unit(cell, (5,), keep_lane=True))
+    assert cleared == [1, 1, 1, 2, 2]     # 1, 2, 3 on lane 1; 4's warm-up and 5 on lane 2
+    destroyed = {r: run_dir.status(cell.cell_id, r).details.get("lingering_connections_destroyed") for r in (1, 2, 3, 5)}
+    assert destroyed == {1: 1, 2: 1, 3: 1, 5: 1}
+
+
+def test_connections_that_survive_fail_the_replication_not_the_run(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder())
+
+    def refuse(testbed):
+        raise lingering.LingeringError("lane 1: 1 of 1 TCP connections of an earlier replication ...")
+    monkeypatch.setattr(lingering, "clear", refuse)
+    unit_runner = runner(run_dir, [])
+    unit_runner.fresh_testbed = lambda: type("Lane", (), {"describe": lambda self: {"lane": 1}})()
+    unit_runner.run(Unit(cell, (1, 2), keep_lane=True))
+    second = run_dir.status(cell.cell_id, 2)
+    assert second.status == "failed" and "connections of an earlier replication" in second.reason
 
 
 def test_a_chain_resumed_past_a_gap_warms_up_on_the_predecessor(chain, monkeypatch) -> None:

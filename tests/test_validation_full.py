@@ -285,3 +285,23 @@ def test_rounds_after_rounds_are_planned_for_the_conclusions_cells(tmp_path: Pat
     [line] = capsys.readouterr().out.splitlines()
     assert f"iip-mixture round {done + 1}:" in line
     assert len(line.split("--cells ")[1].split(",")) == 36
+
+
+def test_a_round_whose_capture_holds_an_undeclared_connection_is_refused_with_its_cause(tmp_path: Path) -> None:
+    """A connection no flow declares (here an earlier replication's FIN) is not a changed
+    scenario: the refusal names the cell and the connection, and nothing is written."""
+    from dataclasses import replace
+
+    from analysis.run_metrics import FlowInfo
+    from validation.data import merge_round
+    study = full.STUDIES[0]
+    out, data = tmp_path / "out", tmp_path / "data"
+    _round_run(out, 1, "a")
+    full.export(study, 1, 1.0, 2, out, data)
+    before = (data / study.name / "replications.csv").read_text()
+    committed = load_study(data / study.name)
+    stray = FlowInfo("tcp 198.18.110.1:50526", "tcp")
+    fresh = [replace(c, flows=[*c.flows, stray]) if i == 0 else c for i, c in enumerate(committed)]
+    with pytest.raises(DataError, match=rf"connections no flow declares \({committed[0].cell}: tcp 198.18.110.1:50526\)"):
+        merge_round(fresh, 1, data / study.name, {})
+    assert (data / study.name / "replications.csv").read_text() == before

@@ -108,6 +108,13 @@ def merge_round(cells: list[CellResult], k: int, target: Path, study: dict, only
         theirs = {c.cell for c in expected}
         differ = sorted(ours ^ theirs) or [a["cell"] for a, b in zip(_described(expected), _described(fresh))
                                            if a != b]
+        extra = _extra_connections(expected, fresh)
+        if extra and set(differ) == set(extra):
+            raise DataError(f"{target / CELLS}: round {k}'s captures hold connections no flow declares ("
+                            + "; ".join(f"{cell}: {', '.join(names)}" for cell, names in extra.items())
+                            + "): traffic squall did not start crossed the link; find its source in the run "
+                            "(e.g. an earlier replication's connection on the same lane) and run those "
+                            "replications again; nothing was written")
         raise DataError(f"{target / CELLS}: round {k}'s cells differ from the committed rounds' (first: "
                         f"{differ[0] if differ else '?'}): the scenario changed since; start the study again "
                         "in a new data directory rather than mix them")
@@ -115,6 +122,18 @@ def merge_round(cells: list[CellResult], k: int, target: Path, study: dict, only
                                              + by_cell[c.cell].replications, key=lambda r: r.ref.rep))
               if c.cell in by_cell else c for c in committed]
     return export_study(merged, target, study)
+
+
+def _extra_connections(expected: list[CellResult], fresh: list[CellResult]) -> dict[str, list[str]]:
+    """Per cell, the flows of `fresh` that `expected` does not have, where the two differ in
+    nothing else."""
+    extra = {}
+    for a, b in zip(expected, fresh):
+        known = {f.name for f in a.flows}
+        names = [f.name for f in b.flows if f.name not in known]
+        if names and _described([a]) == _described([replace(b, flows=[f for f in b.flows if f.name in known])]):
+            extra[b.cell] = names
+    return extra
 
 
 def _number(text: str, where: str) -> float | None:

@@ -46,6 +46,10 @@ DRAIN_MARGIN_S = 0.2
 # quiet this long: longer than a delayed ACK (40 ms on Linux, up to 200 ms with TCP_QUICKACK
 # off) answering the last packet delivered.
 DRAIN_QUIET_S = 0.25
+# A connection still waiting when the link's worst case is over has lost a segment (often the
+# last FIN) and retransmits it at its RTO, seconds on a slow link; the drain waits for that
+# retransmission, up to this long after the flows.
+DRAIN_LIMIT_S = 30.0
 STDERR_TAIL = 400
 WORKLOADS_FILE = "workloads.json"
 
@@ -378,8 +382,12 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
     """Until the link is empty and no connection between the two ends waits for an
     acknowledgement (the last FIN's ACK delivered, a lost FIN retransmitted); where a host
     cannot tell, until the link was empty and quiet for DRAIN_QUIET_S; at most `longest_s`
-    (the link's worst case). What ended it, for status.json."""
-    deadline = time.monotonic() + longest_s
+    (the link's worst case), longer while a waiting connection's retransmission timer is armed
+    (its RTO can exceed the link's worst case), up to DRAIN_LIMIT_S. What ended it, for
+    status.json."""
+    started = time.monotonic()
+    deadline, limit = started + longest_s, started + max(longest_s, DRAIN_LIMIT_S)
+    extended = False
     while True:
         try:
             state = link.state()
@@ -387,27 +395,40 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
             if stop.wait(max(0.0, deadline - time.monotonic())):
                 raise Interrupted() from None
             return {"ended_by": "longest", "longest_s": round(longest_s, 3), "state_error": str(e)}
-        unsettled = _unsettled(ends) if state.pending == 0 else None
-        if state.pending == 0 and unsettled == 0:
-            return {"ended_by": "settled", "longest_s": round(longest_s, 3)}
-        if state.pending == 0 and unsettled is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
-            return {"ended_by": "quiet", "longest_s": round(longest_s, 3)}
+        waiting = _waiting(ends) if state.pending == 0 else None
+        if state.pending == 0 and waiting is not None and waiting.connections == 0:
+            return _drain_record("settled", longest_s, started, extended)
+        if state.pending == 0 and waiting is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
+            return _drain_record("quiet", longest_s, started, extended)
+        due = waiting.retransmission_due_s if waiting is not None else None
+        if due is not None and time.monotonic() + due + longest_s > deadline and deadline < limit:
+            # the retransmission, then the link's worst case for it and its acknowledgement
+            deadline, extended = min(limit, time.monotonic() + due + longest_s), True
         if time.monotonic() >= deadline:
-            return {"ended_by": "longest", "longest_s": round(longest_s, 3), "pending": state.pending,
-                    "unsettled_connections": unsettled}
+            return _drain_record("longest", longest_s, started, extended) | {
+                "pending": state.pending, "unsettled_connections": None if waiting is None else waiting.connections}
         if stop.wait(POLL_S):
             raise Interrupted()
 
 
-def _unsettled(ends: tuple[Host, Host]) -> int | None:
+def _drain_record(ended_by: str, longest_s: float, started: float, extended: bool) -> dict[str, Any]:
+    record = {"ended_by": ended_by, "longest_s": round(longest_s, 3)}
+    if extended:
+        record["waited_for_retransmission_s"] = round(time.monotonic() - started, 3)
+    return record
+
+
+def _waiting(ends: tuple[Host, Host]) -> tcp_table.Waiting | None:
     """Connections between the fixed and the mobile host that wait for an acknowledgement at
-    either end; None when one of them cannot tell."""
+    either end, and when they retransmit; None when one of them cannot tell."""
     fixed, mobile = ends
     try:
-        return sum(tcp_table.unsettled(host.read_proc(tcp_table.TABLES), host.address, peer.address)
-                   for host, peer in ((fixed, mobile), (mobile, fixed)))
+        found = [tcp_table.waiting(host.read_proc(tcp_table.TABLES), host.address, peer.address)
+                 for host, peer in ((fixed, mobile), (mobile, fixed))]
     except Exception:     # noqa: BLE001 — a host that cannot be asked: the drain waits for quiet
         return None
+    dues = [w.retransmission_due_s for w in found if w.retransmission_due_s is not None]
+    return tcp_table.Waiting(sum(w.connections for w in found), max(dues) if dues else None)
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,

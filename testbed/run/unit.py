@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from testbed.hosts import Testbed
-from testbed.run import replication
+from testbed.run import lingering, replication
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.results import RunDir, Status, failure_text, utc_stamp
 from testbed.scenario.cell import ResolvedCell
@@ -124,6 +124,7 @@ class UnitRunner:
         work.mkdir(parents=True)
         t = time.monotonic()
         try:
+            lingering.clear(self.testbed)
             status = replication.run(self.testbed, job, work, self.stop, self.slots)
         except replication.Interrupted:
             return None
@@ -135,6 +136,7 @@ class UnitRunner:
         warmed = status.status in ("ok", "degraded")
         return {"metrics": "warmed" if warmed else "warm-up failed", "warmed_by_replication": rep,
                 "warm_up_status": status.status, "warm_up_reason": status.reason,
+                "warm_up_drain": status.details.get("drain"),
                 "warm_up_s": round(time.monotonic() - t, 3)}
 
     def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
@@ -144,7 +146,11 @@ class UnitRunner:
         if self.started is not None:
             self.started(cell.cell_id, rep)
         try:
-            return replication.run(self.testbed, job, self._work, self.stop, self.slots)
+            # a kept lane, a warm-up's, or lab hosts: what ran before must not send into this link
+            destroyed = lingering.clear(self.testbed)
+            status = replication.run(self.testbed, job, self._work, self.stop, self.slots)
+            status.details["lingering_connections_destroyed"] = destroyed
+            return status
         except replication.Interrupted:
             return None
         except Exception as e:

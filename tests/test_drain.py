@@ -1,0 +1,64 @@
+"""The drain after a replication's flows (testbed/run/replication.py, docs/runner.md step 8):
+it waits for a lost segment's retransmission at the sender's RTO, which can come after the
+link's worst case, and no longer than DRAIN_LIMIT_S."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from testbed.link.control import LinkState
+from testbed.run import replication
+
+HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+FIXED, MOBILE = "011412C6", "021412C6"       # 198.18.20.1, .2 as the tables write them
+
+
+class EmptyLink:
+    def state(self) -> LinkState:
+        return LinkState(pending=0, last_us=0, now_us=10_000_000)
+
+
+class Host:
+    """The mobile host: a FIN in LAST_ACK (retransmitted at `retransmit_at`, acknowledged
+    `settle_after` s after that) or nothing; the fixed host: nothing."""
+    def __init__(self, address: str, peer_hex: str, own_hex: str, retransmit_in_s: float | None = None,
+                 settles_in_s: float | None = None) -> None:
+        self.address, self.peer_hex, self.own_hex = address, peer_hex, own_hex
+        t = time.monotonic()
+        self.retransmit_at = None if retransmit_in_s is None else t + retransmit_in_s
+        self.settles_at = None if settles_in_s is None else t + settles_in_s
+
+    def read_proc(self, paths) -> str:
+        now = time.monotonic()
+        if self.retransmit_at is None or (self.settles_at is not None and now >= self.settles_at):
+            return HEADER
+        ticks = max(0, round((self.retransmit_at - now) * 100))
+        return HEADER + (f"   0: {self.own_hex}:138B {self.peer_hex}:C4DE 09 00000000:00000000 01:{ticks:08X} "
+                         "00000002 0 0 1 1\n")
+
+
+def ends(retransmit_in_s: float | None, settles_in_s: float | None):
+    return (Host("198.18.20.1", MOBILE, FIXED),
+            Host("198.18.20.2", FIXED, MOBILE, retransmit_in_s, settles_in_s))
+
+
+def test_a_fin_retransmitted_after_the_links_worst_case_is_waited_for() -> None:
+    drain = replication._drain(EmptyLink(), ends(0.4, 0.5), longest_s=0.1, stop=threading.Event())
+    assert drain["ended_by"] == "settled", drain
+    assert 0.45 <= drain["waited_for_retransmission_s"] < 2.0
+
+
+def test_a_settled_end_within_the_worst_case_says_nothing_more() -> None:
+    drain = replication._drain(EmptyLink(), ends(None, None), longest_s=0.1, stop=threading.Event())
+    assert drain == {"ended_by": "settled", "longest_s": 0.1}
+
+
+def test_the_wait_for_a_retransmission_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(replication, "DRAIN_LIMIT_S", 0.3)
+    t = time.monotonic()
+    drain = replication._drain(EmptyLink(), ends(60.0, None), longest_s=0.1, stop=threading.Event())
+    assert drain["ended_by"] == "longest" and drain["unsettled_connections"] == 1, drain
+    assert 0.3 <= time.monotonic() - t < 1.5
+    assert drain["waited_for_retransmission_s"] >= 0.3
