@@ -429,7 +429,8 @@ def _command() -> str:
             args[i + 1] = "<dir>"
     words = ["python -m bench.run", *args] if sys.argv and sys.argv[0].endswith("run.py") else [" ".join(sys.argv)]
     env = [f"{k}={os.environ[k]}" for k in ("SQUALL_REALTIME_PRIORITY", "SQUALL_NPA_PRIORITY", "SQUALL_BENCH_LANE",
-                                             "SQUALL_BENCH_PARTS", "SQUALL_BENCH_RATES", "SQUALL_BENCH_LANES_AT_ONCE")
+                                             "SQUALL_BENCH_PARTS", "SQUALL_BENCH_RATES", "SQUALL_BENCH_LANES_AT_ONCE",
+                                             "SQUALL_BENCH_RELEASE_AHEAD_US")
            if k in os.environ]
     if "SQUALL_BIN_DIR" in os.environ:
         env.append("SQUALL_BIN_DIR=<other build>")
