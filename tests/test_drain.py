@@ -62,3 +62,10 @@ def test_the_wait_for_a_retransmission_is_bounded(monkeypatch: pytest.MonkeyPatc
     assert drain["ended_by"] == "longest" and drain["unsettled_connections"] == 1, drain
     assert 0.3 <= time.monotonic() - t < 1.5
     assert drain["waited_for_retransmission_s"] >= 0.3
+
+
+def test_a_fin_acknowledged_in_time_is_not_a_wait_for_its_retransmission() -> None:
+    """Every unacknowledged FIN has its timer armed; only one still waiting after the link's
+    worst case extends the drain."""
+    drain = replication._drain(EmptyLink(), ends(5.0, 0.1), longest_s=0.3, stop=threading.Event())
+    assert drain == {"ended_by": "settled", "longest_s": 0.3}

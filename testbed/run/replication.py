@@ -401,8 +401,9 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
         if state.pending == 0 and waiting is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
             return _drain_record("quiet", longest_s, started, extended)
         due = waiting.retransmission_due_s if waiting is not None else None
-        if due is not None and time.monotonic() + due + longest_s > deadline and deadline < limit:
-            # the retransmission, then the link's worst case for it and its acknowledgement
+        if time.monotonic() >= deadline and due is not None and deadline < limit:
+            # still waiting after the worst case: a segment was lost; its retransmission, then
+            # the link's worst case for it and its acknowledgement
             deadline, extended = min(limit, time.monotonic() + due + longest_s), True
         if time.monotonic() >= deadline:
             return _drain_record("longest", longest_s, started, extended) | {
