@@ -10,15 +10,18 @@ arrived, the ACK never did, and the timeout was the sender's only way on. For ea
 the data sender at the fixed host, the two hosts' captures say which it was:
 
 - `data late`: the original reached the mobile host only after the RTO (queue or ARQ delay);
-- `ack in flight`: the mobile host had acknowledged it before the RTO, and that ACK reached the
-  fixed host after it (delay on the way back);
-- `ack lost`: the mobile host had acknowledged it before the RTO, and no ACK it sent before the
-  RTO ever reached the fixed host (lost on the link; a later ACK covered the data);
+- `ack in flight`: the mobile host had acknowledged it before the RTO, and the link delivered
+  such an ACK, after the RTO (delay on the way back, e.g. held by the uplink's ARQ);
+- `ack lost`: the mobile host had acknowledged it before the RTO, and the link dropped every
+  such ACK (a later ACK covered the data);
 - `receiver late`: the mobile host had the data before the RTO but acknowledged it only after.
 
 (`acked before`, the fixed host having the ACK before its timeout, is counted if it occurs.)
 `data late`, `ack in flight` and `receiver late` are timeouts that fired too early (spurious in
-the studies' sense); `ack lost` is a loss the timeout recovered from.
+the studies' sense); `ack lost` is a loss the timeout recovered from. Whether an ACK was
+delivered or dropped is the link's own record (its fate in the emulator log, joined by packet
+identity), not a guess from arrival order: an ACK held by the uplink's ARQ can arrive after a
+later one was sent.
 """
 from __future__ import annotations
 
@@ -26,9 +29,12 @@ import argparse
 import json
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 from analysis import cell_selection
+from analysis.identity import PacketFate
+from analysis.join import join_capture
 from analysis.pcap import Packet, read_packets
 from analysis.replication import analyse_replication
 from analysis.stored import stored
@@ -40,25 +46,28 @@ CAUSES = ("data late", "ack in flight", "receiver late", "ack lost", "acked befo
 TOO_EARLY = ("data late", "ack in flight", "receiver late")
 
 
-def cause(rto_us: int, data_arrived_us: int | None, acks_sent_us: list[int], acks_arrived_us: list[int]) -> str:
+def cause(rto_us: int, data_arrived_us: int | None, acks_sent: list[tuple[int, bool]],
+          acks_arrived_us: list[int]) -> str:
     """The cause of one unnecessary RTO at time rto_us: when the original reached the receiver,
-    when the receiver sent ACKs covering it and when such ACKs reached the sender (µs, one clock)."""
+    when the receiver sent ACKs covering it and whether the link delivered each, and when such
+    ACKs reached the sender (µs, one clock)."""
     if data_arrived_us is None or data_arrived_us > rto_us:
         return "data late"
-    if not any(t <= rto_us for t in acks_sent_us):
+    before = [delivered for sent_us, delivered in acks_sent if sent_us <= rto_us]
+    if not before:
         return "receiver late"
     if any(t <= rto_us for t in acks_arrived_us):
         return "acked before"       # the sender had it: not expected of a timeout
-    later_sent = [t for t in acks_sent_us if t > rto_us]
-    # an ACK arrives after it was sent: one that arrives before any ACK sent after the RTO
-    # was sent before it, and was on its way at the RTO
-    if acks_arrived_us and (not later_sent or min(acks_arrived_us) < min(later_sent)):
-        return "ack in flight"
-    return "ack lost"
+    return "ack in flight" if any(before) else "ack lost"
 
 
 def _covers(p: Packet, end: int) -> bool:
     return bool(p.tcp_flags & ACK) and (p.tcp_ack - end) % SEQ_MOD < SEQ_MOD // 2
+
+
+def _delivered(fates: Mapping[int, PacketFate], p: Packet) -> bool:
+    fate = fates.get(p.frame_no)
+    return fate is not None and fate.fate == "out"
 
 
 def replication_causes(rep: Path) -> Counter:
@@ -66,7 +75,11 @@ def replication_causes(rep: Path) -> Counter:
     found: Counter = Counter()
     metrics = analyse_replication(rep)
     fixed = [p for p in read_packets(stored(rep, "fixed.pcap")) if p.proto == 6]
-    mobile = [p for p in read_packets(stored(rep, "mobile.pcap")) if p.proto == 6]
+    every_mobile = read_packets(stored(rep, "mobile.pcap"))
+    if metrics.log is None:
+        raise ValueError(f"{rep}: no emulator log to tell delivered ACKs from dropped ones")
+    fates = join_capture(every_mobile, metrics.log, "mobile")
+    mobile = [p for p in every_mobile if p.proto == 6]
     for side, m in metrics.tcp:
         if side != "fixed":
             continue
@@ -84,7 +97,7 @@ def replication_causes(rep: Path) -> Counter:
             seq = (syn.tcp_seq + x.rel_seq) % SEQ_MOD
             end = (seq + x.length) % SEQ_MOD
             arrived = next((p.ts_us for p in down if p.tcp_seq == seq), None)
-            found[cause(x.ts_us, arrived, [p.ts_us for p in acks_out if _covers(p, end)],
+            found[cause(x.ts_us, arrived, [(p.ts_us, _delivered(fates, p)) for p in acks_out if _covers(p, end)],
                         [p.ts_us for p in acks_in if _covers(p, end)])] += 1
     return found
 
@@ -103,14 +116,15 @@ def replication_totals(rep: Path) -> dict[str, float]:
 def run_causes(run: Path, cells: str) -> dict:
     """Per link (the cell id's `link-…` part) the causes over every replication of the cells."""
     by_link: dict[str, Counter] = {}
+    replications: Counter = Counter()
     for rep in sorted(run.glob("cells/*/rep-*")):
         cell = rep.parent.name
         if not cell_selection.selected(cell, cells) or rep.name.endswith(".partial"):
             continue
         link = next((part for part in cell.split("_") if part.startswith("link-")), "link-?")
         by_link.setdefault(link, Counter()).update(replication_causes(rep))
-    return {link: {"replications": len([r for r in run.glob(f"cells/*{link}*/rep-*")]),
-                   **{c: counts.get(c, 0) for c in CAUSES},
+        replications[link] += 1
+    return {link: {"replications": replications[link], **{c: counts.get(c, 0) for c in CAUSES},
                    "too_early": sum(counts.get(c, 0) for c in TOO_EARLY)}
             for link, counts in sorted(by_link.items())}
 
