@@ -212,7 +212,7 @@ def arq_persistency(ref: Lookup, ours: Lookup) -> Verdict:
         "most of them queued in front of the link, so its RTO (tcp_info) is about 6 s where an "
         "ARQ stall leaves about 3 s without an ACK, and no timeout fires; with the receive "
         "window clamped to the path's bandwidth-delay product (tcp_rmem 12 kB) the same l+8m "
-        "cell has 1.2 too-early RTOs per run. HTTP/1.0's long pages get theirs mostly on "
+        "cell has 1.6 too-early RTOs per run. HTTP/1.0's long pages get theirs mostly on "
         "SYN-ACKs (initial RTO 1 s) queued "
         "behind the other connections' data.")
 
