@@ -253,14 +253,18 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
         with Cyclictest(realtime_priority(), TIMING_SECONDS + 3, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
+            cpu_before, started = link_cpu(sessions), time.monotonic()
             streams = udp_streams(addrs, workdir / "udp", TIMING_PACKET, f"{rate_pps}pps", TIMING_SECONDS)
+            cpu = [{k: round(after[k] - before[k], 3) for k in after}
+                   for before, after in zip(cpu_before, link_cpu(sessions))]
+            stream_s = time.monotonic() - started
     cyclic = ct.result()
     per_lane = []
-    for a, session, stream, captures_of_lane in zip(addrs, sessions, streams, captures):
+    for a, session, stream, captures_of_lane, cpu_of_lane in zip(addrs, sessions, streams, captures, cpu):
         log = read_emulator_log(session.result.log_path)
         if log.cut_short:
             raise RuntimeError(f"{session.result.log_path} has no trailer: the emulator did not stop cleanly")
-        per_lane.append({"lane": a.lane, "lateness_us": log.counts("lateness_us"),
+        per_lane.append({"lane": a.lane, "lateness_us": log.counts("lateness_us"), "cpu_s": cpu_of_lane,
                          "end_to_end": end_to_end(log, captures_of_lane),
                          **{key: trailer_numbers(session.result.log_path, key) for key in ("log_writer", "standby", "arrival")},
                          **stream})
@@ -274,7 +278,37 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
             "lateness_us": worst, "cyclictest_us": cyclic, "ratio": ratios(worst, cyclic),
             "end_to_end_us": e2e, "end_to_end_ratio": {k: ratios(v, cyclic) for k, v in e2e.items()},
             "per_lane": per_lane, "loadavg_1min_after": round(os.getloadavg()[0], 2),
+            "link_programs_cpu_share": cpu_share(cpu, stream_s),
             "steal_ms_per_cpu": [b - a for a, b in zip(steal_before, steal_ms())]}
+
+
+LINK_PROGRAMS = ("emulator", "npa-router", "npa-mobile")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every thread of the process so far (scheduler statistics, ns resolution)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
+
+def link_cpu(sessions: list[LinkSession]) -> list[dict[str, float]]:
+    """Per lane, the CPU seconds so far of its emulator and NPAs (real-time programs)."""
+    return [{name: cpu_seconds(s.programs.programs[name].proc.pid) for name in LINK_PROGRAMS} for s in sessions]
+
+
+def cpu_share(cpu: list[dict[str, float]], seconds: float) -> float | None:
+    """The link programs' share of the machine's CPU time during the stream: near 1 the
+    real-time programs leave nothing to the ordinary ones (the generators, tcpdump), which then
+    run only when those sleep or in the kernel's reserve for them (5 % of each CPU's time),
+    and a real-time thread can be held up while that reserve runs."""
+    if seconds <= 0:
+        return None
+    return round(sum(sum(lane.values()) for lane in cpu) / (seconds * (os.cpu_count() or 1)), 3)
 
 
 @contextmanager
@@ -450,7 +484,8 @@ def summary(numbers: dict) -> list[str]:
         late, cyc, r = t["lateness_us"], t["cyclictest_us"], t["ratio"]
         lines.append(f"timing {t['lanes']} lane(s) {t['rate_pps']:>6} pkt/s: emulator p50/p99/max "
                      f"{late['p50']}/{late['p99']}/{late['max']} µs, cyclictest {cyc['p50']}/{cyc['p99']}/{cyc['max']} µs, "
-                     f"ratio {r['p50']}/{r['p99']}/{r['max']} ({sum(p['lost'] for p in t['per_lane'])} lost)")
+                     f"ratio {r['p50']}/{r['p99']}/{r['max']} ({sum(p['lost'] for p in t['per_lane'])} lost), "
+                     f"link programs' CPU share {t.get('link_programs_cpu_share')}")
         for kind, e in t.get("end_to_end_us", {}).items():
             er = t["end_to_end_ratio"][kind]
             lines.append(f"    end to end, {kind}: p50/p99/max {e['p50']}/{e['p99']}/{e['max']} µs, "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from analysis.emulog import read_emulator_log
 from bench.cyclictest import Cyclictest
-from bench.emulator import (BIG_BUFFER, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane,
+from bench.emulator import (BIG_BUFFER, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane, cpu_seconds,
                             machine, steal_ms, trailer_numbers, udp_streams)
 from testbed.lanes import lane as lanes
 from testbed.link.session import realtime_priority, LinkSession
@@ -47,17 +47,6 @@ def parse_variant(text: str) -> dict:
     if not (Path(bin_dir) / "squall-emulator").exists():
         raise argparse.ArgumentTypeError(f"--variant {text!r}: no squall-emulator in {bin_dir}")
     return variant
-
-
-def cpu_seconds(pid: int) -> float:
-    """CPU time of every thread of the process so far (scheduler statistics, ns resolution)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            total += int((task / "schedstat").read_text().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return total / 1e9
 
 
 def one_round(addrs: list, variants: list[dict], rate_pps: int, workdir: Path) -> dict:

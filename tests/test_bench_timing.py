@@ -125,3 +125,13 @@ def test_the_timing_rounds_release_ahead_comes_from_the_environment(monkeypatch)
     monkeypatch.setenv("SQUALL_BENCH_RELEASE_AHEAD_US", "2ms")
     with pytest.raises(SystemExit, match="SQUALL_BENCH_RELEASE_AHEAD_US='2ms': expected microseconds"):
         emulator.release_ahead_us()
+
+
+def test_the_link_programs_share_of_the_machines_cpu_time(monkeypatch) -> None:
+    """What tells an over-committed round: the emulators' and NPAs' CPU seconds over the
+    stream's wall time and every CPU."""
+    from bench import emulator
+    monkeypatch.setattr(emulator.os, "cpu_count", lambda: 2)
+    lanes = [{"emulator": 0.9, "npa-router": 0.3, "npa-mobile": 0.3}, {"emulator": 1.1, "npa-router": 0.2, "npa-mobile": 0.2}]
+    assert emulator.cpu_share(lanes, 1.5) == 1.0
+    assert emulator.cpu_share(lanes, 0.0) is None
