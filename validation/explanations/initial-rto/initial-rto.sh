@@ -28,8 +28,7 @@ attached_ids() {
 
 attach() {
 	if [ -n "$(attached_ids)" ]; then echo "$name: already attached to $root"; return; fi
-	local build
-	build=$(mktemp -d)
+	build=$(mktemp -d)   # global: the EXIT trap needs it after attach() has returned
 	trap 'umount "$build/bpffs" 2>/dev/null || true; rm -rf "$build"' EXIT
 	bpftool btf dump file /sys/kernel/btf/vmlinux format c > "$build/vmlinux.h"
 	clang -O2 -g -target bpf -DLANE_FIRST="$lane_first" -DLANE_LAST="$lane_last" -I"$build" \
