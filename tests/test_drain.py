@@ -69,3 +69,12 @@ def test_a_fin_acknowledged_in_time_is_not_a_wait_for_its_retransmission() -> No
     worst case extends the drain."""
     drain = replication._drain(EmptyLink(), ends(5.0, 0.1), longest_s=0.3, stop=threading.Event())
     assert drain == {"ended_by": "settled", "longest_s": 0.3}
+
+
+def test_a_timed_out_replication_does_not_wait_for_retransmissions() -> None:
+    """Its flows' connections still send; the link's worst case is all it gets."""
+    t = time.monotonic()
+    drain = replication._drain(EmptyLink(), ends(0.4, 0.5), longest_s=0.1, stop=threading.Event(),
+                               wait_for_retransmissions=False)
+    assert drain["ended_by"] == "longest" and "waited_for_retransmission_s" not in drain, drain
+    assert time.monotonic() - t < 0.35

@@ -25,7 +25,8 @@ def clear(testbed: Testbed) -> int:
     if found == 0:
         return 0
     for host, peer in _pairs(testbed):
-        host.run(["ss", "-K", "-t", "-n", "dst", peer.address], check=False)
+        # `connected`: every state but LISTEN and CLOSE (ss's default set leaves SYN_RECV out)
+        host.run(["ss", "-K", "-t", "-n", "state", "connected", "dst", peer.address], check=False)
     left = _count(testbed)
     if left:
         raise LingeringError(f"{testbed.label}: {left} of {found} TCP connections of an earlier replication "

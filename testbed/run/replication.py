@@ -242,8 +242,11 @@ class _Replication:
         # programs end: keep the link and the captures until they are out, or connections look cut.
         t_drain = time.monotonic()
         if link_alive:
+            # a timed-out flow's connections still send: waiting for their retransmissions would
+            # only keep the link up to the limit
             self.details["drain"] = _drain(self.link, (self.testbed.fixed, self.testbed.mobile),
-                                           _link_drain_s(self.job.cell.link), self.stop)
+                                           _link_drain_s(self.job.cell.link), self.stop,
+                                           wait_for_retransmissions=self.outcome.status != "timeout")
         _stop_programs(self.running)
         self.timings["drain_s"] = round(time.monotonic() - t_drain, 3)
         if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
@@ -378,13 +381,14 @@ def _link_drain_s(link: LinkConfig) -> float:
     return one(link.down) + one(link.up) + DRAIN_MARGIN_S
 
 
-def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threading.Event) -> dict[str, Any]:
+def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threading.Event,
+           wait_for_retransmissions: bool = True) -> dict[str, Any]:
     """Until the link is empty and no connection between the two ends waits for an
     acknowledgement (the last FIN's ACK delivered, a lost FIN retransmitted); where a host
     cannot tell, until the link was empty and quiet for DRAIN_QUIET_S; at most `longest_s`
     (the link's worst case), longer while a waiting connection's retransmission timer is armed
-    (its RTO can exceed the link's worst case), up to DRAIN_LIMIT_S. What ended it, for
-    status.json."""
+    (its RTO can exceed the link's worst case), up to DRAIN_LIMIT_S, unless
+    `wait_for_retransmissions` is off. What ended it, for status.json."""
     started = time.monotonic()
     deadline, limit = started + longest_s, started + max(longest_s, DRAIN_LIMIT_S)
     extended = False
@@ -401,7 +405,7 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
         if state.pending == 0 and waiting is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
             return _drain_record("quiet", longest_s, started, extended)
         due = waiting.retransmission_due_s if waiting is not None else None
-        if time.monotonic() >= deadline and due is not None and deadline < limit:
+        if wait_for_retransmissions and time.monotonic() >= deadline and due is not None and deadline < limit:
             # still waiting after the worst case: a segment was lost; its retransmission, then
             # the link's worst case for it and its acknowledgement
             deadline, extended = min(limit, time.monotonic() + due + longest_s), True
