@@ -36,16 +36,10 @@ class Waiting:
     retransmission_due_s: float | None
 
 
-def unsettled(table_text: str, address: str, peer: str) -> int:
-    """Connections between `address` and `peer` (IPv4, also as IPv4-mapped IPv6) in the text
-    of one or more socket tables that still wait for an acknowledgement; ValueError when the
-    text holds no table."""
-    return waiting(table_text, address, peer).connections
-
-
 def waiting(table_text: str, address: str, peer: str) -> Waiting:
-    """The unsettled connections between `address` and `peer` and when the last of their
-    retransmission timers fires."""
+    """The connections between `address` and `peer` (IPv4, also as IPv4-mapped IPv6) in the
+    text of one or more socket tables that still wait for an acknowledgement, and when the last
+    of their retransmission timers fires; ValueError when the text holds no table."""
     count, due = 0, None
     for state, tx_queue, timer, ticks in _rows(table_text, address, peer):
         if state in _WAITING_FOR_ACK or (state in _WITH_DATA and tx_queue > 0):
