@@ -33,3 +33,10 @@ def test_the_ack_was_lost_and_a_later_one_covered_the_data() -> None:
 
 def test_an_ack_that_arrived_before_the_rto_is_named_apart() -> None:
     assert cause(RTO_AT, 600_000, [(700_000, True)], [950_000]) == "acked before"
+
+
+def test_an_ack_the_log_says_nothing_of_is_not_called_lost() -> None:
+    """Still in the link at STOP or not joined: neither delivered nor dropped."""
+    assert cause(RTO_AT, 600_000, [(700_000, None)], []) == "ack unknown"
+    assert cause(RTO_AT, 600_000, [(700_000, False), (800_000, None)], []) == "ack unknown"
+    assert cause(RTO_AT, 600_000, [(700_000, None), (800_000, True)], [1_400_000]) == "ack in flight"

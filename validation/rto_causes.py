@@ -14,6 +14,8 @@ the data sender at the fixed host, the two hosts' captures say which it was:
   such an ACK, after the RTO (delay on the way back, e.g. held by the uplink's ARQ);
 - `ack lost`: the mobile host had acknowledged it before the RTO, and the link dropped every
   such ACK (a later ACK covered the data);
+- `ack unknown`: none of those ACKs was delivered and the log does not say of every one that
+  the link dropped it (still inside at STOP, or not joined);
 - `receiver late`: the mobile host had the data before the RTO but acknowledged it only after.
 
 (`acked before`, the fixed host having the ACK before its timeout, is counted if it occurs.)
@@ -42,15 +44,15 @@ from analysis.tcp_metrics import RTO, SEQ_MOD
 
 SYN_ACK = 0x12
 ACK = 0x10
-CAUSES = ("data late", "ack in flight", "receiver late", "ack lost", "acked before")
+CAUSES = ("data late", "ack in flight", "receiver late", "ack lost", "ack unknown", "acked before")
 TOO_EARLY = ("data late", "ack in flight", "receiver late")
 
 
-def cause(rto_us: int, data_arrived_us: int | None, acks_sent: list[tuple[int, bool]],
+def cause(rto_us: int, data_arrived_us: int | None, acks_sent: list[tuple[int, bool | None]],
           acks_arrived_us: list[int]) -> str:
     """The cause of one unnecessary RTO at time rto_us: when the original reached the receiver,
-    when the receiver sent ACKs covering it and whether the link delivered each, and when such
-    ACKs reached the sender (µs, one clock)."""
+    when the receiver sent ACKs covering it and whether the link delivered each (None: its log
+    does not say), and when such ACKs reached the sender (µs, one clock)."""
     if data_arrived_us is None or data_arrived_us > rto_us:
         return "data late"
     before = [delivered for sent_us, delivered in acks_sent if sent_us <= rto_us]
@@ -58,16 +60,21 @@ def cause(rto_us: int, data_arrived_us: int | None, acks_sent: list[tuple[int, b
         return "receiver late"
     if any(t <= rto_us for t in acks_arrived_us):
         return "acked before"       # the sender had it: not expected of a timeout
-    return "ack in flight" if any(before) else "ack lost"
+    if any(before):
+        return "ack in flight"
+    return "ack lost" if all(delivered is False for delivered in before) else "ack unknown"
 
 
 def _covers(p: Packet, end: int) -> bool:
     return bool(p.tcp_flags & ACK) and (p.tcp_ack - end) % SEQ_MOD < SEQ_MOD // 2
 
 
-def _delivered(fates: Mapping[int, PacketFate], p: Packet) -> bool:
+def _delivered(fates: Mapping[int, PacketFate], p: Packet) -> bool | None:
+    """True: the link delivered it; False: the link dropped it; None: the log does not say."""
     fate = fates.get(p.frame_no)
-    return fate is not None and fate.fate == "out"
+    if fate is None or not (fate.fate == "out" or fate.fate.startswith("drop_")):
+        return None
+    return fate.fate == "out"
 
 
 def replication_causes(rep: Path) -> Counter:
