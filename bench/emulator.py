@@ -302,12 +302,12 @@ def link_cpu(sessions: list[LinkSession]) -> list[dict[str, float]]:
 
 
 def cpu_share(cpu: list[dict[str, float]], seconds: float) -> float | None:
-    """The link programs' share of the machine's CPU time during the stream call (the
-    receivers' start-up, the stream, their idle second: about 6 s for a 5 s stream, so a fully
-    committed machine reads about 0.8 rather than 1): near that the
-    real-time programs leave nothing to the ordinary ones (the generators, tcpdump), which then
-    run only when those sleep or in the kernel's reserve for them (5 % of each CPU's time),
-    and a real-time thread can be held up while that reserve runs."""
+    """The link programs' share of the machine's CPU time over the stream call (the receivers'
+    start-up, the stream and their idle second after it, when the links are idle: the share
+    while packets flow is higher). Near its ceiling the real-time programs leave nothing to the
+    ordinary ones (the generators, tcpdump), which then run only when those sleep or in the
+    kernel's reserve for them (5 % of each CPU's time), and a real-time thread can be held up
+    while that reserve runs."""
     if seconds <= 0:
         return None
     return round(sum(sum(lane.values()) for lane in cpu) / (seconds * (os.cpu_count() or 1)), 3)
