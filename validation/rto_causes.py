@@ -111,10 +111,11 @@ def replication_causes(rep: Path) -> Counter:
 
 def replication_totals(rep: Path) -> dict[str, float]:
     """A replication's `conn.rto_too_early` and `conn.rto_after_ack_loss` (validation data);
-    {} when its captures or log cannot be read."""
+    {} when its captures or log cannot be read, said on stderr (the values then stay empty)."""
     try:
         found = replication_causes(rep)
-    except Exception:   # noqa: BLE001 — a replication without its files has no such values
+    except Exception as e:   # noqa: BLE001 — a replication without its files has no such values
+        print(f"rto_causes: {rep}: no RTO causes ({type(e).__name__}: {e})", file=sys.stderr)
         return {}
     return {"conn.rto_too_early": float(sum(found.get(c, 0) for c in TOO_EARLY)),
             "conn.rto_after_ack_loss": float(found.get("ack lost", 0))}
