@@ -44,12 +44,20 @@ def percentile(sorted_values: Sequence[float], p: float) -> float:
         raise ValueError("percentile of no values")
     if not 0 <= p <= 100:
         raise ValueError(f"percentile {p}: expected 0..100")
-    pos = p / 100 * (len(sorted_values) - 1)
-    k = math.floor(pos)
+    return float(_type7(np.asarray(sorted_values, dtype=float), np.asarray([p]))[0])
+
+
+def _type7(x: np.ndarray, ps: np.ndarray) -> np.ndarray:
+    """Type-7 percentiles of sorted x, where x may end in inf (a censored value,
+    analysis/censoring.py): between a number and inf the percentile is inf, at inf's own
+    rank too, and never NaN (numpy's own interpolation gives NaN there)."""
+    pos = ps / 100 * (len(x) - 1)
+    k = np.floor(pos).astype(int)
     f = pos - k
-    if k + 1 >= len(sorted_values):
-        return float(sorted_values[k])
-    return sorted_values[k] + f * (sorted_values[k + 1] - sorted_values[k])
+    a, b = x[k], x[np.minimum(k + 1, len(x) - 1)]
+    with np.errstate(invalid="ignore"):
+        between = np.where(np.isinf(b), math.inf, a + f * (b - a))
+    return np.where((f == 0) | (a == b), a, between)
 
 
 def summarize(values: Sequence[float | None], failed: int = 0) -> Summary:
@@ -88,7 +96,7 @@ def median_ci(values: Sequence[float], level: float = CI_LEVEL) -> tuple[float |
     half = n // 2
     medians = picked[:, half] if n % 2 else (picked[:, half - 1] + picked[:, half]) / 2
     tail = (1 - level) / 2 * 100
-    low, high = np.percentile(medians, [tail, 100 - tail])
+    low, high = _type7(np.sort(medians), np.asarray([tail, 100 - tail]))
     return float(low), float(high)
 
 

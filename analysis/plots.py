@@ -23,6 +23,7 @@ caption (`CAPTIONS`, shown under it in report.html) says what it shows."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -281,9 +282,12 @@ def plot_boxes(analysis: RunAnalysis, out: Path) -> Path | None:
     labels, data = [], []
     for cell in analysis.cells:
         for what, values in _box_series(cell):
-            if values:
-                labels.append(f"{cell.cell}\n{what}")
-                data.append(values)
+            finite = [v for v in values if math.isfinite(v)]
+            if finite:
+                # a box cannot show a time beyond the timeout: say how many there were
+                beyond = len(values) - len(finite)
+                labels.append(f"{cell.cell}\n{what}" + (f"\n({beyond} beyond the timeout)" if beyond else ""))
+                data.append(finite)
     if not data:
         return None
     fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(data) + 2), 5))
@@ -338,9 +342,11 @@ def _table(analysis: RunAnalysis, name: str):
 
 
 def _ecdf(ax, values, label: str) -> None:
-    xs = sorted(float(v) for v in values)
+    """Over all the values: one beyond the timeout (inf) keeps the curve below 1."""
+    values = [float(v) for v in values]
+    xs = sorted(v for v in values if math.isfinite(v))
     if xs:
-        ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=label)
+        ax.step(xs, [(i + 1) / len(values) for i in range(len(xs))], where="post", label=label)
 
 
 def _cdf_legend(ax, n: int) -> None:

@@ -586,8 +586,14 @@ def overview(analysis: RunAnalysis) -> list[str]:
     lines.append(f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
                  f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
                  f"{counting} in the statistics, {unanalysable} unanalysable.")
-    tcp = sum(int(r.values.get("run.tcp_connections") or 0) for r in reps if r.counts)
-    incomplete = sum(int(r.values.get("run.tcp_incomplete") or 0) for r in reps if r.counts)
+    censored = sum(r.ref.status == "timeout" for r in reps if r.counts)
+    if censored:
+        lines.append(f"{censored} replication(s) reached the scenario's timeout with connections still "
+                     "open: results of the link, in the statistics, where what had not finished has a "
+                     "time of ∞ (longer than the timeout) and a throughput of 0 (analysis/censoring.py).")
+    finished = [r for r in reps if r.counts and r.ref.status != "timeout"]
+    tcp = sum(int(r.values.get("run.tcp_connections") or 0) for r in finished)
+    incomplete = sum(int(r.values.get("run.tcp_incomplete") or 0) for r in finished)
     if incomplete:
         lines.append(f"{incomplete} of {tcp} TCP connections are incomplete in their "
                      "sender's capture (handshake or the ACK of the sender's FIN not "

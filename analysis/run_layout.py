@@ -22,7 +22,6 @@ from analysis import cell_selection
 
 REP_DIR = re.compile(r"^rep-(\d+)$")
 STATUSES = ("ok", "degraded", "failed", "timeout")
-COUNTED = ("ok",)   # statuses whose replications enter the statistics
 
 
 @dataclass(frozen=True)

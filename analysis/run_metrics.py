@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from analysis import censoring
 from analysis.aggregate import jain_index
 from analysis.classes import http10_classes, rank_by_elapsed
 from analysis.connections import TcpConnection
@@ -41,7 +42,7 @@ from analysis.stored import stored
 from analysis.series import SERIES_INTERVAL_US, link_delays, throughput_rows
 from analysis.tcp_samples import FlowOf, read_tcp_samples, tcpinfo_rows
 from analysis.rows import Row, tcp_row, udp_row
-from analysis.run_layout import COUNTED, ReplicationRef
+from analysis.run_layout import ReplicationRef
 from analysis.tcp_metrics import RTO_FLOOR_US, TcpMetrics
 from analysis.udp_metrics import UdpMetrics, against_sender, combined
 
@@ -75,8 +76,9 @@ class ReplicationResult:
 
     @property
     def counts(self) -> bool:
-        """Enters the cell statistics (else counted as failed)."""
-        return self.analysed and self.ref.status in COUNTED
+        """Enters the cell statistics (else counted as failed): ok, or timed out with something
+        the network held up past the deadline (analysis/censoring.py)."""
+        return censoring.counts(self.ref.status, self.analysed, self.values)
 
 
 def role_names(n: int) -> list[str]:
@@ -90,15 +92,12 @@ def role_names(n: int) -> list[str]:
     return ["fastest"] + [f"rank{i}" for i in range(2, n)] + ["slowest"]
 
 
-def _s(us: int | None) -> float | None:
-    return None if us is None else us / 1e6
-
-
-def _tcp_values(prefix: str, m: TcpMetrics, values: Values) -> None:
-    values[f"{prefix}.elapsed_s"] = _s(m.elapsed_us)
-    values[f"{prefix}.response_s"] = _s(m.response_us)
-    values[f"{prefix}.throughput_Bps"] = m.throughput_bytes_per_s
-    values[f"{prefix}.response_throughput_Bps"] = m.response_throughput_bytes_per_s
+def _tcp_values(prefix: str, m: TcpMetrics, values: Values, timed_out: bool) -> None:
+    values[f"{prefix}.elapsed_s"] = censoring.time_s(m.elapsed_us, m.complete, timed_out)
+    values[f"{prefix}.response_s"] = censoring.time_s(m.response_us, m.complete, timed_out)
+    values[f"{prefix}.throughput_Bps"] = censoring.throughput(m.throughput_bytes_per_s, m.complete, timed_out)
+    values[f"{prefix}.response_throughput_Bps"] = censoring.throughput(
+        m.response_throughput_bytes_per_s, m.complete, timed_out)
     values[f"{prefix}.bytes"] = m.bytes
     values[f"{prefix}.retransmissions"] = m.retransmissions
     values[f"{prefix}.unnecessary_retransmissions"] = m.unnecessary_retransmissions
@@ -127,9 +126,10 @@ def _client_metrics(m: TcpMetrics) -> TcpMetrics | None:
 
 
 def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnection],
-                 values: Values, classes: dict[int, str]) -> None:
+                 values: Values, classes: dict[int, str], timed_out: bool) -> None:
     page = page_response_time(client_conns)
-    values[f"{flow}.response_time_s"] = None if page is None else page.response_time_us / 1e6
+    values[f"{flow}.response_time_s"] = censoring.time_s(None if page is None else page.response_time_us,
+                                                         False, timed_out)
     values[f"{flow}.connections"] = len(ms)
     for attr in ("congestion_drops", "error_drops", "retransmissions", "bytes"):
         values[f"{flow}.{attr}"] = _sum(ms, attr)
@@ -139,17 +139,18 @@ def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnecti
         values[f"{flow}.client_{attr}"] = _sum(clients, attr)
     ranked = http10_classes(ms)
     if ranked:
-        _tcp_values(f"{flow}.main", ranked[0][1], values)
+        _tcp_values(f"{flow}.main", ranked[0][1], values, timed_out)
     for cls, m in ranked:
         # an HTTP object's throughput is that of its response (DESIGN.md §3.5)
         classes[id(m)] = cls
-        values[f"{flow}.{cls}.throughput_Bps"] = m.response_throughput_bytes_per_s
+        values[f"{flow}.{cls}.throughput_Bps"] = censoring.throughput(m.response_throughput_bytes_per_s,
+                                                                      m.complete, timed_out)
         values[f"{flow}.{cls}.congestion_drops"] = m.congestion_drops
         values[f"{flow}.{cls}.error_drops"] = m.error_drops
     inline = [m for _, m in ranked[1:]]
     if inline:
-        values[f"{flow}.inline_fastest.throughput_Bps"] = inline[0].response_throughput_bytes_per_s
-        values[f"{flow}.inline_slowest.throughput_Bps"] = inline[-1].response_throughput_bytes_per_s
+        values[f"{flow}.inline_fastest.throughput_Bps"] = values[f"{flow}.{ranked[1][0]}.throughput_Bps"]
+        values[f"{flow}.inline_slowest.throughput_Bps"] = values[f"{flow}.{ranked[-1][0]}.throughput_Bps"]
 
 
 def udp_prefix(match: FlowMatch) -> str:
@@ -284,7 +285,7 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
         match = match_flow(specs, "tcp", m.client, m.server)
         matches[match.name] = match
         by_flow.setdefault(match.name, []).append((side, m))
-    classes = _tcp_flow_values(r, specs, by_flow, matches, result.values)
+    classes = _tcp_flow_values(r, specs, by_flow, matches, result.values, ref.status == "timeout")
     result.warnings += _page_time_disagreements(result.values, [n for n, m in matches.items() if m.kind == "http"])
     udp = []
     streams: dict[str, list[UdpMetrics]] = {}     # value prefix -> its streams (several: a command flow's)
@@ -311,6 +312,9 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
         result.warnings.append(f"{e}; the kernel's counters are left out")
     result.values.update(host_values(r.hosts, deltas))
     result.flows = _flow_infos(specs, matches)
+    if ref.status == "timeout" and not censoring.censored(result.values):
+        result.warnings.append("timed out although every connection had finished: a program ran over, "
+                               "not the network; left out of the statistics")
     _series(r, specs, matches, interval_us, result)
 
 
@@ -372,8 +376,9 @@ def _delay_values(delays: dict[str, np.ndarray], values: Values) -> None:
 
 def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
                      by_flow: dict[str, list[tuple[str, TcpMetrics]]],
-                     matches: dict[str, FlowMatch], values: Values) -> dict[int, str]:
-    """Values of the HTTP, bulk and command flows; returns each connection's class (by id)."""
+                     matches: dict[str, FlowMatch], values: Values, timed_out: bool) -> dict[int, str]:
+    """Values of the HTTP, bulk and command flows; returns each connection's class (by id).
+    `timed_out`: the replication reached its timeout (what had not finished is censored)."""
     classes: dict[int, str] = {}
     bulk: list[tuple[str, TcpMetrics]] = []
     for name, items in by_flow.items():
@@ -381,20 +386,22 @@ def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
         if matches[name].kind == "http":
             conns = [c for c in r.connections.get(_client_side(items), [])
                      if match_flow(specs, "tcp", c.client, c.server).name == name]
-            _http_values(name, ms, conns, values, classes)
+            _http_values(name, ms, conns, values, classes, timed_out)
             spec = next((f for f in specs or [] if f.name == name), None)
-            # the client's own clock, for cross-checking the capture-based time
-            values[f"{name}.client_response_time_s"] = _s(
-                spec.summary("response_time_us") if spec else None)
+            # the client's own clock, for cross-checking the capture-based time; a page it did
+            # not finish has none (its summary then says 0)
+            finished = spec is not None and spec.summary("ok") is True
+            values[f"{name}.client_response_time_s"] = censoring.time_s(
+                spec.summary("response_time_us") if finished else None, finished, timed_out)
             continue
         if matches[name].kind == "command":
-            _command_values(name, items, values, classes)
+            _command_values(name, items, values, classes, timed_out)
             continue
         if matches[name].kind == "bulk":
             bulk += [(name, m) for m in ms]
         if len(ms) == 1:
-            _tcp_values(name, ms[0], values)
-    _bulk_roles(bulk, {f.name: f.start_us for f in specs or []}, values, classes)
+            _tcp_values(name, ms[0], values, timed_out)
+    _bulk_roles(bulk, {f.name: f.start_us for f in specs or []}, values, classes, timed_out)
     return classes
 
 
@@ -419,27 +426,29 @@ def _page_time_disagreements(values: Values, http_flows: list[str]) -> list[str]
 
 
 def _command_values(flow: str, items: list[tuple[str, TcpMetrics]], values: Values,
-                    classes: dict[int, str]) -> None:
+                    classes: dict[int, str], timed_out: bool) -> None:
     """A program's connections as one flow (README "Run analysis"): one connection's values
     are a bulk transfer's; several (iperf3's control and data connections, a client that
     opens one per object) span them all at the host that sent the most, as a page's
     response time spans its connections, and the largest one is also `<flow>.main.*`."""
     values[f"{flow}.connections"] = len(items)
     if len(items) == 1:
-        _tcp_values(flow, items[0][1], values)
+        _tcp_values(flow, items[0][1], values, timed_out)
         return
     side, main = max(items, key=lambda item: item[1].bytes)
     elapsed = _span_at(side, items)
     total = sum(m.bytes for _, m in items)
-    values[f"{flow}.elapsed_s"] = _s(elapsed)
+    finished = all(m.complete for _, m in items)
+    values[f"{flow}.elapsed_s"] = censoring.time_s(elapsed, finished, timed_out)
     values[f"{flow}.bytes"] = total
-    values[f"{flow}.throughput_Bps"] = total / (elapsed / 1e6) if elapsed else None
+    values[f"{flow}.throughput_Bps"] = censoring.throughput(total / (elapsed / 1e6) if elapsed else None,
+                                                            finished, timed_out)
     ms = [m for _, m in items]
     for attr in SUMMED:
         values[f"{flow}.{attr}"] = _sum(ms, attr)
     for attr in PEER_VALUES:
         values[f"{flow}.peer_{attr}"] = _sum([m.peer for m in ms], attr)
-    _tcp_values(f"{flow}.main", main, values)
+    _tcp_values(f"{flow}.main", main, values, timed_out)
     classes[id(main)] = "main"
 
 
@@ -456,7 +465,7 @@ def _span_at(side: str, items: list[tuple[str, TcpMetrics]]) -> int | None:
 
 
 def _bulk_roles(bulk: list[tuple[str, TcpMetrics]], starts: dict[str, int | None],
-                values: Values, classes: dict[int, str]) -> None:
+                values: Values, classes: dict[int, str], timed_out: bool) -> None:
     """Two or more transfers that start together are ranked by elapsed time (fastest ..
     slowest, `tcp.<role>.*`) and their fairness is the Jain index of their throughputs; a
     transfer starting later keeps its flow name as its role (IIP table 33's "3rd flow") and
@@ -469,7 +478,7 @@ def _bulk_roles(bulk: list[tuple[str, TcpMetrics]], starts: dict[str, int | None
     if len(together) > 1:
         for (_, m), role in zip(rank_by_elapsed(together), role_names(len(together))):
             classes[id(m)] = role
-            _tcp_values(f"tcp.{role}", m, values)
+            _tcp_values(f"tcp.{role}", m, values, timed_out)
     for name, m in later:
         classes[id(m)] = name
     values["tcp.transfers"] = len(together)

@@ -2,6 +2,8 @@
 its values are written."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 Cell = str | float | int | None
@@ -26,9 +28,12 @@ def count(value: float | None) -> Count | None:
 
 def fmt(value: Cell) -> str:
     """Counts as integers (one decimal for a median between two), other values >= 100 with
-    1 decimal and smaller ones with 3, like the studies' tables; `–` for undefined."""
+    1 decimal and smaller ones with 3, like the studies' tables; `–` for undefined, `∞` for
+    a time beyond the timeout (analysis/censoring.py)."""
     if value is None:
         return "–"
+    if value == math.inf:
+        return "∞"
     if isinstance(value, Count):
         return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
     if isinstance(value, float):

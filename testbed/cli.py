@@ -45,16 +45,18 @@ def _run(args: argparse.Namespace) -> int:
         print("squall run: give either a SCENARIO or --resume RUN_DIR, not both "
               "(a resumed run uses the scenario.toml stored in its directory)", file=sys.stderr)
         return 2
-    if args.redo_degraded and args.resume is None:
-        print("squall run: --redo-degraded goes with --resume RUN_DIR (a new run has nothing to redo)",
-              file=sys.stderr)
+    redo = tuple(status for status, asked in (("degraded", args.redo_degraded), ("timeout", args.redo_timeouts))
+                 if asked)
+    if redo and args.resume is None:
+        print("squall run: --redo-degraded and --redo-timeouts go with --resume RUN_DIR (a new run has "
+              "nothing to redo)", file=sys.stderr)
         return 2
     lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
     npa_priority_for(realtime_priority())        # a bad $SQUALL_*_PRIORITY: refused before anything is made
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications,
                                 first_replication=args.first_replication, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
-                                analyse=not args.no_analysis, redo_degraded=args.redo_degraded,
+                                analyse=not args.no_analysis, redo=redo,
                                 prepare_ahead=args.prepare_ahead,
                                 testbed_file=None if args.testbed is None else Path(args.testbed),
                                 slurm=_slurm_options(args, lane_base))
@@ -152,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
     run.add_argument("--redo-degraded", action="store_true",
                      help="with --resume: redo the degraded replications too (timing error beyond tolerance)")
+    run.add_argument("--redo-timeouts", action="store_true",
+                     help="with --resume: redo the timed-out replications too (kept by default: a timeout is "
+                          "a result of the link, counted as a time longer than the timeout)")
     run.add_argument("--lane-base", type=int, metavar="N",
                      help="first lane number; lanes N..N+K-1 are used, N..N+K with --prepare-ahead "
                           "(default $SQUALL_LANE_BASE or 0)")

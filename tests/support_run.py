@@ -70,11 +70,11 @@ def three_flow_scenario(name: str, seed: int, udp: str = "500ms", extra: str = "
 
 def run_squall(path: Path | None, results: Path, lane_base: int, parallel: int = 1,
                resume: Path | None = None, analyse: bool = False,
-               redo_degraded: bool = False, replications: int | None = None,
+               redo: tuple[str, ...] = (), replications: int | None = None,
                prepare_ahead: bool = False) -> tuple[int, str, str]:
     """`squall run` in this process: exit code, stdout, stderr."""
     out, err = io.StringIO(), io.StringIO()
     options = RunOptions(parallel=parallel, results=results, lane_base=lane_base, analyse=analyse,
-                         redo_degraded=redo_degraded, replications=replications, prepare_ahead=prepare_ahead)
+                         redo=redo, replications=replications, prepare_ahead=prepare_ahead)
     code = run_command(path, options, resume, out, err)
     return code, out.getvalue(), err.getvalue()

@@ -27,6 +27,7 @@ class Conn:
     port: int
     size: int
     drop: tuple[int, str] | None = None   # (segment index, fate) dropped once, resent
+    unfinished: bool = False              # the dropped segment is never resent: no FIN
 
 
 def script_connection(link: ScriptedLink, t0: int, c: Conn) -> int:
@@ -51,6 +52,8 @@ def script_connection(link: ScriptedLink, t0: int, c: Conn) -> int:
         f(t0 + 300 + 10 * j, ss + 1 + j * SEGMENT, ack, "PA", SEGMENT, fate=fate, hits=1
           if fate == "drop_err" else 0)
     t_fin = t0 + 300 + 10 * n
+    if c.drop and c.unfinished:
+        return t_fin
     if c.drop:
         j = c.drop[0]
         resend = t0 + 300 + 10 * (n - 1) + 200
@@ -63,27 +66,30 @@ def script_connection(link: ScriptedLink, t0: int, c: Conn) -> int:
     return t_fin + 100
 
 
-def script_page(link: ScriptedLink, drops: dict[str, tuple[int, str]]) -> dict:
-    """The page; `drops` by object (main, small, large). Returns the client's summary."""
-    main = Conn(41000, 1000, drops.get("main"))
-    small = Conn(41001, 500, drops.get("small"))
-    large = Conn(41002, 1000, drops.get("large"))
+def script_page(link: ScriptedLink, drops: dict[str, tuple[int, str]], unfinished: str | None = None) -> dict:
+    """The page; `drops` by object (main, small, large); the `unfinished` object's drop is
+    never resent (the page is still loading when the replication times out). Returns the
+    client's summary (squall-http's when stopped unfinished: not ok, a time of 0)."""
+    main = Conn(41000, 1000, drops.get("main"), unfinished == "main")
+    small = Conn(41001, 500, drops.get("small"), unfinished == "small")
+    large = Conn(41002, 1000, drops.get("large"), unfinished == "large")
     main_end = script_connection(link, 0, main)
     inline_start = main_end + 80
     ends = [script_connection(link, inline_start, c) for c in (small, large)]
     page_end = max([main_end, *ends])
-    return {"tool": "squall-http", "ok": True, "http": "1.0", "workload": "tiny",
+    done = unfinished is None
+    return {"tool": "squall-http", "ok": done, "http": "1.0", "workload": "tiny",
             "remote": f"{FIXED}:{SERVER_PORT}", "page_start_us": 0,
-            "page_end_us": page_end * MS, "response_time_us": page_end * MS,
+            "page_end_us": page_end * MS if done else 0, "response_time_us": page_end * MS if done else 0,
             "connections": [{"conn": i, "local": f"{MOBILE}:{c.port}"}
                             for i, c in enumerate((main, small, large))]}
 
 
 def write_replication(rep_dir: Path, status: str, drops: dict[str, tuple[int, str]],
-                      reason: str = "") -> None:
+                      reason: str = "", unfinished: str | None = None) -> None:
     rep_dir.mkdir(parents=True)
     link = ScriptedLink()
-    summary = script_page(link, drops)
+    summary = script_page(link, drops, unfinished)
     link.write(rep_dir)
     (rep_dir / "workloads.json").write_text(json.dumps({"web": {
         "kind": "http", "direction": "down", "start_us": 0, "tos": 0, "port": SERVER_PORT,

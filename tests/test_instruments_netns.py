@@ -219,7 +219,7 @@ def test_a_replication_beyond_its_timing_tolerance_is_degraded_and_redone_on_req
     assert status(rep)["details"]["t0_realtime_us"] == first["details"]["t0_realtime_us"]
     assert not (root / "cells" / "default" / "attempts").exists()
 
-    code, _, err = run_squall(None, results, LANE, resume=root, redo_degraded=True)
+    code, _, err = run_squall(None, results, LANE, resume=root, redo=("degraded",))
     assert "1 to run" in err
     assert status(rep)["details"]["t0_realtime_us"] != first["details"]["t0_realtime_us"]
     kept = status(root / "cells" / "default" / "attempts" / "rep-01-1")

@@ -80,19 +80,23 @@ def test_first_replication_is_stored_resumed_and_reported(tmp_path: Path, capsys
     assert "2 cells x replications 3..4" in capsys.readouterr().out
 
 
-def test_degraded_replications_are_kept_unless_asked_to_redo_them(loaded) -> None:
+def test_degraded_and_timed_out_replications_are_kept_unless_asked_to_redo_them(loaded) -> None:
+    """A timeout is a result of the link (analysis/censoring.py): running it again until it
+    finishes would keep only the lucky draws."""
     sc, run_dir = loaded
-    for rep, state in ((1, "degraded"), (2, "failed"), (3, "ok")):
+    for rep, state in ((1, "degraded"), (2, "failed"), (3, "ok"), (4, "timeout")):
         run_dir.finish("tcp-baseline", rep, run_dir.begin("tcp-baseline", rep),
                        Status(state, "", "20260101T000000Z", 1.0, {}))
     baseline = [c for c in sc.cells if c.cell_id == "tcp-baseline"]
-    assert [u.replications for u in plan(baseline, range(1, 4), run_dir)] == [(2,)]
-    assert [u.replications for u in plan(baseline, range(1, 4), run_dir, redo_degraded=True)] == [(1,), (2,)]
+    assert [u.replications for u in plan(baseline, range(1, 6), run_dir)] == [(2,), (5,)]
+    assert [u.replications for u in plan(baseline, range(1, 6), run_dir, redo=("degraded",))] == [(1,), (2,), (5,)]
+    assert [u.replications for u in plan(baseline, range(1, 6), run_dir, redo=("timeout",))] == [(2,), (4,), (5,)]
 
 
-def test_redo_degraded_goes_with_resume(capsys) -> None:
-    assert cli_main(["run", "x.toml", "--redo-degraded"]) == 2
-    assert "--redo-degraded goes with --resume RUN_DIR" in capsys.readouterr().err
+@pytest.mark.parametrize("flag", ["--redo-degraded", "--redo-timeouts"])
+def test_redo_goes_with_resume(capsys, flag: str) -> None:
+    assert cli_main(["run", "x.toml", flag]) == 2
+    assert "go with --resume RUN_DIR" in capsys.readouterr().err
 
 
 def test_cell_glob(loaded) -> None:
@@ -198,18 +202,19 @@ def test_end_table_medians_of_the_generators_summaries() -> None:
     assert medians_text(median_metrics([])) == "-"
 
 
-def test_a_cluster_submission_remembers_whether_it_redoes_degraded_replications(loaded) -> None:
+def test_a_cluster_submission_remembers_what_it_redoes(loaded) -> None:
     from testbed.run.submission import Submission
 
     sc, run_dir = loaded
     units = plan(list(sc.cells), range(1, 2), run_dir)
-    Submission.new(run_dir.root, units, 10, 2, redo_degraded=True)
-    assert Submission.load(run_dir.root, 1).redo_degraded
-    plain_sub = Submission.new(run_dir.root, units, 10, 2)
-    data = json.loads(plain_sub.path.read_text())
-    del data["redo_degraded"]                       # a record written before the key existed
-    plain_sub.path.write_text(json.dumps(data))
-    assert not Submission.load(run_dir.root, 2).redo_degraded
+    Submission.new(run_dir.root, units, 10, 2, redo=("degraded", "timeout"))
+    assert Submission.load(run_dir.root, 1).redo == ("degraded", "timeout")
+    for older, redo in (({"redo_degraded": True}, ("degraded",)), ({"redo_degraded": False}, ())):
+        sub = Submission.new(run_dir.root, units, 10, 2)
+        data = json.loads(sub.path.read_text())
+        del data["redo"]                            # a record written before the key existed
+        sub.path.write_text(json.dumps(data | older))
+        assert Submission.load(run_dir.root, sub.number).redo == redo
 
 
 def test_a_failed_analysis_names_what_is_missing_instead_of_calling_the_results_complete(tmp_path: Path) -> None:

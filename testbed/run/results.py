@@ -14,9 +14,12 @@ place as a hidden `.rep-NN.incoming-…` directory and renamed in, so it still a
 A failed replication that is redone on resume is moved to `attempts/`, never deleted.
 
 Statuses: `ok`; `failed` (a program or an instrument failed: the numbers cannot be trusted);
-`timeout`; `degraded` (everything ran and was captured, but the end-to-end timing error was
-beyond the scenario's `timing_tolerance`: the numbers are there, their times less exact).
-A resume redoes failed, timed-out and missing replications, degraded ones only when asked.
+`timeout` (flows still running at the scenario's timeout: a result of the link, whose unfinished
+times count as longer than the timeout, analysis/censoring.py); `degraded` (everything ran and was
+captured, but the end-to-end timing error was beyond the scenario's `timing_tolerance`: the
+numbers are there, their times less exact). A resume redoes failed and missing replications;
+degraded and timed-out ones only when asked (running a timeout again until it finishes would
+keep only the link's lucky draws).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ import os
 import shutil
 import socket
 import time
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -35,6 +39,7 @@ from analysis.stored import compress_replication
 from testbed.errors import ConfigError
 
 STATUSES = ("ok", "failed", "timeout", "degraded")
+KEPT_ON_RESUME = ("ok", "degraded", "timeout")   # results; a resume redoes the rest
 RUN_FILES = ("scenario.toml", "expanded.json", "meta.json")
 
 
@@ -156,10 +161,10 @@ class RunDir:
             return None
         return Status(**json.loads(path.read_text()))
 
-    def needs_run(self, cell_id: str, rep: int, redo_degraded: bool = False) -> bool:
-        """Missing, failed or timed out; degraded too with redo_degraded."""
+    def needs_run(self, cell_id: str, rep: int, redo: Collection[str] = ()) -> bool:
+        """Missing or failed; degraded or timed out too when `redo` names them."""
         status = self.status(cell_id, rep)
-        return status is None or status.status not in (("ok",) if redo_degraded else ("ok", "degraded"))
+        return status is None or status.status not in KEPT_ON_RESUME or status.status in redo
 
     def begin(self, cell_id: str, rep: int, work_root: Path | None = None) -> Path:
         """A fresh work directory for the replication (under `work_root` when given, e.g. a

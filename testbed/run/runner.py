@@ -68,7 +68,7 @@ class RunOptions:
     analyse: bool = True                  # at the end: `squall report`'s tables (analysis package)
     testbed_file: Path | None = None      # lab hosts over SSH (docs/lab-hosts.md) instead of lanes
     slurm: SlurmOptions | None = None     # hand the units to Slurm (docs/cluster.md) instead of lanes here
-    redo_degraded: bool = False           # --resume --redo-degraded: degraded replications run again
+    redo: tuple[str, ...] = ()            # --resume --redo-degraded/--redo-timeouts: these statuses run again
     prepare_ahead: bool = False           # one spare lane sets up the next replication (run/flow_slots.py)
 
     @property
@@ -338,7 +338,7 @@ def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path 
         cells_glob = options.cells
     cells = select_cells(sc, cells_glob)
     check_runnable(sc, cells)
-    return sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo_degraded)
+    return sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo)
 
 
 def check_run(scenario_path: Path | None, options: RunOptions, resume: Path | None) -> scenario_mod.Scenario:
@@ -431,7 +431,7 @@ def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path 
         print_report(run_dir, cells, reps, out)
         return 0
     submission = slurm.submit(run_dir.root, sc.name, units, options.lane_base, options.slurm, err,
-                              redo_degraded=options.redo_degraded, analyse=options.analyse)
+                              redo=options.redo, analyse=options.analyse)
     if not options.slurm.wait:
         return 0
     slurm.wait(run_dir.root, submission, err)
@@ -440,8 +440,8 @@ def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path 
     if left:
         print(f"squall run: {sum(len(u.replications) for u in left)} replication(s) not ok; redo them with:\n"
               f"  squall run --resume {run_dir.root} --slurm", file=err)
-    degraded = _say_degraded(run_dir, cells, reps, err, " --slurm")
-    return 1 if left or degraded else 0
+    kept = _say_kept(run_dir, cells, reps, err, " --slurm")
+    return 1 if left or kept else 0
 
 
 def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], reps: range,
@@ -454,26 +454,34 @@ def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod
     if result.interrupted_by is not None or result.errors:
         print(f"squall run: stopped; every lane is torn down. Resume with:\n"
               f"  squall run --resume {run_dir.root}", file=err)
-    elif any(s in ("failed", "timeout") for s in result.statuses.values()):
+    elif any(s == "failed" for s in result.statuses.values()):
         print(f"squall run: some replications failed (reasons in their status.json); redo them with:\n"
               f"  squall run --resume {run_dir.root}", file=err)
     if result.interrupted_by is not None:
         return result.exit_code
-    # Degraded ones a resume kept count too: the run is not all ok until they are redone.
-    degraded = _say_degraded(run_dir, cells, reps, err)
-    return max(result.exit_code, 1 if degraded else 0)
+    # Degraded and timed-out ones a resume kept count too: the run is not all ok.
+    kept = _say_kept(run_dir, cells, reps, err)
+    return max(result.exit_code, 1 if kept else 0)
 
 
-def _say_degraded(run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], reps: range, err: TextIO,
-                  engine: str = "") -> int:
-    """How many of the selected replications are degraded, and how to redo them."""
-    degraded = sum(1 for c in cells for r in reps
-                   if (s := run_dir.status(c.cell_id, r)) is not None and s.status == "degraded")
-    if degraded:
-        print(f"squall run: {degraded} replication(s) degraded (timing error beyond the scenario's "
-              f"timing_tolerance; numbers in their status.json); redo them with:\n"
-              f"  squall run --resume {run_dir.root} --redo-degraded{engine}", file=err)
-    return degraded
+KEPT_NOT_OK = {
+    "degraded": ("degraded (timing error beyond the scenario's timing_tolerance; numbers in their "
+                 "status.json)", "--redo-degraded"),
+    "timeout": ("timed out with flows unfinished: kept as results, their unfinished times counted "
+                "as longer than the timeout (analysis/README.md)", "--redo-timeouts"),
+}
+
+
+def _say_kept(run_dir: RunDir, cells: list[scenario_mod.ResolvedCell], reps: range, err: TextIO,
+              engine: str = "") -> int:
+    """How many of the selected replications are results that are not ok (degraded, timed
+    out), and how to run them again."""
+    statuses = [s.status for c in cells for r in reps if (s := run_dir.status(c.cell_id, r)) is not None]
+    for status, (what, flag) in KEPT_NOT_OK.items():
+        if statuses.count(status):
+            print(f"squall run: {statuses.count(status)} replication(s) {what}; to run them again:\n"
+                  f"  squall run --resume {run_dir.root} {flag}{engine}", file=err)
+    return sum(statuses.count(status) for status in KEPT_NOT_OK)
 
 
 # --- the report ------------------------------------------------------------------------------

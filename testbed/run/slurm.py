@@ -81,7 +81,7 @@ def live_jobs(root: Path) -> dict[str, str]:
 
 
 def submit(root: Path, run_name: str, units: list[Unit], lane_base: int, options: SlurmOptions,
-           err: TextIO = sys.stderr, redo_degraded: bool = False, analyse: bool = True) -> Submission:
+           err: TextIO = sys.stderr, redo: tuple[str, ...] = (), analyse: bool = True) -> Submission:
     """The units as job arrays plus, unless `analyse` is False (--no-analysis), the analysis job;
     returns the saved submission."""
     if not units:
@@ -90,7 +90,7 @@ def submit(root: Path, run_name: str, units: list[Unit], lane_base: int, options
     if busy:
         raise ConfigError("--resume", f"{root} still has {len(busy)} Slurm job(s) queued or running "
                           f"({', '.join(sorted(busy)[:5])}); wait for them or scancel them first")
-    sub = Submission.new(root, units, lane_base, options.lanes_per_node, redo_degraded, options.prepare_ahead)
+    sub = Submission.new(root, units, lane_base, options.lanes_per_node, redo, options.prepare_ahead)
     chunk = max_array_size()
     per_task = options.units_per_task
     tasks = -(-len(units) // per_task)

@@ -1,6 +1,6 @@
 """A cluster submission's record in the run directory: what was planned and which jobs run it.
 
-    RUN/slurm/submission-K.json   {"submission": K, "lane_base": B, "lanes_per_node": L, "redo_degraded": D,
+    RUN/slurm/submission-K.json   {"submission": K, "lane_base": B, "lanes_per_node": L, "redo": [STATUS, ...],
                                    "prepare_ahead": P,
                                    "units": [{"cell": ..., "replications": [...], "keep_lane": ...}],
                                    "jobs": {"arrays": [{"job_id": ..., "first_unit": ..., "units": ...}],
@@ -40,7 +40,7 @@ class Submission:
     lanes_per_node: int
     units: list[PlannedUnit]
     jobs: dict[str, Any] = field(default_factory=dict)
-    redo_degraded: bool = False          # --redo-degraded: its workers redo degraded replications too
+    redo: tuple[str, ...] = ()           # --redo-degraded/--redo-timeouts: its workers redo these too
     prepare_ahead: bool = False          # --prepare-ahead: a task with several units may take a spare lane
 
     @property
@@ -58,10 +58,10 @@ class Submission:
 
     @classmethod
     def new(cls, root: Path, units: list[Unit], lane_base: int, lanes_per_node: int,
-            redo_degraded: bool = False, prepare_ahead: bool = False) -> "Submission":
+            redo: tuple[str, ...] = (), prepare_ahead: bool = False) -> "Submission":
         number = 1 + max((s.number for s in all_submissions(root)), default=0)
         planned = [PlannedUnit(u.cell.cell_id, u.replications, u.keep_lane) for u in units]
-        sub = cls(root, number, lane_base, lanes_per_node, planned, redo_degraded=redo_degraded,
+        sub = cls(root, number, lane_base, lanes_per_node, planned, redo=redo,
                   prepare_ahead=prepare_ahead)
         sub.output_dir.mkdir(parents=True, exist_ok=True)
         sub.save()
@@ -69,7 +69,7 @@ class Submission:
 
     def save(self) -> None:
         data = {"submission": self.number, "lane_base": self.lane_base, "lanes_per_node": self.lanes_per_node,
-                "redo_degraded": self.redo_degraded, "prepare_ahead": self.prepare_ahead,
+                "redo": list(self.redo), "prepare_ahead": self.prepare_ahead,
                 "units": [asdict(u) for u in self.units], "jobs": self.jobs}
         write_json_atomic(self.path, data)
 
@@ -93,7 +93,7 @@ class Submission:
         data = json.loads(path.read_text())
         units = [PlannedUnit(u["cell"], tuple(u["replications"]), bool(u["keep_lane"])) for u in data["units"]]
         return cls(root, int(data["submission"]), int(data["lane_base"]), int(data["lanes_per_node"]),
-                   units, data.get("jobs", {}), bool(data.get("redo_degraded", False)),
+                   units, data.get("jobs", {}), _redo(data),
                    bool(data.get("prepare_ahead", False)))
 
     def job_ids(self) -> list[str]:
@@ -108,3 +108,11 @@ def all_submissions(root: Path) -> list[Submission]:
     for path in (root / SLURM_DIR).glob("submission-*.json"):
         found.append(Submission._read(root, path))
     return sorted(found, key=lambda s: s.number)
+
+
+def _redo(data: dict[str, Any]) -> tuple[str, ...]:
+    """The statuses a submission's workers redo (a submission written before `redo` has
+    `redo_degraded`)."""
+    if "redo" in data:
+        return tuple(str(status) for status in data["redo"])
+    return ("degraded",) if data.get("redo_degraded") else ()

@@ -36,11 +36,11 @@ class Unit:
     keep_lane: bool                       # CBI: metrics must survive between them
 
 
-def plan(cells: list[ResolvedCell], selected: range, run_dir: RunDir, redo_degraded: bool = False) -> list[Unit]:
+def plan(cells: list[ResolvedCell], selected: range, run_dir: RunDir, redo: tuple[str, ...] = ()) -> list[Unit]:
     """Per cell, the selected replications still to run, as units (a CBI cell's as one chain)."""
     units = []
     for cell in cells:
-        reps = tuple(r for r in selected if run_dir.needs_run(cell.cell_id, r, redo_degraded))
+        reps = tuple(r for r in selected if run_dir.needs_run(cell.cell_id, r, redo))
         if not reps:
             continue
         tcp = cell.tcp
