@@ -136,6 +136,24 @@ def test_http_cell_values_are_the_report_tables() -> None:
     assert m.series[k] == [None, None, None, None]  # no web.congestion_drops values
 
 
+def test_a_timed_out_page_counts_as_longer_than_the_timeout() -> None:
+    """A page still loading at the timeout is a result (analysis/censoring.py): it lifts the
+    median instead of vanishing, and the report prints it as ∞."""
+    from validation.conclusions import _fmt
+    from validation.report import _num
+
+    cell = http_cell("r0", "frto", [4.0, 6.0, math.inf])
+    timed_out = cell.replications[2]
+    cell.replications[2] = ReplicationResult(
+        ReplicationRef(timed_out.ref.cell, 3, Path("."), "timeout", "flows web still running"),
+        analysed=True, values=timed_out.values)
+    cell.summaries = cell_summaries(cell.replications)
+    m = measure([("iip", [cell])])
+    k = Key("iip", "r0", "frto", "s+2s", "1.0", "Time")
+    assert m.values[k] == 6.0 and m.replications[Key("iip", "r0", "frto", "s+2s", "1.0", "")] == 3
+    assert (_num(math.inf), _fmt(math.inf, "s")) == ("∞", "∞")
+
+
 def test_a_cell_without_a_counted_replication_is_left_out() -> None:
     m = measure([("iip", [http_cell("e0", "baseline", [None, None])])])
     assert m.values == {}

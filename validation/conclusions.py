@@ -12,6 +12,8 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
+from analysis.censoring import UNFINISHED_S
+
 from .measures import Measurements
 from .reference import Key, RefRow
 
@@ -80,6 +82,8 @@ def reference_lookup(rows: Iterable[RefRow]) -> Lookup:
 def _fmt(x: float | None, unit: str = "") -> str:
     if x is None:
         return "–"
+    if x == UNFINISHED_S:
+        return "∞"
     text = f"{x:.0f}" if abs(x) >= 100 else f"{x:.2f}".rstrip("0").rstrip(".") if x % 1 else f"{x:.0f}"
     return f"{text} {unit}".rstrip()
 

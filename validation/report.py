@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from analysis.censoring import UNFINISHED_S
 from analysis.report import markdown_table
 
 from .compare import Agreement, Comparison, Coverage
@@ -34,6 +35,8 @@ class ReportContext:
 def _num(x: float | None) -> str:
     if x is None:
         return "–"
+    if x == UNFINISHED_S:
+        return "∞"
     if abs(x) >= 100:
         return f"{x:.0f}"
     return f"{x:.3g}" if x != int(x) else f"{x:.0f}"

@@ -240,9 +240,13 @@ def data_text(records: list[tuple[dict, list[CellResult]]]) -> str:
     for record, cells in records:
         counted = [sum(r.counts for r in c.replications) for c in cells]
         busy = sum(float(r.values.get("duration_s") or 0) for c in cells for r in c.replications)
+        censored = sum(r.counts and r.ref.status == "timeout" for c in cells for r in c.replications)
         parts.append(f"{record['study']} ({record['scenario']}, squall {_revisions(record)}): "
                      f"{len(cells)} cells, {min(counted, default=0)}–{max(counted, default=0)} counted "
-                     f"replications per cell, rounds finished {record.get('rounds_done') or 'none yet'}, "
+                     f"replications per cell"
+                     + (f" ({censored} of them timed out with connections still open: counted with a time "
+                        f"of ∞, analysis/censoring.py)" if censored else "")
+                     + f", rounds finished {record.get('rounds_done') or 'none yet'}, "
                      f"{record.get('lanes')} lanes, {busy / 3600:.1f} lane-hours of replications, "
                      f"exported {record.get('exported_utc')}")
     return ("**Full validation** (`python -m validation.full`, rendered from the committed "
