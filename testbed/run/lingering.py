@@ -24,8 +24,8 @@ from testbed.hosts import Host, Testbed
 _CAN_SEND = ("state", "connected", "exclude", "time-wait")
 _TIMEOUT_S = 15.0
 # Said with survivors, never checked here: neither the kernel's version nor why they survived.
-_HINT = ("hint (not checked): kernels before 6.11 may not destroy orphaned sockets "
-         "(closed by their program, still open in the kernel)")
+_HINT = ("hint (not checked): `ss -K` destroys nothing on a kernel built without "
+         "CONFIG_INET_DIAG_DESTROY")
 
 
 class LingeringError(RuntimeError):
