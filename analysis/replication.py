@@ -79,6 +79,9 @@ class ReplicationMetrics:
     hosts: dict[str, list[TcpMetrics]] = field(default_factory=dict)
     # per side: when its capture saw the link's packets (for the end-to-end one-way delay)
     capture_times: dict[str, CaptureTimes] = field(default_factory=dict)
+    # per side: the fate of every packet of its capture by frame number (its join with the
+    # log, made once here; validation/rto_causes.py reads each ACK's fate from it)
+    fates: dict[str, FateMap] = field(default_factory=dict)
 
 
 def side_addresses(log: EmulatorLog) -> dict[str, set[str]]:
@@ -130,6 +133,7 @@ def analyse_replication(directory: str | os.PathLike[str],
             continue
         result.connections[side] = cap.tcp
         result.capture_times[side] = cap.times
+        result.fates[side] = cap.fates
         own[side] = _own_endpoints(directory, side, cap, sides, rto_floor_us, result.warnings)
         result.hosts[side] = [m for _, _, m in own[side]]
     for side, mine in own.items():

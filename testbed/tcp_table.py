@@ -6,10 +6,6 @@ a SYN (SYN_SENT, SYN_RECV), a FIN (FIN_WAIT1, CLOSING, LAST_ACK) or data (a non-
 tx_queue, which counts unacknowledged as well as unsent bytes). A receiver's pending delayed
 ACK shows as its peer's unacknowledged data. FIN_WAIT2, CLOSE_WAIT, TIME_WAIT and an idle
 ESTABLISHED connection wait for an application, not for the network.
-
-A connection *lingers* when it is still open in any state but LISTEN and TIME_WAIT: after a
-replication it could still send (a FIN retransmitted at its RTO, an RST) into whatever link
-the lane carries next.
 """
 from __future__ import annotations
 
@@ -23,7 +19,6 @@ _SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING = 0x02, 0x03, 0x04, 0x09, 
 _ESTABLISHED, _CLOSE_WAIT = 0x01, 0x08
 _WAITING_FOR_ACK = {_SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING}
 _WITH_DATA = {_ESTABLISHED, _CLOSE_WAIT}
-_TIME_WAIT, _LISTEN = 0x06, 0x0A
 _RETRANSMIT_TIMER = 1        # the `tr` field: retransmission, loss probe or reordering timer
 USER_HZ = 100                # `tm->when` is in clock ticks (jiffies_delta_to_clock_t)
 
@@ -47,12 +42,6 @@ def waiting(table_text: str, address: str, peer: str) -> Waiting:
             if timer == _RETRANSMIT_TIMER:
                 due = max(due or 0.0, ticks / USER_HZ)
     return Waiting(count, due)
-
-
-def lingering(table_text: str, address: str, peer: str) -> int:
-    """Connections between `address` and `peer` still open in a state that can send (any but
-    LISTEN and TIME_WAIT)."""
-    return sum(state not in (_TIME_WAIT, _LISTEN) for state, *_ in _rows(table_text, address, peer))
 
 
 def _rows(table_text: str, address: str, peer: str) -> list[tuple[int, int, int, int]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -135,3 +136,13 @@ def drawn_figures(monkeypatch: pytest.MonkeyPatch) -> dict:
 
     monkeypatch.setattr(plots, "_save", save)
     return figures
+
+
+def until(condition, timeout_s: float = 5.0) -> bool:
+    """Polls condition() every 20 ms until it holds (True) or timeout_s have passed (False)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -42,7 +42,8 @@ class ScriptedLink:
              ip_id: int | None = None) -> ScapyPacket:
         """The host owning pkt's source sends it at t_us. fate `out`: delivered delay_us
         later; `drop_sbuf`/`drop_router`/`drop_mtu`: dropped on entry; `drop_err`: dropped
-        after `hits` hit attempts. ecn_mark: the router stage marks it. in_log=False: it never reaches the emulator (a tc router
+        after `hits` hit attempts; `pending`: still in the link when the log ends. ecn_mark:
+        the router stage marks it. in_log=False: it never reaches the emulator (a tc router
         drop before the link). An IPv4 packet gets `ip_id`, else the link's next IP id."""
         if IP in pkt:
             if ip_id is None:
@@ -73,6 +74,8 @@ class ScriptedLink:
             self._event(t_us + 1 + attempt, "hit", d, pkt_id, pkt, attempt=attempt)
         if fate == "drop_err":
             self._event(t_us + 1 + hits, "drop_err", d, pkt_id, pkt, attempt=max(0, hits - 1))
+            return pkt
+        if fate == "pending":
             return pkt
         assert fate == "out", fate
         self._event(t_us + delay_us, "recv", d, pkt_id, pkt, attempt=hits)

@@ -390,6 +390,7 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
     assert {k: third["cache"][k] for k in ("metrics", "warmed_by_replication", "warm_up_status")} == \
         {"metrics": "warmed", "warmed_by_replication": 2, "warm_up_status": "ok"}
     assert third["cache"]["warm_up_drain"]["ended_by"] == "settled"
+    assert third["cache"]["warm_up_lingering_connections_destroyed"] == 0    # a fresh lane
     assert third["lingering_connections_destroyed"] == 0
     warm = json.loads((cells / "tcp-cbi" / "rep-03" / "tcp.json").read_text())["metrics_cache_at_start"]
     assert any(line.startswith(mobile_host + " ") for line in warm["fixed"]), warm

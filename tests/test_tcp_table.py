@@ -3,11 +3,10 @@ drain's criterion (testbed/tcp_table.py, docs/runner.md step 8)."""
 from __future__ import annotations
 
 import socket
-import time
 
 import pytest
 
-from conftest import lane_base
+from conftest import lane_base, until
 from support_testnet import veth_net
 from testbed import netns, tcp_table
 from testbed.hosts import Host
@@ -111,15 +110,6 @@ def unsettled(host: Host, peer: str) -> int:
     return unsettled_in(host.read_proc(tcp_table.TABLES), host.address, peer)
 
 
-def until(condition, timeout_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def timed_row(local: str, remote: str, state: int, timer: int, ticks: int) -> str:
     return f"   0: {local} {remote} {state:02X} 00000000:00000000 {timer:02X}:{ticks:08X} 00000003 0 0 1 1\n"
 
@@ -134,59 +124,3 @@ def test_a_waiting_connection_says_when_it_retransmits() -> None:
     assert w == tcp_table.Waiting(2, 5.0)
     assert tcp_table.waiting(HEADER + row(f"{FIXED}:1F90", f"{MOBILE}:C350", 0x01), "198.18.20.1",
                              "198.18.20.2") == tcp_table.Waiting(0, None)
-
-
-@pytest.mark.parametrize("state,lingers", [
-    (0x01, True), (0x04, True), (0x05, True), (0x08, True), (0x09, True), (0x0B, True), (0x02, True),
-    (0x06, False),   # TIME_WAIT: answers, never sends by itself
-    (0x0A, False),   # LISTEN
-])
-def test_a_connection_lingers_while_it_can_still_send(state, lingers) -> None:
-    table = HEADER + row(f"{FIXED}:1F90", f"{MOBILE}:C350", state) + row(f"{FIXED}:0016", f"{OTHER}:D000", 0x01)
-    assert tcp_table.lingering(table, "198.18.20.1", "198.18.20.2") == int(lingers)
-
-
-@pytest.mark.netns
-def test_connections_left_on_a_kept_lane_are_destroyed_before_the_next_replication() -> None:
-    """What a CBI chain's next replication finds: an open connection and one whose FIN cannot
-    arrive (its peer down, as between two replications' links) are destroyed; a listener and
-    a TIME_WAIT stay, and nothing is left that could send into the next link."""
-    from types import SimpleNamespace
-
-    from testbed.run import lingering
-    with veth_net(LANE) as net:
-        fixed = NamespaceHost("fixed", net.fixed_ns, net.fixed_addr)
-        mobile = NamespaceHost("mobile", net.mobile_ns, net.mobile_addr)
-        lane = SimpleNamespace(label=f"lane {LANE}", fixed=fixed, mobile=mobile)
-        listener = netns.socket_in(net.mobile_ns, socket.AF_INET, socket.SOCK_STREAM)
-        sockets = [listener]
-        try:
-            listener.bind((net.mobile_addr, 5101))
-            listener.listen()
-            for _ in range(2):
-                sockets.append(netns.socket_in(net.fixed_ns, socket.AF_INET, socket.SOCK_STREAM))
-                sockets[-1].connect((net.mobile_addr, 5101))
-                sockets.append(listener.accept()[0])
-            assert lingering.clear(lane) == 4         # two connections, each open at both ends
-            assert lingering.clear(lane) == 0
-            sockets.append(netns.socket_in(net.fixed_ns, socket.AF_INET, socket.SOCK_STREAM))
-            sockets[-1].connect((net.mobile_addr, 5101))
-            sockets.append(listener.accept()[0])
-            netns.run_in(net.mobile_ns, ["ip", "link", "set", "eth0", "down"])
-            sockets[-1].close()                      # LAST_ACK-bound FIN that cannot arrive
-            sockets[-2].close()
-            assert until(lambda: lingering_now(fixed, net.mobile_addr) + lingering_now(mobile, net.fixed_addr) >= 1)
-            assert lingering.clear(lane) >= 1
-            assert lingering_now(fixed, net.mobile_addr) == lingering_now(mobile, net.fixed_addr) == 0
-            assert _listening(mobile, 5101)
-        finally:
-            for s in sockets:
-                s.close()
-
-
-def lingering_now(host: Host, peer: str) -> int:
-    return tcp_table.lingering(host.read_proc(tcp_table.TABLES), host.address, peer)
-
-
-def _listening(host: Host, port: int) -> bool:
-    return f":{port:04X} 00000000:0000 0A" in host.read_proc(tcp_table.TABLES)

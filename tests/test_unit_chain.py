@@ -70,6 +70,19 @@ def runner(run_dir: RunDir, lanes: list[int], stop: threading.Event | None = Non
                       record=lambda *a: None, provenance={}, interrupted_reason=reason)
 
 
+def run_refusing_to_clear(chain, monkeypatch, reps: tuple[int, ...], said: str) -> None:
+    """The unit run with every lingering.clear raising `said` (a lane not known clean)."""
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder())
+
+    def refuse(testbed):
+        raise lingering.LingeringError(said)
+    monkeypatch.setattr(lingering, "clear", refuse)
+    unit_runner = runner(run_dir, [])
+    unit_runner.fresh_testbed = lambda: type("Lane", (), {"describe": lambda self: {"lane": 1}})()
+    unit_runner.run(Unit(cell, reps, keep_lane=True))
+
+
 def cache(run_dir: RunDir, cell, rep: int) -> dict:
     status = run_dir.status(cell.cell_id, rep)
     assert status is not None
@@ -101,14 +114,7 @@ def test_what_ran_before_on_the_lane_goes_before_a_replication_starts(chain, mon
 
 def test_connections_that_survive_fail_the_replication_not_the_run(chain, monkeypatch) -> None:
     cell, run_dir = chain
-    monkeypatch.setattr(replication, "run", Recorder())
-
-    def refuse(testbed):
-        raise lingering.LingeringError("lane 1: 1 of 1 TCP connections of an earlier replication ...")
-    monkeypatch.setattr(lingering, "clear", refuse)
-    unit_runner = runner(run_dir, [])
-    unit_runner.fresh_testbed = lambda: type("Lane", (), {"describe": lambda self: {"lane": 1}})()
-    unit_runner.run(Unit(cell, (1, 2), keep_lane=True))
+    run_refusing_to_clear(chain, monkeypatch, (1, 2), "lane 1: 1 of 1 TCP connections of an earlier replication ...")
     second = run_dir.status(cell.cell_id, 2)
     assert second.status == "failed" and "connections of an earlier replication" in second.reason
 
@@ -124,6 +130,26 @@ def test_a_chain_resumed_past_a_gap_warms_up_on_the_predecessor(chain, monkeypat
     third = cache(run_dir, cell, 3)
     assert (third["metrics"], third["warmed_by_replication"], third["warm_up_status"]) == ("warmed", 2, "ok")
     assert not warm_up_dir(run_dir.root / "cells", cell.cell_id, 2).exists()
+
+
+def test_a_warm_up_records_the_connections_destroyed_before_it(chain, monkeypatch) -> None:
+    """Its own count, not its successor's: the warm-up clears the fresh lane first (3 here),
+    the successor after it (none left)."""
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder())
+    counts = iter([3, 0])
+    monkeypatch.setattr(lingering, "clear", lambda testbed: next(counts))
+    runner(run_dir, []).run(Unit(cell, (2,), keep_lane=True))
+    assert cache(run_dir, cell, 2)["warm_up_lingering_connections_destroyed"] == 3
+    assert run_dir.status(cell.cell_id, 2).details["lingering_connections_destroyed"] == 0
+
+
+def test_a_warm_up_on_a_lane_not_known_clean_records_no_count(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    run_refusing_to_clear(chain, monkeypatch, (2,), "lane 1: listing the TCP connections ... failed")
+    warm_up = cache(run_dir, cell, 2)
+    assert warm_up["warm_up_lingering_connections_destroyed"] is None
+    assert warm_up["warm_up_status"] == "failed" and "listing the TCP connections" in warm_up["warm_up_reason"]
 
 
 def test_a_failed_warm_up_does_not_count_as_warm(chain, monkeypatch) -> None:

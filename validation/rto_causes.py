@@ -36,7 +36,6 @@ from pathlib import Path
 
 from analysis import cell_selection
 from analysis.identity import PacketFate
-from analysis.join import join_capture
 from analysis.pcap import Packet, read_packets
 from analysis.replication import analyse_replication
 from analysis.stored import stored
@@ -81,12 +80,11 @@ def replication_causes(rep: Path) -> Counter:
     """The causes of the unnecessary RTOs of the data sent by the fixed host."""
     found: Counter = Counter()
     metrics = analyse_replication(rep)
+    fates = metrics.fates.get("mobile")      # the ACKs' fates: analyse_replication's join, not a second one
+    if fates is None:
+        raise ValueError(f"{rep}: no mobile capture, so no ACK the mobile host sent and no fate of one")
     fixed = [p for p in read_packets(stored(rep, "fixed.pcap")) if p.proto == 6]
-    every_mobile = read_packets(stored(rep, "mobile.pcap"))
-    if metrics.log is None:
-        raise ValueError(f"{rep}: no emulator log to tell delivered ACKs from dropped ones")
-    fates = join_capture(every_mobile, metrics.log, "mobile")
-    mobile = [p for p in every_mobile if p.proto == 6]
+    mobile = [p for p in read_packets(stored(rep, "mobile.pcap")) if p.proto == 6]
     for side, m in metrics.tcp:
         if side != "fixed":
             continue

@@ -123,8 +123,9 @@ class UnitRunner:
         shutil.rmtree(work, ignore_errors=True)      # a killed run's leftover
         work.mkdir(parents=True)
         t = time.monotonic()
+        destroyed = None     # stays None when clearing the lane failed (said in warm_up_reason)
         try:
-            lingering.clear(self.testbed)
+            destroyed = lingering.clear(self.testbed)
             status = replication.run(self.testbed, job, work, self.stop, self.slots)
         except replication.Interrupted:
             return None
@@ -137,6 +138,7 @@ class UnitRunner:
         return {"metrics": "warmed" if warmed else "warm-up failed", "warmed_by_replication": rep,
                 "warm_up_status": status.status, "warm_up_reason": status.reason,
                 "warm_up_drain": status.details.get("drain"),
+                "warm_up_lingering_connections_destroyed": destroyed,
                 "warm_up_s": round(time.monotonic() - t, 3)}
 
     def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
