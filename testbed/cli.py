@@ -28,7 +28,8 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     print(f"scenario {sc.name}: {len(sc.cells)} cells x {sc.replications} replications, "
           f"seed {sc.seed}, timeout {format_time_us(sc.timeout_us)}, "
-          f"timing tolerance {format_time_us(sc.timing_tolerance_us)}")
+          f"timing tolerance {format_time_us(sc.tolerances.timing_us)}, "
+          f"CPU wait tolerance {100 * sc.tolerances.cpu_wait_share:g} %")
     if sc.description:
         print(f"  {sc.description}")
     for cell in sc.cells:

@@ -27,7 +27,7 @@ def test_the_load_is_a_scenario_of_one_replication_per_lane(tmp_path: Path) -> N
     path = tmp_path / "k.toml"
     path.write_text(load_scenario(4, 2, 4_000_000, 1000))
     sc = loader.load(path)
-    assert (sc.name, sc.replications, sc.timing_tolerance_us, len(sc.cells)) == ("calibrate-k4", 8, 1000, 1)
+    assert (sc.name, sc.replications, sc.tolerances.timing_us, len(sc.cells)) == ("calibrate-k4", 8, 1000, 1)
     [cell] = sc.cells
     assert cell.link.name == "e0"
     assert sorted(f.kind for f in cell.flows) == ["bulk", "udp"]

@@ -269,9 +269,18 @@ def test_a_flow_whose_programs_waited_for_a_cpu_degrades_an_ok_replication() -> 
     instruments.check_cpu_wait(_workloads(60_000, 50_000), outcome, details)     # 110 ms of 10 s
     assert outcome.status == "degraded"
     assert outcome.reasons == ["flow web: its programs waited 110 ms for a CPU, 1.1 % of its 10.0 s (the limit "
-                               "is 1 %, at least 10 ms): the machine was too busy for it"]
+                               "is 1 %, the scenario's cpu_wait_tolerance, and at least 10 ms): the machine was "
+                               "too busy for it"]
     assert details["cpu_wait"] == {"web": {"cpu_wait_us": {"client": 60_000, "server": 50_000},
                                            "run_time_us": 10_000_000, "share": 0.011}}
+
+
+def test_the_scenarios_cpu_wait_tolerance_sets_the_limit() -> None:
+    relaxed, strict = _Outcome(), _Outcome()
+    instruments.check_cpu_wait(_workloads(60_000, 50_000), relaxed, {}, share=0.05)   # 1.1 % of 5 %
+    instruments.check_cpu_wait(_workloads(30_000), strict, {}, share=0.002)           # 0.3 % of 0.2 %
+    assert (relaxed.status, strict.status) == ("ok", "degraded")
+    assert "the limit is 0.2 %" in strict.reasons[0]
 
 
 def test_a_short_cpu_wait_or_none_measured_changes_nothing() -> None:

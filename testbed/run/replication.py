@@ -33,7 +33,7 @@ from testbed.run.kernel_counters import KernelCounters
 from testbed.run.results import Status, utc_stamp, write_json_atomic
 from testbed.router.session import RouterRun
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.loader import DEFAULT_TIMING_TOLERANCE_US
+from testbed.scenario.tolerances import Tolerances
 
 POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
@@ -68,7 +68,7 @@ class Job:
     replication: int
     seed: int
     timeout_us: int
-    timing_tolerance_us: int = DEFAULT_TIMING_TOLERANCE_US
+    tolerances: Tolerances = Tolerances()
 
 
 @dataclass
@@ -175,11 +175,12 @@ class _Replication:
         workloads = _collect(self.running, self.work, self.outcome, self.details)
         router = self.job.cell.router
         instruments.check_captures(self.work, self.captures, self.outcome, self.details,
-                                   tolerance_us=self.job.timing_tolerance_us,
+                                   tolerance_us=self.job.tolerances.timing_us,
                                    router_between=router is not None and router.engine == "tc",
                                    paced={f.name: stream for i, f in enumerate(self.job.cell.flows)
                                           if (stream := f.paced(i)) is not None})
-        instruments.check_cpu_wait(workloads, self.outcome, self.details)    # after every failure check
+        # after every failure check
+        instruments.check_cpu_wait(workloads, self.outcome, self.details, self.job.tolerances.cpu_wait_share)
         counters.finish(self.testbed, self.work, self.details)
 
     def _set_up(self, stack: ExitStack) -> None:

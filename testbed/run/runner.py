@@ -153,7 +153,7 @@ def select_cells(sc: scenario_mod.Scenario, pattern: str | None) -> list[scenari
 
 def expanded(sc: scenario_mod.Scenario) -> dict[str, Any]:
     return {"name": sc.name, "description": sc.description, "seed": sc.seed, "replications": sc.replications,
-            "timeout_us": sc.timeout_us, "timing_tolerance_us": sc.timing_tolerance_us,
+            "timeout_us": sc.timeout_us, **sc.tolerances.as_json(),
             "cells": [{"cell": c.cell_id, "axes": dict(c.labels), "link": plain(c.link),
                        **{k: plain(v) for k, v in c.sections().items()}} for c in sc.cells]}
 
@@ -215,7 +215,7 @@ class Runner:
                            fresh_testbed=lambda: self._fresh_testbed(lane_number), record=self._record,
                            started=self.progress.start,
                            provenance=meta.provenance(None if self.lab is not None else lane_number),
-                           timing_tolerance_us=self.sc.timing_tolerance_us, slots=self.slots)
+                           tolerances=self.sc.tolerances, slots=self.slots)
         try:
             while not self.stop.is_set():
                 try:

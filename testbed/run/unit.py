@@ -25,7 +25,7 @@ from testbed.run import lingering, replication
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.results import RunDir, Status, failure_text, utc_stamp
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.loader import DEFAULT_TIMING_TOLERANCE_US
+from testbed.scenario.tolerances import Tolerances
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class UnitRunner:
     # reason) so the shared run says what happened; the local runner leaves its .partial instead.
     interrupted_reason: Callable[[], str] | None = None
     testbed: Testbed | None = None
-    timing_tolerance_us: int = DEFAULT_TIMING_TOLERANCE_US     # the scenario's timing_tolerance
+    tolerances: Tolerances = Tolerances()                      # the scenario's
     started: Callable[[str, int], None] | None = None          # as each replication starts (the progress line)
     slots: FlowSlots | None = None                             # --prepare-ahead: START waits for a slot
     _disk_full: OSError | None = field(default=None, init=False)   # a replication found the results disk full
@@ -118,7 +118,7 @@ class UnitRunner:
         """Replication `rep` run again on the fresh lane, unrecorded, for the metrics cache it
         leaves; None when the run is being stopped."""
         assert self.testbed is not None
-        job = replication.Job(cell, rep, self.seed, self.timeout_us, self.timing_tolerance_us)
+        job = replication.Job(cell, rep, self.seed, self.timeout_us, self.tolerances)
         work = warm_up_dir(self.work_root or self.run_dir.root / "cells", cell.cell_id, rep)
         shutil.rmtree(work, ignore_errors=True)      # a killed run's leftover
         work.mkdir(parents=True)
@@ -143,7 +143,7 @@ class UnitRunner:
 
     def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
         assert self.testbed is not None
-        job = replication.Job(cell, rep, self.seed, self.timeout_us, self.timing_tolerance_us)
+        job = replication.Job(cell, rep, self.seed, self.timeout_us, self.tolerances)
         self._work = self.run_dir.begin(cell.cell_id, rep, self.work_root)
         if self.started is not None:
             self.started(cell.cell_id, rep)

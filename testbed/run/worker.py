@@ -151,7 +151,7 @@ def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, wo
 
     runner = UnitRunner(run_dir, sc.seed, sc.timeout_us, stop, fresh_testbed=lambda: NamespaceTestbed.create(number),
                         record=record, provenance=meta.provenance(number), work_root=work_root,
-                        interrupted_reason=reason, timing_tolerance_us=sc.timing_tolerance_us, slots=slots)
+                        interrupted_reason=reason, tolerances=sc.tolerances, slots=slots)
     try:
         runner.run(unit)
     finally:

@@ -21,15 +21,12 @@ from testbed.scenario.matrix import CellSpec, expand, parse_axes
 from testbed.scenario.profiles import ProfileSet, parse_toml, read_text
 from testbed.scenario.router_section import parse_router_section
 from testbed.scenario.tcp_section import parse_tcp_section
-from testbed.scenario.units import MAX_SIZE_BYTES, parse_time_us
+from testbed.scenario.tolerances import KEYS as TOLERANCE_KEYS, Tolerances, parse_tolerances
+from testbed.scenario.units import MAX_SIZE_BYTES, parse_positive_time_us
 
-TOP_LEVEL_KEYS = {"name", "description", "seed", "replications", "timeout", "timing_tolerance",
+TOP_LEVEL_KEYS = {"name", "description", "seed", "replications", "timeout", *TOLERANCE_KEYS,
                   "link", "router", "tcp", "flows", "matrix"}
 DEFAULT_TIMEOUT_US = 600_000_000
-# A replication whose end-to-end timing error (p99 of a capture point's ingress or egress delay)
-# is beyond this is `degraded` (docs/runner.md).
-DEFAULT_TIMING_TOLERANCE_US = 1_000
-MAX_TIMEOUT_US = 86_400_000_000          # one day per replication
 MAX_REPLICATIONS = 10_000                # per cell
 # A scenario's name is the start of its run directory's name: a safe file name, never a path.
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
@@ -46,7 +43,7 @@ class Scenario:
     timeout_us: int
     cells: tuple[ResolvedCell, ...]
     source: str
-    timing_tolerance_us: int = DEFAULT_TIMING_TOLERANCE_US
+    tolerances: Tolerances = Tolerances()
 
     @property
     def digest(self) -> str:
@@ -85,8 +82,7 @@ def load(path: Path, profiles: Profiles | None = None, base_dir: Path | None = N
     cells = tuple(_resolve(spec, context) for spec in expand(base, axes, f"{where}: matrix"))
     return Scenario(path=path, name=name, description=description, seed=seed,
                     replications=replications, timeout_us=timeout_us, cells=cells, source=source,
-                    timing_tolerance_us=_positive_time(table.get("timing_tolerance"), f"{where}: timing_tolerance",
-                                                       DEFAULT_TIMING_TOLERANCE_US))
+                    tolerances=parse_tolerances(table, where))
 
 
 def safe_name(value: object, where: str, given: bool = True) -> str:
@@ -208,15 +204,4 @@ def _whole(value: object, where: str, minimum: int, maximum: int = 2**64 - 1) ->
 
 
 def _timeout(value: object, where: str) -> int:
-    return _positive_time(value, where, DEFAULT_TIMEOUT_US)
-
-
-def _positive_time(value: object, where: str, default: int) -> int:
-    if value is None:
-        return default
-    us = parse_time_us(value, where)
-    if us <= 0:
-        raise ConfigError(where, "must be greater than zero")
-    if us > MAX_TIMEOUT_US:
-        raise ConfigError(where, f"\"{value}\" is more than one day; expected at most \"1440min\"")
-    return us
+    return DEFAULT_TIMEOUT_US if value is None else parse_positive_time_us(value, where)

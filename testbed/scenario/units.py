@@ -50,6 +50,13 @@ def parse_time_us(value: object, where: str) -> int:
     return _parse(value, _TIME_UNITS, "a time", "300ms", where, MAX_TIME_US)
 
 
+def parse_positive_time_us(value: object, where: str) -> int:
+    us = parse_time_us(value, where)
+    if us <= 0:
+        raise ConfigError(where, "must be greater than zero")
+    return us
+
+
 def parse_rate_bps(value: object, where: str) -> int:
     return _parse(value, _RATE_UNITS, "a rate", "64kbit", where, MAX_RATE_BPS)
 
