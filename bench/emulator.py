@@ -55,7 +55,7 @@ from testbed.link.measure import summary as program_summary
 from testbed.processes import ProgramGroup
 from testbed.link.simple import error_free
 from testbed.run.instruments import capture_timing
-from testbed.scenario.loader import DEFAULT_TIMING_TOLERANCE_US
+from testbed.scenario.tolerances import DEFAULT_TIMING_US
 
 RATES_PPS = (1_000, 10_000)
 LANES_AT_ONCE = (1, 2, 4)
@@ -72,7 +72,7 @@ P99_ABSOLUTE_WHEN_CYCLICTEST_US = 50
 MAX_RATIO_TARGET = 2.0
 E2E_P99_RATIO_TARGET = 3.0             # ingress and egress, with 4 lanes at once
 E2E_TARGET_LANES = 4
-E2E_THRESHOLD_US = DEFAULT_TIMING_TOLERANCE_US   # delays beyond it are counted, as a replication does
+E2E_THRESHOLD_US = DEFAULT_TIMING_US   # delays beyond it are counted, as a replication does
 BIG_BUFFER = 64 * 1024 * 1024
 PORT = 6001
 
