@@ -283,7 +283,7 @@ def plot_boxes(analysis: RunAnalysis, out: Path) -> Path | None:
     for cell in analysis.cells:
         for what, values in _box_series(cell):
             finite = [v for v in values if math.isfinite(v)]
-            if finite:
+            if values:
                 # a box cannot show a time beyond the timeout: say how many there were
                 beyond = len(values) - len(finite)
                 labels.append(f"{cell.cell}\n{what}" + (f"\n({beyond} beyond the timeout)" if beyond else ""))
@@ -347,6 +347,8 @@ def _ecdf(ax, values, label: str) -> None:
     xs = sorted(v for v in values if math.isfinite(v))
     if xs:
         ax.step(xs, [(i + 1) / len(values) for i in range(len(xs))], where="post", label=label)
+    elif values:        # nothing to draw, but the legend says the cell is there
+        ax.plot([], [], label=f"{label} (all {len(values)} beyond the timeout)")
 
 
 def _cdf_legend(ax, n: int) -> None:

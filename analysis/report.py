@@ -279,8 +279,9 @@ def replications_table(analysis: RunAnalysis) -> Table:
     return Table("Replications per cell", ["cell", *axes, "n (in the statistics)", "ok",
                                            "degraded", "failed", "timeout", "missing",
                                            "unanalysable"], rows,
-                 "n: replications whose values enter the statistics (ok and analysable); "
-                 "degraded ones (timing error beyond the tolerance) are analysed but not "
+                 "n: replications whose values enter the statistics (ok, and timed out with "
+                 "something unfinished, counted as longer than the timeout; analysable); "
+                 "degraded ones (beyond the timing or CPU-wait tolerance) are analysed but not "
                  "in the statistics, like failed ones. A value undefined in some of them "
                  "(e.g. an incomplete connection) has a smaller n of its own: see cells.csv.")
 

@@ -1,7 +1,8 @@
 """A whole run: every replication analysed (in parallel), then aggregated per cell.
 
-Failed, timed-out, missing and unanalysable replications are kept in the result: they
-appear in runs.csv with their reason and are counted as `failed` in every cell statistic."""
+Failed, degraded, missing and unanalysable replications are kept in the result: they appear
+in runs.csv with their reason and are counted as `failed` in every cell statistic. A timeout
+the network caused enters the statistics (analysis/censoring.py)."""
 
 from __future__ import annotations
 

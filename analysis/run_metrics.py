@@ -125,11 +125,34 @@ def _client_metrics(m: TcpMetrics) -> TcpMetrics | None:
     return m if m.sender == m.client else m.peer
 
 
+@dataclass(frozen=True)
+class ClientReport:
+    """What squall-http's summary line says of its page; a page it did not finish has no time
+    (the summary then says 0)."""
+    finished: bool | None             # None: no summary
+    response_time_us: int | None
+    objects: int | None               # the page's objects, the main one included
+    http: str | None
+
+    @classmethod
+    def of(cls, spec: FlowSpec | None) -> "ClientReport":
+        if spec is None or spec.summary("ok") is None:
+            return cls(None, None, None, None)
+        finished = spec.summary("ok") is True
+        objects = spec.summary("objects")
+        return cls(finished, spec.summary("response_time_us") if finished else None,
+                   len(objects) if isinstance(objects, list) else None, spec.summary("http"))
+
+
 def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnection],
-                 values: Values, classes: dict[int, str], timed_out: bool) -> None:
+                 values: Values, classes: dict[int, str], timed_out: bool, client: ClientReport) -> None:
     page = page_response_time(client_conns)
-    values[f"{flow}.response_time_s"] = censoring.time_s(None if page is None else page.response_time_us,
-                                                         False, timed_out)
+    # in a timeout the client decides whether the page was finished: the capture times the
+    # connections that exist, not the in-line objects never requested
+    finished = client.finished if client.finished is not None else page is not None
+    values[f"{flow}.response_time_s"] = censoring.time_s(
+        page.response_time_us if page is not None and (finished or not timed_out) else None, finished, timed_out)
+    values[f"{flow}.client_response_time_s"] = censoring.time_s(client.response_time_us, finished, timed_out)
     values[f"{flow}.connections"] = len(ms)
     for attr in ("congestion_drops", "error_drops", "retransmissions", "bytes"):
         values[f"{flow}.{attr}"] = _sum(ms, attr)
@@ -147,10 +170,20 @@ def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnecti
                                                                       m.complete, timed_out)
         values[f"{flow}.{cls}.congestion_drops"] = m.congestion_drops
         values[f"{flow}.{cls}.error_drops"] = m.error_drops
-    inline = [m for _, m in ranked[1:]]
+    inline = [cls for cls, _ in ranked[1:]] + _never_requested(ranked, client, timed_out and not finished)
+    for cls in inline[len(ranked) - 1:]:
+        values[f"{flow}.{cls}.throughput_Bps"] = censoring.UNFINISHED_BYTES_PER_S
     if inline:
-        values[f"{flow}.inline_fastest.throughput_Bps"] = values[f"{flow}.{ranked[1][0]}.throughput_Bps"]
-        values[f"{flow}.inline_slowest.throughput_Bps"] = values[f"{flow}.{ranked[-1][0]}.throughput_Bps"]
+        values[f"{flow}.inline_fastest.throughput_Bps"] = values[f"{flow}.{inline[0]}.throughput_Bps"]
+        values[f"{flow}.inline_slowest.throughput_Bps"] = values[f"{flow}.{inline[-1]}.throughput_Bps"]
+
+
+def _never_requested(ranked: list[tuple[str, TcpMetrics]], client: ClientReport, unfinished: bool) -> list[str]:
+    """The in-line classes of an unfinished HTTP/1.0 page's objects that had no connection yet
+    (one per object): they rank last, with nothing delivered."""
+    if not unfinished or client.http != "1.0" or client.objects is None or not ranked:
+        return []
+    return [f"inline{i}" for i in range(len(ranked), client.objects)]
 
 
 def udp_prefix(match: FlowMatch) -> str:
@@ -386,13 +419,8 @@ def _tcp_flow_values(r: ReplicationMetrics, specs: list[FlowSpec] | None,
         if matches[name].kind == "http":
             conns = [c for c in r.connections.get(_client_side(items), [])
                      if match_flow(specs, "tcp", c.client, c.server).name == name]
-            _http_values(name, ms, conns, values, classes, timed_out)
             spec = next((f for f in specs or [] if f.name == name), None)
-            # the client's own clock, for cross-checking the capture-based time; a page it did
-            # not finish has none (its summary then says 0)
-            finished = spec is not None and spec.summary("ok") is True
-            values[f"{name}.client_response_time_s"] = censoring.time_s(
-                spec.summary("response_time_us") if finished else None, finished, timed_out)
+            _http_values(name, ms, conns, values, classes, timed_out, ClientReport.of(spec))
             continue
         if matches[name].kind == "command":
             _command_values(name, items, values, classes, timed_out)
@@ -482,9 +510,10 @@ def _bulk_roles(bulk: list[tuple[str, TcpMetrics]], starts: dict[str, int | None
     for name, m in later:
         classes[id(m)] = name
     values["tcp.transfers"] = len(together)
-    tputs = [m.throughput_bytes_per_s for m in together if m.throughput_bytes_per_s is not None]
     if len(together) > 1:
-        values["tcp.jain_index"] = jain_index(tputs) if len(tputs) == len(together) else None
+        # over the roles' throughputs: a transfer unfinished at the deadline counts as 0
+        tputs = [values[f"tcp.{role}.throughput_Bps"] for role in role_names(len(together))]
+        values["tcp.jain_index"] = None if any(t is None for t in tputs) else jain_index(tputs)
 
 
 def _client_side(items: list[tuple[str, TcpMetrics]]) -> str:

@@ -7,7 +7,8 @@ column).
 - connections: one row per TCP connection / UDP flow (cell, axes, replication, status,
   flow, flow_kind, class, then the metrics of `analysis.rows`).
 - runs: one row per replication (cell, axes, replication, status, reason, analysed, error,
-  then every run-level value, e.g. `<flow>.response_time_s`, `run.congestion_drops`).
+  counted (whether it enters the cell statistics: analysis/censoring.py), then every run-level
+  value, e.g. `<flow>.response_time_s`, `run.congestion_drops`).
 - cells: one row per cell and metric: min, p25, median, p75, max, mean, n, failed,
   median_ci_low, median_ci_high (aggregate.py).
 - throughput: one row per flow, replication and time bin (series.py).
@@ -44,7 +45,7 @@ SUMMARY_DIR = "summary"
 ANALYSIS_JSON = "analysis.json"
 STAT_FIELDS = ("min", "p25", "median", "p75", "max", "mean", "n", "failed", "median_ci_low",
                "median_ci_high")
-RUN_FIELDS = ("cell", "replication", "status", "reason", "analysed", "error")
+RUN_FIELDS = ("cell", "replication", "status", "reason", "analysed", "error", "counted")
 CONNECTION_FIELDS = ("cell", "replication", "status", "flow", "flow_kind", "class")
 TABLES = ("connections", "runs", "cells", "throughput", "delays", "tcpinfo", "kernel")
 
@@ -135,7 +136,7 @@ def _union_keys(rows: Iterable[dict[str, Any]], first: tuple[str, ...]) -> list[
 def run_row(r: ReplicationResult) -> dict[str, Any]:
     return {"cell": r.ref.cell, "replication": r.ref.rep, "status": r.ref.status,
             "reason": r.ref.reason, "analysed": r.analysed, "error": r.error or "",
-            **r.values}
+            "counted": r.counts, **r.values}
 
 
 def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str]) -> None:

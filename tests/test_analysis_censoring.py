@@ -109,3 +109,65 @@ def test_the_report_and_the_plots_show_a_censored_time_as_beyond_the_timeout(tmp
     assert sorted(pages)[-1] == math.inf and len(pages) == 3
     assert plot_boxes(analysis, tmp_path / "boxes.png").exists()
     assert plot_cdf_times(analysis, tmp_path / "cdf.png").exists()
+
+
+def test_in_line_objects_never_requested_by_the_deadline_count_as_nothing_delivered(tmp_path: Path) -> None:
+    """The main object never completed, so the HTTP/1.0 client never asked for the two in-line
+    objects: the page is unfinished (∞) and its slowest in-line object delivered nothing."""
+    directory = tmp_path / "rep-01"
+    write_replication(directory, "timeout", {"main": (1, "drop_err")}, TIMED_OUT, unfinished="main")
+    r = analyse_run_replication(ReplicationRef("c", 1, directory, "timeout", TIMED_OUT))
+    assert r.analysed, r.error
+    v = r.values
+    assert v["web.connections"] == 1
+    assert (v["web.response_time_s"], v["web.main.elapsed_s"], v["web.main.throughput_Bps"]) == (math.inf, math.inf, 0.0)
+    assert (v["web.inline1.throughput_Bps"], v["web.inline2.throughput_Bps"]) == (0.0, 0.0)
+    assert v["web.inline_slowest.throughput_Bps"] == v["web.inline_fastest.throughput_Bps"] == 0.0
+    assert r.counts
+
+
+def test_the_client_decides_whether_a_timed_out_page_was_finished(tmp_path: Path) -> None:
+    """Every connection the capture holds completed, but squall-http had not finished its page
+    (say, an object not yet requested): the page is unfinished, not as long as its connections."""
+    directory = tmp_path / "rep-01"
+    write_replication(directory, "timeout", {}, TIMED_OUT)
+    workloads = json.loads((directory / "workloads.json").read_text())
+    workloads["web"]["client"]["summary"] |= {"ok": False, "response_time_us": 0}
+    (directory / "workloads.json").write_text(json.dumps(workloads))
+    r = analyse_run_replication(ReplicationRef("c", 1, directory, "timeout", TIMED_OUT))
+    assert r.values["web.response_time_s"] == r.values["web.client_response_time_s"] == math.inf
+    assert r.counts
+
+
+def test_fairness_counts_a_transfer_unfinished_at_the_deadline_as_nothing_delivered() -> None:
+    from analysis.run_metrics import _bulk_roles
+    from analysis.tcp_metrics import TcpMetrics
+
+    def transfer(port: int, elapsed_us: int | None) -> TcpMetrics:
+        done = elapsed_us is not None
+        return TcpMetrics(("10.0.0.2", port), ("10.0.0.1", 5001), ("10.0.0.2", port), done, 0, 1000,
+                          elapsed_us, elapsed_us, elapsed_us, elapsed_us, elapsed_us, 100_000,
+                          100_000 / (elapsed_us / 1e6) if done else None,
+                          100_000 / (elapsed_us / 1e6) if done else None, 70, 0, {}, 0, 0, 0, 0, {})
+
+    for timed_out, jain in ((True, 0.5), (False, None)):
+        values: dict = {}
+        _bulk_roles([("a", transfer(40000, 10_000_000)), ("b", transfer(40001, None))], {}, values, {}, timed_out)
+        assert values["tcp.jain_index"] == jain
+        assert values["tcp.slowest.throughput_Bps"] == (0.0 if timed_out else None)
+
+
+def test_a_cell_whose_times_are_all_beyond_the_timeout_keeps_its_place_in_the_plots(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from analysis.plots import _ecdf, plot_boxes
+
+    root = _timed_out_run(tmp_path / "run")
+    analysis = analyse_run(root, jobs=1, progress=None)
+    for r in analysis.cells[0].replications:
+        r.values["web.response_time_s"] = math.inf
+    assert plot_boxes(analysis, tmp_path / "boxes.png").exists()
+    fig, ax = plt.subplots()
+    _ecdf(ax, [math.inf, math.inf], "c: web page")
+    assert [line.get_label() for line in ax.get_lines()] == ["c: web page (all 2 beyond the timeout)"]
+    plt.close(fig)

@@ -75,12 +75,14 @@ def script_page(link: ScriptedLink, drops: dict[str, tuple[int, str]], unfinishe
     large = Conn(41002, 1000, drops.get("large"), unfinished == "large")
     main_end = script_connection(link, 0, main)
     inline_start = main_end + 80
-    ends = [script_connection(link, inline_start, c) for c in (small, large)]
+    # the in-line objects are requested once the main object is complete
+    ends = [] if main.unfinished else [script_connection(link, inline_start, c) for c in (small, large)]
     page_end = max([main_end, *ends])
     done = unfinished is None
     return {"tool": "squall-http", "ok": done, "http": "1.0", "workload": "tiny",
             "remote": f"{FIXED}:{SERVER_PORT}", "page_start_us": 0,
             "page_end_us": page_end * MS if done else 0, "response_time_us": page_end * MS if done else 0,
+            "objects": [{"size": c.size} for c in (main, small, large)],
             "connections": [{"conn": i, "local": f"{MOBILE}:{c.port}"}
                             for i, c in enumerate((main, small, large))]}
 
