@@ -154,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", default="results", metavar="DIR", help="where run directories go (default results)")
     run.add_argument("--resume", metavar="RUN_DIR", help="redo only the missing or failed replications of a run")
     run.add_argument("--redo-degraded", action="store_true",
-                     help="with --resume: redo the degraded replications too (timing error beyond tolerance)")
+                     help="with --resume: redo the degraded replications too (timing error or CPU wait beyond "
+                          "the scenario's tolerance)")
     run.add_argument("--redo-timeouts", action="store_true",
                      help="with --resume: redo the timed-out replications too (kept by default: a timeout is "
                           "a result of the link, counted as a time longer than the timeout)")

@@ -191,12 +191,12 @@ def test_each_kind_of_flow_in_each_direction(tmp_path: Path) -> None:
         "web": {"kind": "http", "direction": "down", "workload": "s+2s", "start_us": 2_000_000, "tos": 0,
                 "port": 8080, "client": {"host": "mobile", "argv": [
                     "/mobile/bin/squall-http", "--connect", "198.18.0.1:8080", "--workload", "s+2s",
-                    "--http", "1.0", "--request-size", "350", "--timeout", "40000000us", "--parallel", "4",
+                    "--http", "1.0", "--request-size", "350", "--timeout", "45000000us", "--parallel", "4",
                     "--start-offset", "OFFSET", "--tos", "0", "--log", f"{mobile}/web.client.log"]}},
         "page": {"kind": "http", "direction": "up", "workload": "custom", "start_us": 0, "tos": 40,
                  "port": 8081, "client": {"host": "fixed", "argv": [
                      "/fixed/bin/squall-http", "--connect", "198.18.0.2:8081", "--objects", "6288,2096",
-                     "--http", "1.1", "--request-size", "400", "--timeout", "40000000us", "--persistent", "2",
+                     "--http", "1.1", "--request-size", "400", "--timeout", "45000000us", "--persistent", "2",
                      "--pipeline", "--start-offset", "OFFSET", "--tos", "40", "--log",
                      f"{fixed}/page.client.log"]}},
         "bulk1": {"kind": "bulk", "direction": "down", "workload": "custom", "start_us": 100_000, "tos": 0,

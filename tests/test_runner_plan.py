@@ -135,12 +135,16 @@ def test_progress_in_a_pipe_at_most_once_a_second_and_only_on_change() -> None:
     progress.tick()
     clock.t = 65.0
     progress.tick()                      # nothing changed, but a minute since the last line
+    progress.record("b", "timeout", 20.0)       # a result, counted apart too
+    clock.t = 67.0
+    progress.tick()
     assert stream.getvalue().splitlines() == [
         "[demo] 0s elapsed, cells 0/2, replications 0/4 done, 0 failed, 0 degraded, ETA ?",
         "[demo] 1s elapsed, cells 0/2, replications 1/4 done, 0 failed, 0 degraded, ETA 15s",  # 10 s x 3 left / 2 lanes
         "[demo] 3s elapsed, cells 1/2, replications 2/4 done, 1 failed, 0 degraded, ETA 20s",  # 20 s x 2 / 2
         "[demo] 4s elapsed, cells 1/2, replications 3/4 done, 1 failed, 1 degraded, ETA 10s",  # 20 s x 1 / 2
         "[demo] 1m05s elapsed, cells 1/2, replications 3/4 done, 1 failed, 1 degraded, ETA 10s",
+        "[demo] 1m07s elapsed, cells 2/2, replications 4/4 done, 1 failed, 1 degraded, 1 timed out, ETA 0s",
     ]
 
 
@@ -168,7 +172,7 @@ def test_progress_names_the_running_cells_and_plans_the_eta_from_the_start() -> 
     progress.record("a", "ok", 40.0, 3)
     progress.start("b", 2)
     assert progress._work_left_s() == 75.0 and progress.eta() == "38s"       # b's own measured time
-    assert "cells 1/2" in progress.line() and "1 failed" in progress.line()
+    assert "cells 1/2" in progress.line() and "1 timed out" in progress.line()
     clock.t = 200.0                                       # running beyond what was expected: nothing negative
     assert progress._work_left_s() == 0.0 and progress.eta() == "0s"
 
@@ -223,7 +227,7 @@ def test_a_failed_analysis_names_what_is_missing_instead_of_calling_the_results_
     out, err = io.StringIO(), io.StringIO()
     analyse(tmp_path / "not-a-run", out, err, ["tcp-cbi rep-02: missing", "tcp-cbi rep-03: partial"])
     text = err.getvalue()
-    assert "2 replication(s) are missing, partial, failed or timed out (tcp-cbi rep-02: missing; tcp-cbi rep-03: partial)" in text
+    assert "2 replication(s) are missing, partial or failed (tcp-cbi rep-02: missing; tcp-cbi rep-03: partial)" in text
     assert "the analysis failed" in text and "complete" not in text
 
 

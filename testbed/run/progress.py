@@ -1,5 +1,5 @@
 """The runner's progress line on stderr: time elapsed, the cells running now, cells and
-replications done/failed/degraded/total, and an ETA.
+replications done/failed/degraded/timed out/total, and an ETA.
 
 The ETA is there from the start: before a replication has ended it comes from each cell's
 planned replication time (`planned_replication_s`: set-up plus the flows' planned durations,
@@ -43,7 +43,8 @@ class Progress:
     min_interval_s: float = 1.0
     estimates: Mapping[str, float] = field(default_factory=dict)   # cell id -> planned seconds per replication
     done: dict[str, int] = field(default_factory=dict)
-    failed: int = 0                       # failed or timed out
+    failed: int = 0
+    timed_out: int = 0
     degraded: int = 0
     durations: list[float] = field(default_factory=list)
     measured: dict[str, list[float]] = field(default_factory=dict)      # cell id -> durations
@@ -75,6 +76,8 @@ class Progress:
             self.done[cell_id] = self.done.get(cell_id, 0) + 1
             if status == "degraded":
                 self.degraded += 1
+            elif status == "timeout":
+                self.timed_out += 1
             elif status != "ok":
                 self.failed += 1
             self.durations.append(duration_s)
@@ -94,7 +97,8 @@ class Progress:
             names.append(f"{len(running) - RUNNING_SHOWN} more")
         now = f"; running {', '.join(names)}" if names else ""
         return (f"cells {cells_done}/{len(self.planned)}, replications {self.finished}/{self.total} done, "
-                f"{self.failed} failed, {self.degraded} degraded{now}")
+                f"{self.failed} failed, {self.degraded} degraded"
+                + (f", {self.timed_out} timed out" if self.timed_out else "") + now)
 
     def line(self) -> str:
         elapsed = _duration(self.clock() - (self.started_at or 0.0))

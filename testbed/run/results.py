@@ -202,14 +202,14 @@ class RunDir:
         shutil.move(str(path), attempts / f"{base}-{k}")
 
     def incomplete(self, cell_ids: list[str], reps: range) -> list[str]:
-        """`cell rep-NN: missing` (or partial: abandoned mid-way; or failed, timeout) for every
-        selected replication without a result to analyse (ok, or degraded: complete but beyond the
-        timing tolerance)."""
+        """`cell rep-NN: missing` (or partial: abandoned mid-way; or failed) for every selected
+        replication without a result to analyse (ok; degraded: complete but beyond a tolerance;
+        timeout: a result of the link)."""
         found = []
         for cell_id in cell_ids:
             for rep in reps:
                 status = self.status(cell_id, rep)
-                if status is not None and status.status in ("ok", "degraded"):
+                if status is not None and status.status in KEPT_ON_RESUME:
                     continue
                 partial = self.replication(cell_id, rep).with_name(f"rep-{rep:02d}.partial").exists()
                 what = status.status if status is not None else "partial" if partial else "missing"

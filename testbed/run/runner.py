@@ -429,7 +429,7 @@ def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path 
           f"results in {run_dir.root}", file=err)
     if not units:
         print_report(run_dir, cells, reps, out)
-        return 0
+        return 1 if _say_kept(run_dir, cells, reps, err, " --slurm") else 0
     submission = slurm.submit(run_dir.root, sc.name, units, options.lane_base, options.slurm, err,
                               redo=options.redo, analyse=options.analyse)
     if not options.slurm.wait:
@@ -465,8 +465,8 @@ def _finish(sc: scenario_mod.Scenario, run_dir: RunDir, cells: list[scenario_mod
 
 
 KEPT_NOT_OK = {
-    "degraded": ("degraded (timing error beyond the scenario's timing_tolerance; numbers in their "
-                 "status.json)", "--redo-degraded"),
+    "degraded": ("degraded (timing error or CPU wait beyond the scenario's timing_tolerance or "
+                 "cpu_wait_tolerance; numbers in their status.json)", "--redo-degraded"),
     "timeout": ("timed out with flows unfinished: kept as results, their unfinished times counted "
                 "as longer than the timeout (analysis/README.md)", "--redo-timeouts"),
 }
@@ -495,7 +495,7 @@ def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None =
     incomplete = incomplete or []
     if incomplete:
         shown = "; ".join(incomplete[:20]) + (f"; and {len(incomplete) - 20} more" if len(incomplete) > 20 else "")
-        recorded = f"{len(incomplete)} replication(s) are missing, partial, failed or timed out ({shown})"
+        recorded = f"{len(incomplete)} replication(s) are missing, partial or failed ({shown})"
         print(f"squall run: {recorded}; the analysis counts them as failed", file=err)
     else:
         recorded = "every replication is recorded ok"

@@ -33,7 +33,7 @@ def print_report(run_dir: RunDir, cells: list[ResolvedCell], reps: range, out: T
 
 
 def print_table(rows: list[list[Any]], out: TextIO) -> None:
-    headers = ["cell", *COUNTED, "median of the flows' main metric"]
+    headers = ["cell", *COUNTED, "median of the flows' main metric over the ok replications"]
     widths = [max(len(str(r[i])) for r in rows + [headers]) for i in range(len(headers) - 1)]
     for row in [headers] + rows:
         print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)) + "  " + str(row[-1]), file=out)

@@ -54,6 +54,12 @@ TCP, UDP = PROTOCOL_NUMBERS["tcp"], PROTOCOL_NUMBERS["udp"]
 _PROFILE_KIND = {"http": "http", "bulk": "bulk", "udp": "cbr", "command": "command"}
 
 
+# squall-http gives up on its own only after the runner's deadline (the scenario's timeout): the
+# runner then records `timeout`, a result of the link, and stops the client, which prints what
+# it had; a client giving up a few ms before the runner looked would make it `failed`.
+CLIENT_TIMEOUT_GRACE_US = 5_000_000
+
+
 @dataclass(frozen=True)
 class Readiness:
     """When the passive program is ready for the active one: it printed a line starting with
@@ -278,7 +284,7 @@ class HttpFlow(FlowBase):
         page = ["--objects", ",".join(str(s) for s in self.page.sizes)] if self.page.label == "custom" \
             else ["--workload", self.page.label]
         args = ["--connect", peer, *page, "--http", self.http, "--request-size", str(self.request_size),
-                "--timeout", f"{timeout_us}us"]
+                "--timeout", f"{timeout_us + CLIENT_TIMEOUT_GRACE_US}us"]
         args += ["--parallel", str(self.parallel)] if self.http == "1.0" else \
             ["--persistent", str(self.persistent)] + (["--pipeline"] if self.pipeline else [])
         return args + (["--inline-after", self.inline_after] if self.inline_after != "complete" else []) + \
