@@ -40,7 +40,7 @@ SOURCES = [p.read_text() for p in SCENARIOS]
 # Messages about the file as a whole: there is no key to name.
 FILE_LEVEL = ("not valid TOML", "is not UTF-8", "file not found", "is a directory", "cannot be read")
 
-KEYS = ["name", "description", "seed", "replications", "timeout", "link", "router", "tcp", "flows", "matrix",
+KEYS = ["name", "description", "seed", "replications", "timeout", "timing_tolerance", "cpu_wait_tolerance", "link", "router", "tcp", "flows", "matrix",
         "profile", "base", "channel", "bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
         "error", "arq", "in_order", "down", "up", "good", "bad", "initial", "trace", "retransmissions",
         "kind", "workload", "objects", "http", "parallel", "persistent", "pipeline", "request_size", "count",

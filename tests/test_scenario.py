@@ -219,6 +219,6 @@ def test_timing_tolerance_defaults_to_a_millisecond_and_must_be_a_positive_time(
         load(tmp_path, base + 'timing_tolerance = "0ms"\n')
     with pytest.raises(ConfigError, match="timing_tolerance: 1 is not a time with a unit"):
         load(tmp_path, base + 'timing_tolerance = 1\n')
-    for bad in ("0", "1.5", '"1%"', "true"):
+    for bad in ("0", "-0.5", "101", '"1%"', "true"):
         with pytest.raises(ConfigError, match="cpu_wait_tolerance: .*expected a share of the flow's run time"):
             load(tmp_path, base + f'cpu_wait_tolerance = {bad}\n')

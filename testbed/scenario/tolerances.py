@@ -3,6 +3,7 @@ beyond either tolerance an otherwise ok replication is `degraded` (docs/runner.m
 
     timing_tolerance = "1ms"     # p99 end-to-end timing error, per capture point and direction
     cpu_wait_tolerance = 0.01    # a flow's programs' wait for a CPU, a share of its run time
+                                 # (the roles' waits are summed: it may be more than 1)
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from testbed.scenario.units import parse_positive_time_us
 
 DEFAULT_TIMING_US = 1_000
 DEFAULT_CPU_WAIT_SHARE = 0.01
+MAX_CPU_WAIT_SHARE = 100.0          # as good as none: the roles waited 100 run times
 KEYS = ("timing_tolerance", "cpu_wait_tolerance")
 
 
@@ -38,7 +40,7 @@ def _timing(value: object, where: str) -> int:
 def _share(value: object, where: str) -> float:
     if value is None:
         return DEFAULT_CPU_WAIT_SHARE
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= MAX_CPU_WAIT_SHARE:
         raise ConfigError(where, f"{value!r}: expected a share of the flow's run time, a number greater "
-                          "than 0 and at most 1 (0.01 = 1 %)")
+                          f"than 0 and at most {MAX_CPU_WAIT_SHARE:g} (0.01 = 1 %)")
     return float(value)
