@@ -101,9 +101,11 @@ def _family_of(metric: str) -> str | None:
 
 
 def _ratio(c: Comparison, count: bool) -> float | None:
+    """0 for a value of 0 against a positive reference (a transfer unfinished at the deadline,
+    analysis/censoring.py): as far off as can be."""
     if count:
         return (c.ours + 1) / (c.reference + 1) if c.ours >= 0 and c.reference >= 0 else None
-    return c.ratio if c.ratio is not None and c.ratio > 0 else None
+    return c.ratio if c.ratio is not None and c.ratio >= 0 else None
 
 
 # Statistics over a cell's replications whose expected value does not depend on how many there
@@ -119,7 +121,7 @@ def _is_central(metric: str) -> bool:
 def _agreement(family: str, refs: list[RefRow], mine: list[Comparison], count: bool,
                target: float | None) -> Agreement:
     ratios = [r for c in mine if (r := _ratio(c, count)) is not None]
-    logs = [abs(math.log(r)) for r in ratios]
+    logs = [abs(math.log(r)) if 0 < r < math.inf else math.inf for r in ratios]
     share = (lambda low, high: sum(low <= r <= high for r in ratios) / len(ratios)) if ratios else None
     return Agreement(family, len(refs), len(mine), statistics.median(logs) if logs else None,
                      share(0.8, 1.2) if share else None, share(0.5, 1.5) if share else None, None, target)

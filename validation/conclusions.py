@@ -89,7 +89,10 @@ def _fmt(x: float | None, unit: str = "") -> str:
 
 
 def _less(a: float | None, b: float | None) -> bool | None:
-    return None if a is None or b is None else a < b
+    """None when either is unknown, or both are beyond the timeout (no order between them)."""
+    if a is None or b is None or a == b == UNFINISHED_S:
+        return None
+    return a < b
 
 
 def _pair_case(what: str, a: Key, b: Key, names: tuple[str, str], unit: str,

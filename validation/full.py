@@ -10,8 +10,9 @@ A replication's number fixes its channel timeline and seeds, so replication k is
 whichever machine or sitting runs it, and a CBI chain starting at k warms its lane up with
 replication k - 1 first (docs/runner.md). A round stopped half-way (Ctrl-C, SIGTERM) is finished
 by starting the same command again (squall's own --resume redoes what is missing, failed or cut
-short); a round that ends with replications failed or degraded (timing error beyond the
-scenario's tolerance, which does not count) is resumed once with --redo-degraded.
+short); a round that ends with replications failed or degraded (beyond the scenario's timing or
+CPU-wait tolerance, which do not count) is resumed once with --redo-degraded. A timed-out
+replication is a result (analysis/censoring.py) and is never run again.
 
 The committed validation/data/<study>/ is the one record of progress: after each round its
 replications are analysed and merged into cells.json, replications.csv and study.json
@@ -193,6 +194,16 @@ def unfinished(study: Study, k: int, out: Path = OUT) -> int:
     return sum(r.status == "missing" for r in read_layout(run).replications)
 
 
+def to_redo(study: Study, k: int, out: Path = OUT) -> int:
+    """Round k's replications a resume with --redo-degraded would run: missing, failed, degraded."""
+    from analysis.run_layout import read_layout
+
+    run = run_dir(study, k, out)
+    if run is None:
+        return 1
+    return sum(r.status in ("missing", "failed", "degraded") for r in read_layout(run).replications)
+
+
 SPENT = "validation-seconds"   # in a round's run directory: the wall time of the sittings that worked on it
 
 
@@ -230,10 +241,10 @@ def _run_round(study: Study, k: int, args: argparse.Namespace, cells: list[str] 
         command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells)
         print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
         code = _run(command)
-        if code not in (0, 1):       # 1: some replications failed or degraded (recorded); others: stopped
+        if code not in (0, 1):       # 1: some replications not ok (recorded); others: stopped
             print(f"validation.full: stopped (squall run exited {code}); run this again to go on")
             return False, code
-        if code == 0:
+        if code == 0 or not to_redo(study, k, args.out):     # e.g. only timeouts, which are results
             break
     left = unfinished(study, k, args.out)
     if left:

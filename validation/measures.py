@@ -45,6 +45,7 @@ per-replication congestion drops (`Measurements.series`), which the conclusions 
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -197,7 +198,8 @@ def add_response_time_diffs(m: Measurements) -> None:
             continue
         base = m.values.get(Key(key.study, key.link, base_variant, key.workload, key.http,
                                 "response_time"))
-        diff = None if value is None or not base else (value / base - 1) * 100
+        # a time beyond the timeout (inf) on either side makes no percentage
+        diff = None if value is None or not base or not math.isfinite(value / base) else (value / base - 1) * 100
         m.values[Key(key.study, key.link, key.variant, key.workload, key.http,
                      "response_time_diff")] = diff
 
