@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,16 @@ def test_a_cluster_submission_remembers_what_it_redoes(loaded) -> None:
     units = plan(list(sc.cells), range(1, 2), run_dir)
     Submission.new(run_dir.root, units, 10, 2, redo=("degraded", "timeout"))
     assert Submission.load(run_dir.root, 1).redo == ("degraded", "timeout")
+    # a requeued task redoes a degraded replication made before its submission, not one it made
+    from testbed.run.worker import _pending
+
+    cell = sc.cells[0].cell_id
+    sub = Submission.load(run_dir.root, 1)
+    for rep, started in ((1, "20000101T000000Z"), (2, "29990101T000000Z")):
+        run_dir.finish(cell, rep, run_dir.begin(cell, rep), Status("degraded", "", started, 1.0, {}))
+    unit = next(u for u in units if u.cell.cell_id == cell)
+    again = _pending(run_dir, sub, replace(unit, replications=(1, 2)))
+    assert again is not None and again.replications == (1,)
     for older, redo in (({"redo_degraded": True}, ("degraded",)), ({"redo_degraded": False}, ())):
         sub = Submission.new(run_dir.root, units, 10, 2)
         data = json.loads(sub.path.read_text())

@@ -161,10 +161,15 @@ class RunDir:
             return None
         return Status(**json.loads(path.read_text()))
 
-    def needs_run(self, cell_id: str, rep: int, redo: Collection[str] = ()) -> bool:
-        """Missing or failed; degraded or timed out too when `redo` names them."""
+    def needs_run(self, cell_id: str, rep: int, redo: Collection[str] = (), redo_before_utc: str | None = None
+                  ) -> bool:
+        """Missing or failed; degraded or timed out too when `redo` names them, and then only
+        one started before `redo_before_utc` when given (a requeued cluster task does not redo
+        what its own submission made)."""
         status = self.status(cell_id, rep)
-        return status is None or status.status not in KEPT_ON_RESUME or status.status in redo
+        if status is None or status.status not in KEPT_ON_RESUME:
+            return True
+        return status.status in redo and (redo_before_utc is None or status.started_utc < redo_before_utc)
 
     def begin(self, cell_id: str, rep: int, work_root: Path | None = None) -> Path:
         """A fresh work directory for the replication (under `work_root` when given, e.g. a

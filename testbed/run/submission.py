@@ -1,7 +1,7 @@
 """A cluster submission's record in the run directory: what was planned and which jobs run it.
 
     RUN/slurm/submission-K.json   {"submission": K, "lane_base": B, "lanes_per_node": L, "redo": [STATUS, ...],
-                                   "prepare_ahead": P,
+                                   "prepare_ahead": P, "created_utc": "YYYYMMDDTHHMMSSZ",
                                    "units": [{"cell": ..., "replications": [...], "keep_lane": ...}],
                                    "jobs": {"arrays": [{"job_id": ..., "first_unit": ..., "units": ...}],
                                             "analysis": job_id}}
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from testbed.errors import ConfigError
-from testbed.run.results import write_json_atomic
+from testbed.run.results import utc_stamp, write_json_atomic
 from testbed.run.unit import Unit
 
 SLURM_DIR = "slurm"
@@ -42,6 +42,7 @@ class Submission:
     jobs: dict[str, Any] = field(default_factory=dict)
     redo: tuple[str, ...] = ()           # --redo-degraded/--redo-timeouts: its workers redo these too
     prepare_ahead: bool = False          # --prepare-ahead: a task with several units may take a spare lane
+    created_utc: str = ""                # what its `redo` redoes is only what was there before it
 
     @property
     def node_lanes(self) -> range:
@@ -62,14 +63,14 @@ class Submission:
         number = 1 + max((s.number for s in all_submissions(root)), default=0)
         planned = [PlannedUnit(u.cell.cell_id, u.replications, u.keep_lane) for u in units]
         sub = cls(root, number, lane_base, lanes_per_node, planned, redo=redo,
-                  prepare_ahead=prepare_ahead)
+                  prepare_ahead=prepare_ahead, created_utc=utc_stamp())
         sub.output_dir.mkdir(parents=True, exist_ok=True)
         sub.save()
         return sub
 
     def save(self) -> None:
         data = {"submission": self.number, "lane_base": self.lane_base, "lanes_per_node": self.lanes_per_node,
-                "redo": list(self.redo), "prepare_ahead": self.prepare_ahead,
+                "redo": list(self.redo), "prepare_ahead": self.prepare_ahead, "created_utc": self.created_utc,
                 "units": [asdict(u) for u in self.units], "jobs": self.jobs}
         write_json_atomic(self.path, data)
 
@@ -94,7 +95,7 @@ class Submission:
         units = [PlannedUnit(u["cell"], tuple(u["replications"]), bool(u["keep_lane"])) for u in data["units"]]
         return cls(root, int(data["submission"]), int(data["lane_base"]), int(data["lanes_per_node"]),
                    units, data.get("jobs", {}), _redo(data),
-                   bool(data.get("prepare_ahead", False)))
+                   bool(data.get("prepare_ahead", False)), str(data.get("created_utc", "")))
 
     def job_ids(self) -> list[str]:
         ids = [str(a["job_id"]) for a in self.jobs.get("arrays", [])]

@@ -112,7 +112,8 @@ def _on_lanes(todo: list[tuple[int, Unit]], number: int, spare: lane_claim.LaneC
 
 def _pending(run_dir: RunDir, sub: Submission, unit: Unit) -> Unit | None:
     """The unit's replications still to do (a requeued task never redoes what is ok)."""
-    pending = tuple(r for r in unit.replications if run_dir.needs_run(unit.cell.cell_id, r, sub.redo))
+    pending = tuple(r for r in unit.replications
+                    if run_dir.needs_run(unit.cell.cell_id, r, sub.redo, sub.created_utc or None))
     return Unit(unit.cell, pending, unit.keep_lane) if pending else None
 
 
