@@ -5,8 +5,8 @@ The IIP study's tests ran under a deadline too, and its tables count the tests t
 `timeout`, a TCP connection that had not completed by the deadline has an elapsed and a
 response time of `inf` (right-censored: it would have taken longer than the timeout, by how
 much is unknown) and a throughput of 0 (its object over an infinite time); a page with such a
-connection has a page time of `inf`. Counts (drops, retransmissions) are those up to the
-deadline. Rank statistics stay exact as long as the rank lies below the censored values (the
+connection has a page time of `inf`. Counts (drops, retransmissions) and a UDP stream's
+values (throughput, jitter, loss against what its sender sent) are those up to the deadline. Rank statistics stay exact as long as the rank lies below the censored values (the
 median of 10 page times with one `inf` is a finite number); a mean over a censored value is
 `inf`. Leaving such replications out, or running them again until they finish, would keep
 only the lucky draws of the link.
