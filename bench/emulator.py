@@ -332,7 +332,8 @@ def end_to_end(log: EmulatorLog, captures: dict[str, Capture]) -> dict:
         raise RuntimeError(f"no end-to-end timing from the captures ({', '.join(str(c.path) for c in captures.values())})")
     picked = {"ingress": measured["ingress"]["fixed"], "egress": measured["egress"]["mobile"]}
     out = {kind: {"n": s["n"], "min": s["min_us"], "p50": s["p50_us"], "p99": s["p99_us"], "max": s["max_us"],
-                  f"over_{E2E_THRESHOLD_US}us": s["over_tolerance"]} for kind, s in picked.items()}
+                  "max_at_s": s.get("max_at_s"), f"over_{E2E_THRESHOLD_US}us": s["over_tolerance"]}
+           for kind, s in picked.items()}
     out["tcpdump"] = {side: parse_tcpdump_statistics(c.stderr_path.read_text(errors="replace"))
                       for side, c in captures.items()}
     return out

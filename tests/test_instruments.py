@@ -22,6 +22,9 @@ def test_delay_statistics_are_type_7_percentiles() -> None:
     assert s == {"n": 5, "min_us": 100, "p50_us": 300.0, "p99_us": 9616.0, "max_us": 10_000,
                  "over_tolerance": 1}
     assert timing.delay_stats(np.array([], np.int64), 1000) == {"n": 0}
+    # when the worst one was, in the log's time
+    at = np.array([1_000_000, 2_000_000, 3_500_000, 4_000_000, 5_000_000])
+    assert timing.delay_stats(np.array([300, 100, 10_000, 200, 400]), 1000, at)["max_at_s"] == 3.5
     assert timing.delay_stats(np.array([7]), 5)["p99_us"] == 7.0
 
 
@@ -113,7 +116,7 @@ def test_complete_captures_pass_and_give_the_timing_error(tmp_path: Path) -> Non
     assert details["captures"]["mobile"]["received"] == {"captured": 10, "log_out": 10}
     t = details["timing_error"]
     assert t["ingress"]["fixed"] == {"n": 10, "min_us": INGRESS_US, "p50_us": 150.0, "p99_us": 150.0,
-                                     "max_us": INGRESS_US, "over_tolerance": 0, "judged": True}
+                                     "max_us": INGRESS_US, "max_at_s": 0.0, "over_tolerance": 0, "judged": True}
     # egress at the mobile host: 40, 90, then 3000 eight times
     assert t["egress"]["mobile"]["p50_us"] == 3000.0 and t["egress"]["mobile"]["min_us"] == 40
     assert (t["ingress"]["mobile"]["n"], t["egress"]["fixed"]["p99_us"]) == (1, 0.0)

@@ -34,15 +34,20 @@ SIDES = ("fixed", "mobile")
 SENDS = {"fixed": "down", "mobile": "up"}          # the direction a host's packets take
 
 
-def delay_stats(delays_us: np.ndarray, threshold_us: int) -> dict[str, Any]:
-    """n, min, p50, p99, max (µs) and how many are beyond threshold_us; only n for none."""
+def delay_stats(delays_us: np.ndarray, threshold_us: int, at_us: np.ndarray | None = None) -> dict[str, Any]:
+    """n, min, p50, p99, max (µs) and how many are beyond threshold_us; only n for none. With
+    `at_us` (each packet's time in the log, µs since t = 0) also when the worst one was
+    (`max_at_s`), to find it in a scheduling trace or the captures."""
     d = np.asarray(delays_us, dtype=np.int64)
     if d.size == 0:
         return {"n": 0}
     p50, p99 = np.percentile(d, [50, 99])
-    return {"n": int(d.size), "min_us": int(d.min()), "p50_us": round(float(p50), 1),
-            "p99_us": round(float(p99), 1), "max_us": int(d.max()),
-            "over_tolerance": int(np.count_nonzero(d > threshold_us))}
+    stats = {"n": int(d.size), "min_us": int(d.min()), "p50_us": round(float(p50), 1),
+             "p99_us": round(float(p99), 1), "max_us": int(d.max()),
+             "over_tolerance": int(np.count_nonzero(d > threshold_us))}
+    if at_us is not None:
+        stats["max_at_s"] = round(int(np.asarray(at_us)[int(np.argmax(d))]) / 1e6, 6)
+    return stats
 
 
 def ingress_delays(t0_realtime_us: int, ts_us: np.ndarray, in_us: np.ndarray) -> np.ndarray:
@@ -72,11 +77,13 @@ def measure(points: dict[str, dict[str, np.ndarray]], t0_realtime_us: int, toler
     schedules[flow]: its paced sender's lateness (schedule_lateness)."""
     result: dict[str, Any] = {"tolerance_us": tolerance_us, "ingress": {}, "egress": {}}
     for side, p in points.items():
-        ingress = delay_stats(ingress_delays(t0_realtime_us, p["sent_ts"], p["sent_in"]), tolerance_us)
+        ingress = delay_stats(ingress_delays(t0_realtime_us, p["sent_ts"], p["sent_in"]), tolerance_us,
+                              p["sent_in"][p["sent_in"] != NULL])
         ingress["judged"] = not (router_between and side == "fixed")
         if not ingress["judged"]:
             ingress["note"] = "includes the tc router's queueing between the capture and the emulator"
-        egress = delay_stats(egress_delays(t0_realtime_us, p["received_ts"], p["received_out"]), tolerance_us)
+        egress = delay_stats(egress_delays(t0_realtime_us, p["received_ts"], p["received_out"]), tolerance_us,
+                             p["received_out"])
         egress["judged"] = True
         result["ingress"][side], result["egress"][side] = ingress, egress
     if lateness:
