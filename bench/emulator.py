@@ -16,6 +16,8 @@ several run at once), with UDP traffic from the fixed host (squall-udp) to the m
   the fixed host's ingress (its capture → the log's `in`) and the mobile host's egress (the
   scheduled `out` → its capture). Target: each p99 <= 3 x cyclictest's p99 with 4 lanes.
   So the emulator's lateness here is under the load of the captures, as in every run.
+  Per lane the worst packet's time (`max_at_s`, from the lane's `t0_realtime_us`) places a
+  stall in a scheduling trace taken with CLOCK_REALTIME (`perf sched record -k realtime`).
 - capacity: packets/s received at the mobile host under a saturating sender, for 64 B
   and 1400 B IP packets, through emulator + two NPAs (unlimited link, no delay) and
   through `squall-naive-relay` (one process copying TUN to TUN); their ratio (target
@@ -264,7 +266,9 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
         log = read_emulator_log(session.result.log_path)
         if log.cut_short:
             raise RuntimeError(f"{session.result.log_path} has no trailer: the emulator did not stop cleanly")
-        per_lane.append({"lane": a.lane, "lateness_us": log.counts("lateness_us"), "cpu_s": cpu_of_lane,
+        # t = 0 of the lane's log in CLOCK_REALTIME: end_to_end's max_at_s is counted from it
+        per_lane.append({"lane": a.lane, "t0_realtime_us": log.start_realtime_us,
+                         "lateness_us": log.counts("lateness_us"), "cpu_s": cpu_of_lane,
                          "end_to_end": end_to_end(log, captures_of_lane),
                          **{key: trailer_numbers(session.result.log_path, key) for key in ("log_writer", "standby", "arrival")},
                          **stream})
