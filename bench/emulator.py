@@ -17,7 +17,8 @@ several run at once), with UDP traffic from the fixed host (squall-udp) to the m
   scheduled `out` → its capture). Target: each p99 <= 3 x cyclictest's p99 with 4 lanes.
   So the emulator's lateness here is under the load of the captures, as in every run.
   Per lane the worst packet's time (`max_at_s`, from the lane's `t0_realtime_us`) places a
-  stall in a scheduling trace taken with CLOCK_REALTIME (`perf sched record -k realtime`).
+  stall in a scheduling trace (`perf sched record -k CLOCK_MONOTONIC`, shifted by the
+  realtime - monotonic offset read beside it; perf refuses CLOCK_REALTIME).
 - capacity: packets/s received at the mobile host under a saturating sender, for 64 B
   and 1400 B IP packets, through emulator + two NPAs (unlimited link, no delay) and
   through `squall-naive-relay` (one process copying TUN to TUN); their ratio (target
