@@ -37,6 +37,7 @@ class Summary:
     mean: float | None
     median_ci_low: float | None = None    # 95 % bootstrap interval of the median
     median_ci_high: float | None = None
+    censored: int = 0   # of the n, times beyond the timeout (inf: analysis/censoring.py)
 
 
 def percentile(sorted_values: Sequence[float], p: float) -> float:
@@ -71,7 +72,8 @@ def summarize(values: Sequence[float | None], failed: int = 0) -> Summary:
     return Summary(n=len(present), failed=failed, min=present[0],
                    p25=percentile(present, 25), median=percentile(present, 50),
                    p75=percentile(present, 75), max=present[-1],
-                   mean=sum(present) / len(present), median_ci_low=low, median_ci_high=high)
+                   mean=sum(present) / len(present), median_ci_low=low, median_ci_high=high,
+                   censored=sum(v == math.inf for v in present))
 
 
 @lru_cache(maxsize=64)

@@ -165,9 +165,10 @@ def http_tables(cells: list[CellResult]) -> list[Table]:
 
 
 def _n_failed(cell: CellResult, metric: str) -> str:
+    """`n (failed)`, and how many of the n are beyond the timeout (∞) where some are."""
     s = cell.summaries.get(metric)
     failed = s.failed if s else len(cell.replications)
-    return f"{s.n if s else 0} ({failed})"
+    return f"{s.n if s else 0} ({failed}{f'; {s.censored} ∞' if s and s.censored else ''})"
 
 
 def saarto_tables(cells: list[CellResult]) -> list[Table]:

@@ -10,7 +10,7 @@ column).
   counted (whether it enters the cell statistics: analysis/censoring.py), then every run-level
   value, e.g. `<flow>.response_time_s`, `run.congestion_drops`).
 - cells: one row per cell and metric: min, p25, median, p75, max, mean, n, failed,
-  median_ci_low, median_ci_high (aggregate.py).
+  median_ci_low, median_ci_high, censored (of the n, times beyond the timeout; aggregate.py).
 - throughput: one row per flow, replication and time bin (series.py).
 - delays: one row per packet the link took in (series.py).
 - tcpinfo: one row per TCP connection, host and 50 ms sample of the kernel's tcp_info (cwnd,
@@ -44,7 +44,7 @@ from analysis.tcp_samples import TCPINFO_FIELDS
 SUMMARY_DIR = "summary"
 ANALYSIS_JSON = "analysis.json"
 STAT_FIELDS = ("min", "p25", "median", "p75", "max", "mean", "n", "failed", "median_ci_low",
-               "median_ci_high")
+               "median_ci_high", "censored")
 RUN_FIELDS = ("cell", "replication", "status", "reason", "analysed", "error", "counted")
 CONNECTION_FIELDS = ("cell", "replication", "status", "flow", "flow_kind", "class")
 TABLES = ("connections", "runs", "cells", "throughput", "delays", "tcpinfo", "kernel")

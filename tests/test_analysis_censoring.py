@@ -171,3 +171,13 @@ def test_a_cell_whose_times_are_all_beyond_the_timeout_keeps_its_place_in_the_pl
     _ecdf(ax, [math.inf, math.inf], "c: web page")
     assert [line.get_label() for line in ax.get_lines()] == ["c: web page (all 2 beyond the timeout)"]
     plt.close(fig)
+
+
+def test_the_cells_say_how_many_times_are_beyond_the_timeout(tmp_path: Path) -> None:
+    from analysis.report import _n_failed
+
+    assert summarize([1.0, math.inf, 2.0]).censored == 1 and summarize([1.0, 2.0]).censored == 0
+    root = _timed_out_run(tmp_path / "run")
+    analysis = analyse_run(root, jobs=1, progress=None)
+    assert _n_failed(analysis.cells[0], "web.response_time_s") == "3 (0; 1 ∞)"
+    assert _n_failed(analysis.cells[0], "web.main.elapsed_s") == "3 (0)"
