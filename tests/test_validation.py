@@ -197,6 +197,13 @@ def test_saarto_response_time_difference_from_the_baseline() -> None:
     assert m.values[Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time")] == 8.0
     assert m.values[Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time_diff")] == \
         pytest.approx(-20.0)
+    # a median beyond the timeout on either side gives no percentage, never -100 % or inf
+    for base, page in ((math.inf, 8.0), (10.0, math.inf)):
+        cells = [make_cell(f"link-arq-low_tcp-{v}_workload-s+2s",
+                           {"link": "arq-low", "tcp": v, "flows.web.workload": "s+2s"}, WEB10,
+                           [{"web.response_time_s": t}]) for v, t in (("baseline", base), ("iw4", page))]
+        m = measure([("saarto", cells)])
+        assert m.values[Key("saarto", "arq-low", "iw4", "s+2s", "1.0", "response_time_diff")] is None
 
 
 def test_mixture_roles_third_flow_and_udp_jitter_range() -> None:

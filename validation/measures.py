@@ -198,8 +198,10 @@ def add_response_time_diffs(m: Measurements) -> None:
             continue
         base = m.values.get(Key(key.study, key.link, base_variant, key.workload, key.http,
                                 "response_time"))
-        # a time beyond the timeout (inf) on either side makes no percentage
-        diff = None if value is None or not base or not math.isfinite(value / base) else (value / base - 1) * 100
+        # a time beyond the timeout (inf) on either side makes no percentage (a finite one over
+        # an infinite baseline is not 100 % faster)
+        diff = None if value is None or not base or not math.isfinite(value) or not math.isfinite(base) \
+            else (value / base - 1) * 100
         m.values[Key(key.study, key.link, key.variant, key.workload, key.http,
                      "response_time_diff")] = diff
 
