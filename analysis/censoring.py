@@ -21,19 +21,22 @@ from typing import Mapping
 
 UNFINISHED_S = math.inf            # the time of what had not finished at the deadline
 UNFINISHED_BYTES_PER_S = 0.0       # and its throughput
+UNFINISHED_TEXT = "∞"              # how tables print such a time
 
 
 def time_s(us: int | None, finished: bool, timed_out: bool) -> float | None:
     """A duration in seconds; `inf` for what had not finished when the replication timed out."""
-    if us is not None:
-        return us / 1e6
-    return UNFINISHED_S if timed_out and not finished else None
+    return _or_unfinished(None if us is None else us / 1e6, UNFINISHED_S, finished, timed_out)
 
 
 def throughput(bytes_per_s: float | None, finished: bool, timed_out: bool) -> float | None:
-    if bytes_per_s is not None:
-        return bytes_per_s
-    return UNFINISHED_BYTES_PER_S if timed_out and not finished else None
+    return _or_unfinished(bytes_per_s, UNFINISHED_BYTES_PER_S, finished, timed_out)
+
+
+def _or_unfinished(value: float | None, unfinished: float, finished: bool, timed_out: bool) -> float | None:
+    if value is not None:
+        return value
+    return unfinished if timed_out and not finished else None
 
 
 def censored(values: Mapping[str, float | None]) -> bool:

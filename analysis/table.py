@@ -2,9 +2,9 @@
 its values are written."""
 from __future__ import annotations
 
-import math
-
 from dataclasses import dataclass
+
+from analysis.censoring import UNFINISHED_S, UNFINISHED_TEXT
 
 Cell = str | float | int | None
 
@@ -32,8 +32,8 @@ def fmt(value: Cell) -> str:
     a time beyond the timeout (analysis/censoring.py)."""
     if value is None:
         return "–"
-    if value == math.inf:
-        return "∞"
+    if value == UNFINISHED_S:
+        return UNFINISHED_TEXT
     if isinstance(value, Count):
         return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
     if isinstance(value, float):

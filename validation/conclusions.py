@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from analysis.censoring import UNFINISHED_S
+from analysis.censoring import UNFINISHED_S, UNFINISHED_TEXT
 
 from .measures import Measurements
 from .reference import Key, RefRow
@@ -83,7 +83,7 @@ def _fmt(x: float | None, unit: str = "") -> str:
     if x is None:
         return "–"
     if x == UNFINISHED_S:
-        return "∞"
+        return UNFINISHED_TEXT
     text = f"{x:.0f}" if abs(x) >= 100 else f"{x:.2f}".rstrip("0").rstrip(".") if x % 1 else f"{x:.0f}"
     return f"{text} {unit}".rstrip()
 

@@ -195,13 +195,15 @@ def unfinished(study: Study, k: int, out: Path = OUT) -> int:
 
 
 def to_redo(study: Study, k: int, out: Path = OUT) -> int:
-    """Round k's replications a resume with --redo-degraded would run: missing, failed, degraded."""
+    """Round k's replications its resume (round_command: --redo-degraded) would run: what a
+    resume does not keep, and the degraded ones."""
     from analysis.run_layout import read_layout
+    from testbed.run.results import KEPT_ON_RESUME
 
     run = run_dir(study, k, out)
     if run is None:
         return 1
-    return sum(r.status in ("missing", "failed", "degraded") for r in read_layout(run).replications)
+    return sum(r.status not in KEPT_ON_RESUME or r.status == "degraded" for r in read_layout(run).replications)
 
 
 SPENT = "validation-seconds"   # in a round's run directory: the wall time of the sittings that worked on it

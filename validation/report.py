@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.censoring import UNFINISHED_S
+from analysis.censoring import UNFINISHED_S, UNFINISHED_TEXT
 from analysis.report import markdown_table
 
 from .compare import Agreement, Comparison, Coverage
@@ -36,7 +36,7 @@ def _num(x: float | None) -> str:
     if x is None:
         return "–"
     if x == UNFINISHED_S:
-        return "∞"
+        return UNFINISHED_TEXT
     if abs(x) >= 100:
         return f"{x:.0f}"
     return f"{x:.3g}" if x != int(x) else f"{x:.0f}"
