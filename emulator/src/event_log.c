@@ -122,7 +122,9 @@ void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *p
 	const struct sq_log_writer_stats *w = &t->writer;
 	fprintf(out, "%slog_writer ring_bytes %" PRIu64 " max_fill_bytes %" PRIu64 " waits %" PRIu64
 		" wait_us %" PRIu64 "\n", prefix, w->ring_bytes, w->max_fill_bytes, w->waits, w->wait_us);
-	fprintf(out, "%sstandby cpu %d takeovers %" PRIu64 "\n", prefix, t->standby_cpu, t->standby_takeovers);
+	fprintf(out, "%sstandby cpu %d takeovers %" PRIu64 " locked_us %" PRIu64 " receiving_us %" PRIu64
+		" sending_us %" PRIu64 "\n", prefix, t->standby_cpu, t->standby_takeovers, t->lock_use.held_ns / 1000,
+		t->lock_use.receive_ns / 1000, t->lock_use.send_ns / 1000);
 	fprintf(out, "%sarrival received %" PRIu64 " stamped %" PRIu64 " raised %" PRIu64 " lowered %" PRIu64 "\n",
 		prefix, t->arrivals[SQ_ARRIVAL_RECEIVED], t->arrivals[SQ_ARRIVAL_STAMPED], t->arrivals[SQ_ARRIVAL_RAISED],
 		t->arrivals[SQ_ARRIVAL_LOWERED]);

@@ -38,6 +38,12 @@ struct sq_router_totals {
 	struct sq_router_class_stats stats[SQ_ROUTER_MAX_CLASSES];
 };
 
+/* The time the delivery threads held their shared lock (standby.h), the system calls made
+ * holding it included: a CPU stopped in there stops both threads' deliveries. */
+struct sq_lock_use {
+	uint64_t held_ns, receive_ns, send_ns;
+};
+
 /* The counts the trailer reports. */
 struct sq_log_totals {
 	sq_time_us end_us;
@@ -50,6 +56,7 @@ struct sq_log_totals {
 	struct sq_log_writer_stats writer;
 	int standby_cpu;                     /* -1: no standby delivery thread */
 	uint64_t standby_takeovers;
+	struct sq_lock_use lock_use;
 	uint64_t arrivals[SQ_ARRIVAL_KINDS]; /* how the arrival times were chosen (arrival.h) */
 	uint64_t sent_ahead[SQ_DIRS];        /* sent before their out (release_ahead): not in lateness */
 	const char *end_reason;

@@ -45,6 +45,8 @@ struct sp {
 	/* The loop thread and, when that is late, the standby thread each use
 	 * everything in here only holding standby.lock (standby.h). */
 	struct sq_standby standby;
+	struct sq_lock_use lock_use;           /* how long the lock was held, and in which system calls */
+	int64_t locked_at;                     /* when the current holder took it */
 	struct sq_event_log log;
 	struct sq_lateness lateness;
 	struct udp_batch *batch;
@@ -154,6 +156,7 @@ static void flush_deliveries(struct sp *sp)
 	bool refused[BATCH];
 	int64_t now = mono_ns();
 	sp->send_errors += udp_send_batch_flush(sp->out, sp->sock, refused);
+	sp->lock_use.send_ns += mono_ns() - now;
 	for (unsigned i = 0; i < n; i++) {
 		sp->out_peer[i]->last_tx_ns = now;
 		if (!sp->out_pkt[i])
@@ -563,10 +566,12 @@ static void on_socket(struct sp *sp)
 {
 	/* Drain everything queued, one batch at a time. */
 	for (;;) {
+		int64_t asked = mono_ns();
 		int n = udp_batch_receive(sp->batch, sp->sock);
+		sp->rx_ns = mono_ns();
+		sp->lock_use.receive_ns += sp->rx_ns - asked;
 		if (n <= 0)
 			return;
-		sp->rx_ns = mono_ns();
 		for (int i = 0; i < n && sp->state != RUN_ENDED; i++) {
 			struct sq_datagram d;
 			udp_batch_datagram(sp->batch, i, &d);
@@ -617,10 +622,38 @@ static int64_t wake_at(struct sp *sp, int64_t next)
 static int64_t standby_take_over(void *ctx)
 {
 	struct sp *sp = ctx;
+	sp->locked_at = mono_ns();
 	if (sp->state != RUN_ENDED)
 		on_socket(sp);     /* arrivals get their real time even while the loop thread is held up */
 	run_due(sp);
-	return sp->state == RUN_ENDED ? MAX_NS : next_due_ns(sp);
+	int64_t next = sp->state == RUN_ENDED ? MAX_NS : next_due_ns(sp);
+	sp->lock_use.held_ns += mono_ns() - sp->locked_at;
+	return next;
+}
+
+/* The loop thread's lock, with the time it holds it counted (the trailer's `# standby`). */
+static void loop_lock(struct sp *sp)
+{
+	sq_standby_lock(&sp->standby);
+	sp->locked_at = mono_ns();
+}
+
+static void loop_unlock(struct sp *sp, int64_t next)
+{
+	sp->lock_use.held_ns += mono_ns() - sp->locked_at;
+	sq_standby_unlock(&sp->standby, next);
+}
+
+/* Waits for an event until `wake`; from there on (wake_at's early window) polls until
+ * `next` is due, all without the lock: a CPU stopped while this thread polls holds up
+ * nothing the standby could do. */
+static int wait_unlocked(struct sp *sp, struct epoll_event *evs, int max, int64_t wake, int64_t next)
+{
+	struct timespec ts;
+	int n = epoll_pwait2(sp->epoll, evs, max, timeout_until(wake, &ts), NULL);
+	while (n == 0 && next != MAX_NS && mono_ns() < next)
+		n = epoll_pwait2(sp->epoll, evs, max, timeout_until(0, &ts), NULL);
+	return n;
 }
 
 /* Holds standby.lock except while it sleeps: the standby serves what falls due
@@ -628,19 +661,18 @@ static int64_t standby_take_over(void *ctx)
 static bool loop(struct sp *sp, char *err, size_t errlen)
 {
 	bool ok = true;
-	sq_standby_lock(&sp->standby);
+	loop_lock(sp);
 	for (;;) {
 		run_due(sp);
 		if (sp->state == RUN_ENDED)
 			break;
 		struct epoll_event evs[3];
-		struct timespec ts;
 		int64_t next = next_due_ns(sp);
-		const struct timespec *timeout = timeout_until(wake_at(sp, next), &ts);
-		sq_standby_unlock(&sp->standby, next);
-		int n = epoll_pwait2(sp->epoll, evs, 3, timeout, NULL);
+		int64_t wake = wake_at(sp, next);
+		loop_unlock(sp, next);
+		int n = wait_unlocked(sp, evs, 3, wake, next);
 		int error = errno;
-		sq_standby_lock(&sp->standby);
+		loop_lock(sp);
 		if (n < 0 && error != EINTR) {
 			snprintf(err, errlen, "epoll_pwait2: %s", strerror(error));
 			ok = false;
@@ -657,7 +689,7 @@ static bool loop(struct sp *sp, char *err, size_t errlen)
 		if (sp->state == RUN_ENDED)
 			break;
 	}
-	sq_standby_unlock(&sp->standby, MAX_NS);
+	loop_unlock(sp, MAX_NS);
 	return ok;
 }
 
@@ -768,6 +800,7 @@ static void collect_totals(struct sp *sp, struct sq_log_totals *t)
 		sq_log_writer_stats(sp->log.writer, &t->writer);
 	t->standby_cpu = sp->standby.cpu;
 	t->standby_takeovers = sp->standby.takeovers;
+	t->lock_use = sp->lock_use;
 	memcpy(t->arrivals, sp->arrivals, sizeof(t->arrivals));
 	memcpy(t->sent_ahead, sp->ahead.sent, sizeof(t->sent_ahead));
 	t->end_reason = sp->end_reason ? sp->end_reason : "error";
