@@ -7,8 +7,12 @@
 cyclictest wakes every `interval_us` (100 µs: 10 000 wakeups/s, the emulator's rate at
 10 000 packets/s) with an absolute clock_nanosleep on CLOCK_MONOTONIC under SCHED_FIFO at
 the given priority (SCHED_OTHER for 0), memory locked, and histograms how late each
-wakeup was. Its percentiles are the floor for anything else that sleeps on this machine
-at that priority at the same time: the emulator's lateness is reported as a ratio to them.
+wakeup was. It runs one thread on each usable CPU (`-S`), as the lanes' emulators spread
+over all of them: a CPU the host stops for milliseconds stalls whatever real-time thread
+it holds, and a single unpinned thread saw only the stops of the CPU it happened to be on.
+The merged percentiles are the floor for anything else that sleeps on this machine at that
+priority at the same time (the emulator's lateness is reported as a ratio to them);
+`per_cpu` keeps each CPU's own.
 """
 from __future__ import annotations
 
@@ -30,29 +34,53 @@ def command(priority: int, seconds: int, interval_us: int = INTERVAL_US) -> list
     if exe is None:
         raise CyclictestMissing("cyclictest is not installed: apt-get install rt-tests (scripts/install-deps)")
     policy = ["-p", str(priority)] if priority > 0 else ["--policy", "other"]
-    return [exe, "-m", *policy, "-i", str(interval_us), "-D", str(seconds), "-q", "-h", str(HISTOGRAM_US)]
+    return [exe, "-m", "-S", *policy, "-i", str(interval_us), "-D", str(seconds), "-q", "-h", str(HISTOGRAM_US)]
 
 
 def parse(text: str) -> dict:
-    """cyclictest -q -h N output -> {"n", "p50", "p99", "p999", "max", "overflows", "avg"} (µs)."""
-    hist: dict[int, int] = {}
-    fields: dict[str, int] = {}
+    """cyclictest -q -h N output (one histogram column per thread) -> the threads' samples
+    merged, {"n", "p50", "p99", "p999", "max", "overflows", "avg"} (µs), and `per_cpu`: the
+    same for each thread."""
+    columns: list[dict[int, int]] = []
+    fields: dict[str, list[int]] = {}
     for line in text.splitlines():
         if line[:1].isdigit():
-            bucket, count = line.split()[:2]
-            if int(count):
-                hist[int(bucket)] = int(count)
+            bucket, *counts = (int(word) for word in line.split())
+            columns += [{} for _ in range(len(counts) - len(columns))]
+            for column, count in zip(columns, counts):
+                if count:
+                    column[bucket] = count
         elif line.startswith("# ") and ":" in line:
             key, _, value = line[2:].partition(":")
             words = value.split()
-            if words and words[0].isdigit():
-                fields[key.strip()] = int(words[0])
-    overflows = fields.get("Histogram Overflows", 0)
-    n = sum(hist.values()) + overflows
-    out = {"n": n, "max": fields.get("Max Latencies"), "avg": fields.get("Avg Latencies"),
-           "overflows": overflows}
+            if words and all(word.isdigit() for word in words):
+                fields[key.strip()] = [int(word) for word in words]
+    threads = len(fields.get("Max Latencies", [])) or len(columns) or 1
+    columns += [{} for _ in range(threads - len(columns))]
+    per_cpu = [_summary(column, *(_field(fields, key, i) for key in ("Histogram Overflows", "Max Latencies",
+                                                                      "Avg Latencies")))
+               for i, column in enumerate(columns)]
+    merged: dict[int, int] = {}
+    for column in columns:
+        for bucket, count in column.items():
+            merged[bucket] = merged.get(bucket, 0) + count
+    maxima = [c["max"] for c in per_cpu if c["max"] is not None]
+    n = sum(c["n"] for c in per_cpu)
+    avg = round(sum(c["avg"] * c["n"] for c in per_cpu) / n) if n and all(c["avg"] is not None for c in per_cpu) else None
+    out = _summary(merged, sum(c["overflows"] for c in per_cpu), max(maxima) if maxima else None, avg)
+    return {**out, "per_cpu": per_cpu}
+
+
+def _field(fields: dict[str, list[int]], key: str, thread: int) -> int | None:
+    values = fields.get(key, [])
+    return values[thread] if thread < len(values) else None
+
+
+def _summary(hist: dict[int, int], overflows: int | None, maximum: int | None, avg: int | None) -> dict:
+    overflows = overflows or 0
+    out = {"n": sum(hist.values()) + overflows, "max": maximum, "avg": avg, "overflows": overflows}
     for name, q in (("p50", 0.50), ("p99", 0.99), ("p999", 0.999)):
-        out[name] = quantile(hist, overflows, q, out["max"])
+        out[name] = quantile(hist, overflows, q, maximum)
     return out
 
 

@@ -30,6 +30,34 @@ def test_parse_counts_the_histogram_and_its_overflows():
     assert out["p999"] == 25000              # the overflow: only the maximum is known
 
 
+# Two threads (-S: one per CPU) as cyclictest prints them: a column each.
+TWO_CPUS_OUTPUT = """# Histogram
+000010 000060\t000090
+000011 000039\t000008
+000900 000001\t000000
+# Total: 000000100 000000100
+# Min Latencies: 00010 00010
+# Avg Latencies: 00011 00013
+# Max Latencies: 00900 09000
+# Histogram Overflows: 00000 00002
+# Histogram Overflow at cycle number:
+# Thread 0:
+# Thread 1: 00017 00018
+"""
+
+
+def test_parse_merges_the_cpus_and_keeps_each():
+    out = parse(TWO_CPUS_OUTPUT)
+    assert out["n"] == 200 and out["overflows"] == 2
+    assert out["max"] == 9000                            # the worst CPU's stall is the machine's
+    assert out["p50"] == 10 and out["p99"] == 900        # rank 198: 197 up to 11 µs, then the 900
+    assert out["p999"] == 9000                           # rank 200: an overflow, only the max is known
+    assert out["avg"] == 12
+    cpu0, cpu1 = out["per_cpu"]
+    assert (cpu0["n"], cpu0["max"], cpu0["p99"], cpu0["p50"]) == (100, 900, 11, 10)
+    assert (cpu1["n"], cpu1["max"], cpu1["p99"], cpu1["overflows"]) == (100, 9000, 9000, 2)
+
+
 def test_quantile_rank_is_the_emulators():
     # The emulator's rule (lateness.h): the smallest value with at least ceil(q * n) samples at or below.
     assert quantile({1: 99, 7: 1}, 0, 0.99, 7) == 1
@@ -39,8 +67,8 @@ def test_quantile_rank_is_the_emulators():
 
 def test_command_uses_the_priority_or_normal_scheduling(monkeypatch):
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/" + name)
-    assert command(10, 8, 1000)[1:] == ["-m", "-p", "10", "-i", "1000", "-D", "8", "-q", "-h", "20000"]
-    assert command(0, 8)[1:5] == ["-m", "--policy", "other", "-i"]
+    assert command(10, 8, 1000)[1:] == ["-m", "-S", "-p", "10", "-i", "1000", "-D", "8", "-q", "-h", "20000"]
+    assert command(0, 8)[1:6] == ["-m", "-S", "--policy", "other", "-i"]
 
 
 def test_targets_compare_with_cyclictest_of_the_same_round():
