@@ -381,14 +381,14 @@ def test_cbi_replications_share_their_lane_and_tcp_metrics(tmp_path: Path) -> No
     assert status(cells / "tcp-cbi" / "rep-02")["details"]["lingering_connections_destroyed"] == 0
     assert "cache" not in status(cells / "tcp-baseline" / "rep-02")["details"]
 
-    # Resumed to a third replication, the chain starts on a fresh lane: its predecessor runs
-    # again first, unrecorded, so that the third still starts with a warm cache.
+    # Resumed to a third replication, the chain starts on a fresh lane: the replications before
+    # it run again first, in order and unrecorded, so that the third starts with the chain's cache.
     code, out, err = run_squall(None, tmp_path / "results", BASE + 6, resume=cells.parent, replications=3)
     assert code == 0, err
     third = status(cells / "tcp-cbi" / "rep-03")["details"]
     assert third["fresh_lane"] is True
-    assert {k: third["cache"][k] for k in ("metrics", "warmed_by_replication", "warm_up_status")} == \
-        {"metrics": "warmed", "warmed_by_replication": 2, "warm_up_status": "ok"}
+    assert {k: third["cache"][k] for k in ("metrics", "warmed_by_replications", "warm_up_status")} == \
+        {"metrics": "warmed", "warmed_by_replications": [1, 2], "warm_up_status": "ok"}
     assert third["cache"]["warm_up_drain"]["ended_by"] == "settled"
     assert third["cache"]["warm_up_lingering_connections_destroyed"] == 0    # a fresh lane
     assert third["lingering_connections_destroyed"] == 0

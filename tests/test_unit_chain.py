@@ -107,7 +107,7 @@ def test_what_ran_before_on_the_lane_goes_before_a_replication_starts(chain, mon
     lanes: list[int] = []
     runner(run_dir, lanes).run(Unit(cell, (1, 2, 3), keep_lane=True))
     runner(run_dir, lanes).run(Unit(cell, (5,), keep_lane=True))
-    assert cleared == [1, 1, 1, 2, 2]     # 1, 2, 3 on lane 1; 4's warm-up and 5 on lane 2
+    assert cleared == [1, 1, 1, 2, 2, 2, 2, 2]     # 1, 2, 3 on lane 1; 5's warm-up (1 to 4) and 5 on lane 2
     destroyed = {r: run_dir.status(cell.cell_id, r).details.get("lingering_connections_destroyed") for r in (1, 2, 3, 5)}
     assert destroyed == {1: 1, 2: 1, 3: 1, 5: 1}
 
@@ -119,17 +119,42 @@ def test_connections_that_survive_fail_the_replication_not_the_run(chain, monkey
     assert second.status == "failed" and "connections of an earlier replication" in second.reason
 
 
-def test_a_chain_resumed_past_a_gap_warms_up_on_the_predecessor(chain, monkeypatch) -> None:
-    """--resume with rep 2 ok: the unit is (1, 3), and 3 must not go on from 1's cache."""
+def test_a_chain_resumed_past_a_gap_replays_the_gap_on_its_lane(chain, monkeypatch) -> None:
+    """--resume with rep 2 ok: the unit is (1, 3), and 3 must not go on from 1's cache: 2 runs
+    again, unrecorded, on the lane that holds 1's."""
     cell, run_dir = chain
     rec = Recorder()
     monkeypatch.setattr(replication, "run", rec)
     lanes: list[int] = []
     runner(run_dir, lanes).run(Unit(cell, (1, 3), keep_lane=True))
-    assert rec.calls == [(1, 1, True), (2, 2, False), (3, 2, True)]
+    assert rec.calls == [(1, 1, True), (2, 1, False), (3, 1, True)]
     third = cache(run_dir, cell, 3)
-    assert (third["metrics"], third["warmed_by_replication"], third["warm_up_status"]) == ("warmed", 2, "ok")
+    assert (third["metrics"], third["warmed_by_replications"], third["warm_up_status"]) == ("warmed", [2], "ok")
     assert not warm_up_dir(run_dir.root / "cells", cell.cell_id, 2).exists()
+
+
+def test_a_chain_started_late_replays_every_replication_before_it(chain, monkeypatch) -> None:
+    """What a connection leaves in the cache depends on what it found there: replication 4 on a
+    fresh lane starts from the cache 1, 2 and 3 leave in turn, not from a cold run of 3."""
+    cell, run_dir = chain
+    rec = Recorder()
+    monkeypatch.setattr(replication, "run", rec)
+    runner(run_dir, []).run(Unit(cell, (4,), keep_lane=True))
+    assert rec.calls == [(1, 1, False), (2, 1, False), (3, 1, False), (4, 1, True)]
+    fourth = cache(run_dir, cell, 4)
+    assert (fourth["metrics"], fourth["warmed_by_replications"]) == ("warmed", [1, 2, 3])
+    assert fourth["warm_up_lingering_connections_destroyed"] == 3       # one before each replay
+
+
+def test_a_failed_replay_ends_the_warm_up(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    rec = Recorder(outcome={2: "failed"})
+    monkeypatch.setattr(replication, "run", rec)
+    runner(run_dir, []).run(Unit(cell, (4,), keep_lane=True))
+    assert rec.calls == [(1, 1, False), (2, 1, False), (4, 1, True)]
+    fourth = cache(run_dir, cell, 4)
+    assert (fourth["metrics"], fourth["warmed_by_replications"], fourth["warm_up_status"]) == \
+        ("warm-up failed", [1, 2], "failed")
 
 
 def test_a_warm_up_records_the_connections_destroyed_before_it(chain, monkeypatch) -> None:

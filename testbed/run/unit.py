@@ -6,9 +6,14 @@ The same units are run by the runner's lane workers and by cluster workers (run/
 
 A chain that starts past its first replication (a resume, a validation round, a failed
 predecessor) would start with an empty metrics cache, as its first replication does, and so
-measure nothing of CBI. Its predecessor is therefore run again first on the same lane, as a
-warm-up whose results are discarded: the replication then starts with the cache its
-predecessor's connections leave, over the same channel timeline (status.json `cache`).
+measure nothing of CBI. The replications before it are therefore run again first on the same
+lane, in order, as a warm-up whose results are discarded (status.json `cache`). All of them,
+not the predecessor alone: what a connection leaves in the cache depends on what the cache
+held when it started (the kernel stores an ssthresh from a connection that closes outside
+congestion avoidance only over one already cached), so on a lossy link one cold run of the
+predecessor leaves no ssthresh where the chain had one (validation/README.md, "CBI's cache
+on the lossy links"). A lane that still holds an earlier replication's cache replays only
+the ones after it.
 """
 from __future__ import annotations
 
@@ -78,19 +83,20 @@ class UnitRunner:
     _disk_full: OSError | None = field(default=None, init=False)   # a replication found the results disk full
 
     def run(self, unit: Unit) -> None:
-        previous_ok_rep = None     # the replication this lane ran last, if ok (its cache is sound)
+        lane_holds = None     # the replication whose cache this lane holds, if it ran ok (0: none yet)
         for rep in unit.replications:
             if self.stop.is_set():
                 break
-            # a chain goes on on its lane only from its direct predecessor (a resumed (1, 3) does not)
-            fresh = self.testbed is None or not (unit.keep_lane and previous_ok_rep == rep - 1)
+            # a chain goes on on its lane from any earlier replication of it (a resumed (1, 3) replays 2)
+            fresh = self.testbed is None or not unit.keep_lane or lane_holds is None or lane_holds >= rep
             t_lane = time.monotonic()
             if fresh:
-                self.testbed = self.fresh_testbed()
+                self.testbed, lane_holds = self.fresh_testbed(), 0
             lane_s = round(time.monotonic() - t_lane, 3)
             cache: dict[str, Any] | None = {"metrics": "kept" if not fresh else "empty"}
-            if fresh and unit.keep_lane and rep > 1:
-                cache = self._warm_up(unit.cell, rep - 1)
+            assert lane_holds is not None
+            if unit.keep_lane and lane_holds < rep - 1:
+                cache = self._warm_up(unit.cell, range(lane_holds + 1, rep))
             status = self._one(unit.cell, rep) if cache is not None else None
             if status is None and self.interrupted_reason is not None:
                 if cache is None:      # stopped during the warm-up: the replication's own directory
@@ -106,7 +112,7 @@ class UnitRunner:
             status.details["provenance"] = self.provenance
             self.run_dir.finish(unit.cell.cell_id, rep, self._work, status)
             # degraded: ran fully, its cache is sound
-            previous_ok_rep = rep if status.status in ("ok", "degraded") else None
+            lane_holds = rep if status.status in ("ok", "degraded") else None
             self.record(unit.cell.cell_id, rep, status)
             if status.details.get("interrupted"):
                 break
@@ -114,16 +120,38 @@ class UnitRunner:
                 # recorded (compressing its files made room for its status); nothing more is run
                 raise self._disk_full
 
-    def _warm_up(self, cell: ResolvedCell, rep: int) -> dict[str, Any] | None:
-        """Replication `rep` run again on the fresh lane, unrecorded, for the metrics cache it
-        leaves; None when the run is being stopped."""
+    def _warm_up(self, cell: ResolvedCell, reps: range) -> dict[str, Any] | None:
+        """Replications `reps` run again in order on this lane, unrecorded, for the metrics cache
+        they leave; None when the run is being stopped. A failed one ends the warm-up: the
+        cache is not the chain's, which the successor's status says."""
+        t = time.monotonic()
+        replays = []
+        for rep in reps:
+            replay = self._replay(cell, rep)
+            if replay is None:
+                return None
+            replays.append(replay)
+            if replay["status"].status not in ("ok", "degraded"):
+                break
+        last = replays[-1]["status"]
+        warmed = last.status in ("ok", "degraded")
+        destroyed = [r["destroyed"] for r in replays]
+        return {"metrics": "warmed" if warmed else "warm-up failed",
+                "warmed_by_replications": [r["rep"] for r in replays],
+                "warm_up_status": last.status, "warm_up_reason": last.reason,
+                "warm_up_drain": last.details.get("drain"),
+                "warm_up_lingering_connections_destroyed": None if None in destroyed else sum(destroyed),
+                "warm_up_s": round(time.monotonic() - t, 3)}
+
+    def _replay(self, cell: ResolvedCell, rep: int) -> dict[str, Any] | None:
+        """One replication of a warm-up: its status and the connections destroyed before it
+        (None when clearing the lane failed, said in the status); None when stopped."""
         assert self.testbed is not None
         job = replication.Job(cell, rep, self.seed, self.timeout_us, self.tolerances)
         work = warm_up_dir(self.work_root or self.run_dir.root / "cells", cell.cell_id, rep)
         shutil.rmtree(work, ignore_errors=True)      # a killed run's leftover
         work.mkdir(parents=True)
-        t = time.monotonic()
-        destroyed = None     # stays None when clearing the lane failed (said in warm_up_reason)
+        destroyed = None
         try:
             destroyed = lingering.clear(self.testbed)
             status = replication.run(self.testbed, job, work, self.stop, self.slots)
@@ -133,13 +161,7 @@ class UnitRunner:
             status = Status("failed", failure_text(e, self.run_dir.root), utc_stamp(), 0.0, {})
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        # a warm-up that failed may have left nothing in the cache: the successor is not warm
-        warmed = status.status in ("ok", "degraded")
-        return {"metrics": "warmed" if warmed else "warm-up failed", "warmed_by_replication": rep,
-                "warm_up_status": status.status, "warm_up_reason": status.reason,
-                "warm_up_drain": status.details.get("drain"),
-                "warm_up_lingering_connections_destroyed": destroyed,
-                "warm_up_s": round(time.monotonic() - t, 3)}
+        return {"rep": rep, "status": status, "destroyed": destroyed}
 
     def _one(self, cell: ResolvedCell, rep: int) -> Status | None:
         assert self.testbed is not None
