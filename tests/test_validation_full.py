@@ -51,7 +51,8 @@ def test_a_round_with_replications_missing_is_not_finished(tmp_path: Path, monke
     run = build_run(out / study.name / "round-3" / "iip-http-20261124T000000Z", "iip-http")   # rep 3 of a cell missing
     (run / "scenario.toml").write_text((full.SCENARIOS / study.scenario).read_text())
     monkeypatch.setattr(full, "_run", lambda argv: 1)
-    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False)
+    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False, rounds=5,
+                                   conclusion_rounds=0)
     assert full.unfinished(study, 3, out) > 0
     assert full.run_round(study, 3, args) == (None, 1)
 
@@ -73,7 +74,8 @@ def test_a_round_whose_only_other_outcomes_are_timeouts_is_not_run_again(tmp_pat
     (run / "meta.json").write_text(json.dumps({"testbed": {"run": {"replications": 3, "first_replication": 1}}}))
     calls: list[list[str]] = []
     monkeypatch.setattr(full, "_run", lambda argv: calls.append(argv) or 1)
-    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False)
+    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False, rounds=5,
+                                   conclusion_rounds=0)
     assert full.to_redo(study, 1, out) == 0
     seconds, code = full.run_round(study, 1, args)
     assert seconds is not None and code == 1 and len(calls) == 1
@@ -86,7 +88,8 @@ def test_a_round_s_wall_time_adds_up_its_sittings(tmp_path: Path, monkeypatch: p
     run = build_run(out / study.name / "round-1" / "iip-http-20261124T000000Z", "iip-http")
     (run / "scenario.toml").write_text((full.SCENARIOS / study.scenario).read_text())
     (run / "meta.json").write_text(json.dumps({"testbed": {"run": {"replications": 1, "first_replication": 1}}}))
-    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False)
+    args = full.argparse.Namespace(parallel=2, lane_base=110, out=out, prepare_ahead=False, rounds=5,
+                                   conclusion_rounds=0)
     clock = iter([100.0, 400.0, 1000.0, 1250.0])
     monkeypatch.setattr(full.time, "monotonic", lambda: next(clock))
     monkeypatch.setattr(full, "_run", lambda argv: -15)                 # stopped after 300 s
@@ -110,7 +113,9 @@ def test_rounds_the_committed_data_lists_are_skipped(tmp_path: Path, capsys: pyt
     argv = ["--rounds", "2", "--dry-run", "--out", str(tmp_path / "out"), "--data", str(data)]
     assert full.main(argv) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
-    assert lines == ["iip-mixture round 1", "iip-http round 2", "saarto round 2", "iip-mixture round 2"]
+    # iip-http's CBI chains once its round 1 is finished; saarto has none; iip-mixture's after its round 1
+    assert lines == ["iip-http the CBI chains", "iip-mixture round 1", "iip-http round 2", "saarto round 2",
+                     "iip-mixture round 2"]
     # --study keeps the rounds of the named studies only
     assert full.main([*argv, "--study", "saarto", "--study", "iip-mixture"]) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
@@ -308,7 +313,9 @@ def test_rounds_after_rounds_are_planned_for_the_conclusions_cells(tmp_path: Pat
     # (a note may say the committed expanded.json was written by another squall version)
     [line] = [line for line in capsys.readouterr().out.splitlines() if " round " in line]
     assert f"iip-mixture round {done + 1}:" in line
-    assert len(line.split("--cells ")[1].split(",")) == 36
+    # the conclusions' 36 cells but the 20 CBI ones, which run as chains
+    chosen = line.split("--cells ")[1].split(",")
+    assert len(chosen) == 16 and not any("cbi" in c for c in chosen)
 
 
 def test_a_round_whose_capture_holds_an_undeclared_connection_is_refused_with_its_cause(tmp_path: Path) -> None:
@@ -329,3 +336,51 @@ def test_a_round_whose_capture_holds_an_undeclared_connection_is_refused_with_it
     with pytest.raises(DataError, match=rf"connections no flow declares \({committed[0].cell}: tcp 198.18.110.1:50526\)"):
         merge_round(fresh, 1, data / study.name, {})
     assert (data / study.name / "replications.csv").read_text() == before
+
+
+def test_the_cbi_cells_run_as_chains_and_the_rounds_after_the_first_without_them() -> None:
+    http, saarto = full.STUDIES[0], full.STUDIES[1]
+    chained = full.chain_cells(http)
+    assert len(chained) == 48 and all("cbi" in c for c in chained)
+    assert full.round_cells(http, 1, 5) is None                 # round 1: every cell, the chains join its data
+    later = full.round_cells(http, 2, 5)
+    assert later is not None and len(later) == 144 - 48 and not set(later) & set(chained)
+    assert full.chain_cells(saarto) == [] and full.round_cells(saarto, 2, 5) is None
+
+
+def test_the_chains_run_their_replications_in_one_run(tmp_path: Path) -> None:
+    study = full.STUDIES[0]
+    command = full.round_command(study, full.CHAINS, 4, 110, out=tmp_path, cells=["a", "b"], chain_length=10)
+    assert command[command.index("--results") + 1] == str(tmp_path / study.name / "chains")
+    assert command[command.index("--replications"):command.index("--replications") + 2] == ["--replications", "10"]
+    assert "--first-replication" not in command and command[command.index("--cells") + 1] == "a,b"
+
+
+def test_the_chains_replace_their_cells_rows_round_by_round(tmp_path: Path) -> None:
+    """Each replication the chains' run has replaces that round's row of its cell; a replication
+    it does not have yet keeps the round's; study.json keeps the chains beside the rounds."""
+    from test_analysis_run_support import write_replication
+
+    study = full.STUDIES[0]
+    out, data = tmp_path / "out", tmp_path / "data"
+    for k in (1, 2, 3):
+        _round_run(out, k, "a")
+        full.export(study, k, 1.0, 2, out, data)
+    rounds = {r.ref.rep: r.values for c in load_study(data / study.name) if c.cell == "tcp-iw4" for r in c.replications}
+    chains = build_run(out / study.name / "chains" / "iip-http-20261127T000000Z", "iip-http")
+    (chains / "meta.json").write_text(json.dumps({"squall_revision": "b", "testbed": {"run": {
+        "cells": "tcp-iw4", "replications": 3}}}))
+    shutil.rmtree(chains / "cells" / "tcp-iw4" / "rep-01")
+    write_replication(chains / "cells" / "tcp-iw4" / "rep-01", "ok", {})          # no error drop now
+    shutil.rmtree(chains / "cells" / "tcp-iw4" / "rep-03")                         # not run yet
+    full.export(study, full.CHAINS, None, 2, out, data)
+    merged = {c.cell: {r.ref.rep: r for r in c.replications} for c in load_study(data / study.name)}
+    assert sorted(merged["tcp-iw4"]) == [1, 2, 3]
+    assert merged["tcp-iw4"][1].values != rounds[1]                                # the chain's
+    assert merged["tcp-iw4"][3].values == rounds[3]                                # round 3's
+    record = load_study_record(data / study.name)
+    assert record["chains"]["seconds"] is None and full.finished_chains(study, data) is None
+    full.export(study, full.CHAINS, 30.0, 2, out, data)
+    assert full.finished_chains(study, data)["replications"] == 3
+    full.export(study, 3, 2.0, 2, out, data)                                       # a round after keeps them
+    assert load_study_record(data / study.name)["chains"]["seconds"] == 30.0

@@ -7,8 +7,13 @@ Rounds after --rounds up to --conclusion-rounds give their replication to the ce
 conclusions rest on only (conclusion_cells). Round k gives every cell of the three studies its k-th replication: `squall run SCENARIO
 --replications k --first-replication k` into validation/out/full/<study>/round-k/ (git-ignored).
 A replication's number fixes its channel timeline and seeds, so replication k is the same
-whichever machine or sitting runs it, and a CBI chain starting at k warms its lane up with
-replication k - 1 first (docs/runner.md). A round stopped half-way (Ctrl-C, SIGTERM) is finished
+whichever machine or sitting runs it. The CBI cells (a TCP profile that keeps the metrics
+cache between replications) are the exception after round 1: each runs its replications
+1 ... N (N the last round) as one chain on one lane, all of them in one run into
+validation/out/full/<study>/chains/, started once the study's round 1 is finished. A chain's
+cache is what its earlier replications left in turn, which a round could give replication k
+only by running 1 ... k - 1 again first (docs/runner.md; validation/README.md, "CBI's cache on
+the lossy links"). A round (or the chains' run) stopped half-way (Ctrl-C, SIGTERM) is finished
 by starting the same command again (squall's own --resume redoes what is missing, failed or cut
 short); a round that ends with replications failed or degraded (beyond the scenario's timing or
 CPU-wait tolerance, which do not count) is resumed once with --redo-degraded. A timed-out
@@ -16,8 +21,9 @@ replication is a result (analysis/censoring.py) and is never run again.
 
 The committed validation/data/<study>/ is the one record of progress: after each round its
 replications are analysed and merged into cells.json, replications.csv and study.json
-(validation.data.merge_round: round k's rows replaced, the others kept), and study.json lists
-the finished rounds with their wall time, run and squall revision. Rounds listed there are
+(validation.data.merge_round: round k's rows replaced, the others kept; the chains' replication
+k in place of round k's rows of their cells), and study.json lists the finished rounds (and
+`chains`) with their wall time, run and squall revision. Rounds listed there are
 skipped, so a new machine with nothing but a clone goes on where the last one stopped
 (`--commit` commits that directory after each round). The raw run directories need not be
 kept: `python -m validation.run --from-data` renders the report from validation/data/ alone.
@@ -57,11 +63,41 @@ STUDIES = (Study("iip-http", "iip-http.toml", "iip"), Study("saarto", "saarto-ht
            Study("iip-mixture", "iip-mixture.toml", "iip"))
 
 
-def round_dir(study: Study, k: int, out: Path = OUT) -> Path:
-    return out / study.name / f"round-{k}"
+CHAINS = "chains"
+Phase = int | str        # a round's number, or CHAINS: the CBI cells' chains
 
 
-def run_dir(study: Study, k: int, out: Path = OUT) -> Path | None:
+def round_dir(study: Study, k: Phase, out: Path = OUT) -> Path:
+    return out / study.name / (CHAINS if k == CHAINS else f"round-{k}")
+
+
+def phase_name(k: Phase) -> str:
+    return "the CBI chains" if k == CHAINS else f"round {k}"
+
+
+def chain_cells(study: Study) -> list[str]:
+    """The study's cells whose TCP profile keeps the metrics cache between replications (CBI):
+    run as chains, not round by round."""
+    from testbed.scenario.loader import load
+
+    return [c.cell_id for c in load(SCENARIOS / study.scenario).cells if c.tcp is not None and not c.tcp.flush_metrics]
+
+
+def round_cells(study: Study, k: int, rounds: int, data: Path = DATA) -> list[str] | None:
+    """The cells round k runs (None: every cell): round 1 all of them (the chains join the data
+    it starts), later rounds those the chains do not run, after `rounds` the conclusions' only."""
+    if k == 1:
+        return None
+    chained = set(chain_cells(study))
+    if k <= rounds:
+        if not chained:
+            return None
+        from testbed.scenario.loader import load
+        return [c.cell_id for c in load(SCENARIOS / study.scenario).cells if c.cell_id not in chained]
+    return [c for c in conclusion_cells(data).get(study.name, []) if c not in chained]
+
+
+def run_dir(study: Study, k: Phase, out: Path = OUT) -> Path | None:
     """Round k's one run directory on this machine, if the round has started here."""
     results = round_dir(study, k, out)
     dirs = sorted(d for d in results.iterdir() if d.is_dir()) if results.is_dir() else []
@@ -70,20 +106,22 @@ def run_dir(study: Study, k: int, out: Path = OUT) -> Path | None:
     return dirs[0] if dirs else None
 
 
-def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path = OUT,
-                  prepare_ahead: bool = False, cells: list[str] | None = None) -> list[str]:
+def round_command(study: Study, k: Phase, parallel: int, lane_base: int, out: Path = OUT,
+                  prepare_ahead: bool = False, cells: list[str] | None = None, chain_length: int = 0) -> list[str]:
     """`squall run` for round k of one study: replication k of every cell (of `cells` only, when
-    given), or that run resumed (with the cells it was started with)."""
+    given), or for the chains (k = CHAINS) replications 1 ... chain_length of `cells`; or that
+    run resumed (with the cells it was started with)."""
     common = ["--parallel", str(parallel), "--lane-base", str(lane_base),
               *(["--prepare-ahead"] if prepare_ahead else [])]
     existing = run_dir(study, k, out)
     if existing is not None and (existing / "scenario.toml").read_text() != (SCENARIOS / study.scenario).read_text():
         raise SystemExit(f"validation.full: {existing} ran another version of scenarios/{study.scenario}; "
-                         f"remove it to run round {k} with the scenario as it is now")
+                         f"remove it to run {phase_name(k)} with the scenario as it is now")
     if existing is None:
+        replications = (["--replications", str(chain_length)] if k == CHAINS
+                        else ["--replications", str(k), "--first-replication", str(k)])
         return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(round_dir(study, k, out)),
-                "--replications", str(k), "--first-replication", str(k), *common,
-                *(["--cells", ",".join(cells)] if cells is not None else [])]
+                *replications, *common, *(["--cells", ",".join(cells)] if cells is not None else [])]
     # a degraded replication (timing beyond the tolerance) does not count: it is run again
     return [str(SQUALL), "run", "--resume", str(existing), *common, "--redo-degraded"]
 
@@ -91,12 +129,22 @@ def round_command(study: Study, k: int, parallel: int, lane_base: int, out: Path
 Round = dict[str, object]        # seconds, run, squall_revision, lanes, exported_utc
 
 
+def _study_record(study: Study, data: Path) -> dict:
+    path = data / study.name / "study.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def finished_chains(study: Study, data: Path = DATA) -> Round | None:
+    """The chains' record once they are finished (None before)."""
+    chains = _study_record(study, data).get(CHAINS)
+    return chains if chains and chains.get("seconds") is not None else None
+
+
 def finished_rounds(study: Study, data: Path = DATA) -> dict[str, Round]:
     """The rounds the committed data lists as finished, by number."""
-    path = data / study.name / "study.json"
-    if not path.exists():
+    record = _study_record(study, data)
+    if not record:
         return {}
-    record = json.loads(path.read_text())
     if "rounds" in record:
         return record["rounds"]
     # the first format: one run resumed round after round, one revision for all
@@ -127,12 +175,13 @@ def conclusion_cells(data: Path = DATA) -> dict[str, list[str]]:
     return {s.name: [c.cell for c in cells if cell_key(s.reference, c, "") in read] for s, cells in loaded.items()}
 
 
-def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path = OUT,
+def export(study: Study, k: Phase, seconds: float | None, parallel: int, out: Path = OUT,
            data: Path = DATA) -> list[Path]:
     """Round k's run analysed (its summary/ left alone) and merged into validation/data/<study>/;
     `seconds` is the round's wall time once it is finished (None: half-way, not listed as done).
     A run of some cells only (a conclusions round, `squall run --cells`, as its meta.json says)
-    replaces their round-k rows; the other cells keep theirs."""
+    replaces their round-k rows; the other cells keep theirs. The chains' run (k = CHAINS)
+    replaces, for each replication j it has, round j's rows of its cells."""
     from analysis.cell_selection import globs, selected
     from validation.data import merge_round
     from validation.run import load_cells
@@ -144,13 +193,16 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
     selection = meta.get("testbed", {}).get("run", {}).get("cells")
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     rounds = finished_rounds(study, data)
+    chains = _study_record(study, data).get(CHAINS)
     ran = json.loads((source / "expanded.json").read_text())
     for note in cells_record.check(data / study.name, ran, str(source)):
         print(note, flush=True)
-    if seconds is not None:
-        rounds[str(k)] = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
-                          "lanes": parallel, "exported_utc": now,
-                          **({"cells": len(globs(selection))} if selection else {})}
+    this = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
+            "lanes": parallel, "exported_utc": now, **({"cells": len(globs(selection))} if selection else {})}
+    if k == CHAINS:
+        chains = {**this, "replications": meta.get("testbed", {}).get("run", {}).get("replications")}
+    elif seconds is not None:
+        rounds[str(k)] = this
         if cells_record.recorded(data / study.name) is None:
             (data / study.name).mkdir(parents=True, exist_ok=True)
             cells_record.store(data / study.name, ran)
@@ -158,10 +210,18 @@ def export(study: Study, k: int, seconds: float | None, parallel: int, out: Path
     record = {"study": study.name, "reference_study": study.reference, "scenario": study.scenario,
               "rounds": {k: rounds[k] for k in done}, "rounds_done": [int(k) for k in done],
               "round_seconds": {k: rounds[k]["seconds"] for k in done},
+              **({CHAINS: chains} if chains else {}),
               "squall_revision": rounds[done[-1]]["squall_revision"] if done else meta.get("squall_revision"),
               "lanes": parallel, "exported_utc": now}
     cells = [c for c in load_cells(source, rewrite_summary=False) if selected(c.cell, selection)]
-    return merge_round(cells, k, data / study.name, record, only_selected=bool(selection))
+    if k != CHAINS:
+        return merge_round(cells, k, data / study.name, record, only_selected=bool(selection))
+    written: list[Path] = []
+    ran = {(c.cell, r.ref.rep) for c in cells for r in c.replications if r.ref.status != "missing"}
+    for j in sorted({rep for _, rep in ran}):
+        has_j = [c for c in cells if (c.cell, j) in ran]       # not yet run: the round's row stays
+        written = merge_round(has_j, j, data / study.name, record, only_selected=True)
+    return written
 
 
 def _run(argv: list[str]) -> int:
@@ -176,15 +236,15 @@ def _run(argv: list[str]) -> int:
             signal.signal(s, handler)
 
 
-def _commit(study: Study, k: int, data: Path = DATA) -> None:
+def _commit(study: Study, k: Phase, data: Path = DATA) -> None:
     subprocess.run(["git", "add", str(data / study.name)], cwd=ROOT, check=True)
     staged = subprocess.run(["git", "diff", "--cached", "--quiet", "--", str(data / study.name)], cwd=ROOT)
     if staged.returncode:
-        subprocess.run(["git", "commit", "-q", "-m", f"validation data: {study.name}, round {k}",
+        subprocess.run(["git", "commit", "-q", "-m", f"validation data: {study.name}, {phase_name(k)}",
                         "--", str(data / study.name)], cwd=ROOT, check=True)
 
 
-def unfinished(study: Study, k: int, out: Path = OUT) -> int:
+def unfinished(study: Study, k: Phase, out: Path = OUT) -> int:
     """Round k's replications with no result yet (missing or cut short): 0 when it is done."""
     from analysis.run_layout import read_layout
 
@@ -194,7 +254,7 @@ def unfinished(study: Study, k: int, out: Path = OUT) -> int:
     return sum(r.status == "missing" for r in read_layout(run).replications)
 
 
-def to_redo(study: Study, k: int, out: Path = OUT) -> int:
+def to_redo(study: Study, k: Phase, out: Path = OUT) -> int:
     """Round k's replications its resume (round_command: --redo-degraded) would run: what a
     resume does not keep, and the degraded ones."""
     from analysis.run_layout import read_layout
@@ -209,7 +269,7 @@ def to_redo(study: Study, k: int, out: Path = OUT) -> int:
 SPENT = "validation-seconds"   # in a round's run directory: the wall time of the sittings that worked on it
 
 
-def add_spent(study: Study, k: int, seconds: float, out: Path = OUT) -> float:
+def add_spent(study: Study, k: Phase, seconds: float, out: Path = OUT) -> float:
     """The round's wall time over every sitting so far, this one's `seconds` added; kept in the
     round's run directory, so a run removed to start the round again takes its time with it."""
     run = run_dir(study, k, out)
@@ -223,7 +283,12 @@ def add_spent(study: Study, k: int, seconds: float, out: Path = OUT) -> float:
     return total
 
 
-def run_round(study: Study, k: int, args: argparse.Namespace,
+def chain_length(args: argparse.Namespace) -> int:
+    """The chains' replications: as many as the last round gives a cell."""
+    return max(args.rounds, args.conclusion_rounds)
+
+
+def run_round(study: Study, k: Phase, args: argparse.Namespace,
               cells: list[str] | None = None) -> tuple[float | None, int]:
     """Round k of one study (of `cells` only, when given) to its end: its wall time over every
     sitting (None when it was stopped), squall's exit status."""
@@ -233,15 +298,16 @@ def run_round(study: Study, k: int, args: argparse.Namespace,
         finished, code = _run_round(study, k, args, cells)
     finally:
         spent = add_spent(study, k, time.monotonic() - started, args.out)
-        print(f"validation.full: {study.name} round {k}: {spent:.0f} s of wall time so far", flush=True)
+        print(f"validation.full: {study.name} {phase_name(k)}: {spent:.0f} s of wall time so far", flush=True)
     return (spent if finished else None), code
 
 
-def _run_round(study: Study, k: int, args: argparse.Namespace, cells: list[str] | None) -> tuple[bool, int]:
+def _run_round(study: Study, k: Phase, args: argparse.Namespace, cells: list[str] | None) -> tuple[bool, int]:
     """(whether the round is finished, squall's exit status)."""
     for attempt in ("run", "redo"):       # the second: what failed or came out degraded, once
-        command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells)
-        print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
+        command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells,
+                                chain_length(args))
+        print(f"validation.full: {study.name} {phase_name(k)}: {' '.join(command)}", flush=True)
         code = _run(command)
         if code not in (0, 1):       # 1: some replications not ok (recorded); others: stopped
             print(f"validation.full: stopped (squall run exited {code}); run this again to go on")
@@ -251,7 +317,7 @@ def _run_round(study: Study, k: int, args: argparse.Namespace, cells: list[str] 
     left = unfinished(study, k, args.out)
     if left:
         # exit 1 also means a lane could not be built or squall failed: never a finished round
-        print(f"validation.full: {study.name} round {k}: {left} replication(s) missing or cut short; "
+        print(f"validation.full: {study.name} {phase_name(k)}: {left} replication(s) missing or cut short; "
               "run this again to go on")
         return False, code or 1
     return True, code
@@ -280,33 +346,61 @@ def main(argv: list[str] | None = None) -> int:
     if args.export:
         for study in studies:
             finished = finished_rounds(study, args.data)
-            for k in range(1, max(args.rounds, args.conclusion_rounds) + 1):
-                if str(k) not in finished:
-                    for path in export(study, k, None, args.parallel, args.out, args.data):
-                        print(f"validation.full: {study.name} round {k} (not finished): wrote {path}", flush=True)
+            unfinished_phases: list[Phase] = [k for k in range(1, chain_length(args) + 1) if str(k) not in finished]
+            if not finished_chains(study, args.data):
+                unfinished_phases.append(CHAINS)
+            for k in unfinished_phases:
+                for path in export(study, k, None, args.parallel, args.out, args.data):
+                    print(f"validation.full: {study.name} {phase_name(k)} (not finished): wrote {path}", flush=True)
         return 0
-    for k in range(1, max(args.rounds, args.conclusion_rounds) + 1):
+    for k in range(1, chain_length(args) + 1):
         for study in studies:
-            if str(k) in finished_rounds(study, args.data):
-                continue
-            check_cells_now(study, args.data)
-            cells = None if k <= args.rounds else conclusion_cells(args.data).get(study.name)
-            if k > args.rounds and not cells:
-                print(f"validation.full: {study.name} round {k}: no committed data to choose the conclusions' "
-                      "cells from; run its --rounds first", flush=True)
-                continue
-            if args.dry_run:
-                command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells)
-                print(f"validation.full: {study.name} round {k}: {' '.join(command)}", flush=True)
-                continue
-            seconds, code = run_round(study, k, args, cells)
-            if seconds is None:
+            code = _round(study, k, args)
+            if code is None and k == 1:
+                code = _chains(study, args)
+            if code is not None:
                 return code
-            export(study, k, seconds, args.parallel, args.out, args.data)
-            print(f"validation.full: {study.name} round {k} done in {seconds:.0f} s", flush=True)
-            if args.commit:
-                _commit(study, k, args.data)
     return 0
+
+
+def _round(study: Study, k: int, args: argparse.Namespace) -> int | None:
+    """Round k of the study unless the data lists it as finished; squall's exit status if it
+    was stopped, else None."""
+    if str(k) in finished_rounds(study, args.data):
+        return None
+    check_cells_now(study, args.data)
+    cells = round_cells(study, k, args.rounds, args.data)
+    if k > args.rounds and not cells:
+        print(f"validation.full: {study.name} round {k}: no committed data to choose the conclusions' "
+              "cells from (or the chains run them all); run its --rounds first", flush=True)
+        return None
+    return _phase(study, k, args, cells)
+
+
+def _chains(study: Study, args: argparse.Namespace) -> int | None:
+    """The study's CBI chains, once its round 1 is finished and unless the data lists them."""
+    cells = chain_cells(study)
+    if not cells or finished_chains(study, args.data) or "1" not in finished_rounds(study, args.data):
+        return None
+    check_cells_now(study, args.data)
+    return _phase(study, CHAINS, args, cells)
+
+
+def _phase(study: Study, k: Phase, args: argparse.Namespace, cells: list[str] | None) -> int | None:
+    what = phase_name(k)
+    if args.dry_run:
+        command = round_command(study, k, args.parallel, args.lane_base, args.out, args.prepare_ahead, cells,
+                                chain_length(args))
+        print(f"validation.full: {study.name} {what}: {' '.join(command)}", flush=True)
+        return None
+    seconds, code = run_round(study, k, args, cells)
+    if seconds is None:
+        return code
+    export(study, k, seconds, args.parallel, args.out, args.data)
+    print(f"validation.full: {study.name} {what} done in {seconds:.0f} s", flush=True)
+    if args.commit:
+        _commit(study, k, args.data)
+    return None
 
 
 if __name__ == "__main__":

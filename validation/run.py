@@ -221,7 +221,8 @@ def data_summary(directory: Path, record: dict, cells: list[CellResult]) -> RunS
         statuses[r.ref.status] = statuses.get(r.ref.status, 0) + 1
     most = max((r.ref.rep for c in cells for r in c.replications), default=0)
     return RunSummary(record["reference_study"], record["scenario"], "", most, _shown(directory),
-                      statuses, sum(float(s) for s in record.get("round_seconds", {}).values()))
+                      statuses, sum(float(s) for s in record.get("round_seconds", {}).values())
+                      + float((record.get("chains") or {}).get("seconds") or 0))
 
 
 def _revisions(record: dict) -> str:
@@ -246,13 +247,25 @@ def data_text(records: list[tuple[dict, list[CellResult]]]) -> str:
                      f"replications per cell"
                      + (f" ({censored} of them timed out with connections still open: counted with a time "
                         f"of ∞, analysis/censoring.py)" if censored else "")
-                     + f", rounds finished {record.get('rounds_done') or 'none yet'}, "
+                     + f", rounds finished {record.get('rounds_done') or 'none yet'}"
+                     + _chains_text(record) + ", "
                      f"{record.get('lanes')} lanes, {busy / 3600:.1f} lane-hours of replications, "
                      f"exported {record.get('exported_utc')}")
     return ("**Full validation** (`python -m validation.full`, rendered from the committed "
             "validation/data/ by `python -m validation.run --from-data`): every cell of the three "
-            "studies, a replication per cell and round. " + "; ".join(parts) + ". The wall time "
-            "below is the sum of the finished rounds'.")
+            "studies, a replication per cell and round, the CBI cells' replications after the first "
+            "as one chain per cell (validation/README.md, \"CBI's cache on the lossy links\"). "
+            + "; ".join(parts) + ". The wall time below is the sum of the finished rounds' and chains'.")
+
+
+def _chains_text(record: dict) -> str:
+    chains = record.get("chains")
+    if not chains:
+        return ""
+    done = chains.get("seconds") is not None
+    return (f", CBI chains of {chains.get('cells')} cells to replication {chains.get('replications')} "
+            + ("finished" if done else "under way (until then a cell's later replications are the rounds', each "
+                                         "warmed by one run of its predecessor)"))
 
 
 def from_data(directory: Path, report: Path) -> int:
