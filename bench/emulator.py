@@ -64,6 +64,8 @@ RATES_PPS = (1_000, 10_000)
 LANES_AT_ONCE = (1, 2, 4)
 TIMING_DELAY_US = 50_000
 TIMING_SECONDS = 5
+CYCLICTEST_LIMIT_S = 300        # cyclictest's own -D, should the round never end
+RATE_REACHED_SHARE = 0.95       # a lane's stream below this share of its rate did not reach it
 TIMING_PACKET = 128                    # IP bytes (100 B UDP payload)
 CAPACITY_SIZES = (64, 1400)           # IP bytes
 CAPACITY_SECONDS = 3
@@ -250,10 +252,11 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
                                                     release_ahead_us=release_ahead_us()))
                     for a in addrs]
         captures = [stack.enter_context(host_captures(a, workdir / f"capture-{a.lane}")) for a in addrs]
-        # cyclictest starts first and ends after the streams (start-up and the receivers' idle
-        # timeout). It wakes as often as each emulator delivers (1 / rate): a stall of the
+        # cyclictest starts first and is stopped after the streams, however long the senders take
+        # (4 lanes' ordinary-priority senders fall behind the real-time threads: a 5 s stream took
+        # 15-20 s). It wakes as often as each emulator delivers (1 / rate): a stall of the
         # machine then costs both about as many samples out of as many.
-        with Cyclictest(realtime_priority(), TIMING_SECONDS + 3, workdir / "cyclictest",
+        with Cyclictest(realtime_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             cpu_before, started = link_cpu(sessions), time.monotonic()
@@ -278,8 +281,12 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
            for kind in ("ingress", "egress")}
     # Other work on the machine (other lanes' programs, builds) is what makes the
     # absolute numbers vary between runs: cyclictest measured that, and the load is recorded.
+    achieved = min(s["packets_per_s"] for s in streams)
     return {"lanes": len(addrs), "rate_pps": rate_pps, "packet_ip_bytes": TIMING_PACKET,
             "delay_us": TIMING_DELAY_US, "seconds": TIMING_SECONDS,
+            # the senders run at normal priority: with several lanes they may not reach the rate
+            "achieved_pps_slowest_lane": achieved, "stream_s": round(stream_s, 2),
+            "rate_reached": achieved >= RATE_REACHED_SHARE * rate_pps,
             "lateness_us": worst, "cyclictest_us": cyclic, "ratio": ratios(worst, cyclic),
             "end_to_end_us": e2e, "end_to_end_ratio": {k: ratios(v, cyclic) for k, v in e2e.items()},
             "per_lane": per_lane, "loadavg_1min_after": round(os.getloadavg()[0], 2),
@@ -494,6 +501,9 @@ def summary(numbers: dict) -> list[str]:
                      f"{late['p50']}/{late['p99']}/{late['max']} µs, cyclictest {cyc['p50']}/{cyc['p99']}/{cyc['max']} µs, "
                      f"ratio {r['p50']}/{r['p99']}/{r['max']} ({sum(p['lost'] for p in t['per_lane'])} lost), "
                      f"link programs' CPU share {t.get('link_programs_cpu_share')}")
+        if not t.get("rate_reached", True):
+            lines.append(f"    the senders did not reach the rate: slowest lane {t['achieved_pps_slowest_lane']:.0f} "
+                         f"pkt/s, the 5 s stream took {t['stream_s']} s (cyclictest ran as long)")
         for kind, e in t.get("end_to_end_us", {}).items():
             er = t["end_to_end_ratio"][kind]
             lines.append(f"    end to end, {kind}: p50/p99/max {e['p50']}/{e['p99']}/{e['max']} µs, "
