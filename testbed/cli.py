@@ -14,6 +14,7 @@ from testbed.run.lint import scenario_warnings
 from testbed.run.slurm import SlurmError, SlurmOptions
 from testbed.scenario import describe
 from testbed.scenario import loader as scenario_mod
+from testbed.scenario.tolerances import share_text
 from testbed.scenario.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
 from testbed.link.session import npa_priority_for, realtime_priority
@@ -29,7 +30,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"scenario {sc.name}: {len(sc.cells)} cells x {sc.replications} replications, "
           f"seed {sc.seed}, timeout {format_time_us(sc.timeout_us)}, "
           f"timing tolerance {format_time_us(sc.tolerances.timing_us)}, "
-          f"CPU wait tolerance {100 * sc.tolerances.cpu_wait_share:g} %")
+          f"CPU wait tolerance {share_text(sc.tolerances.cpu_wait_share)}")
     if sc.description:
         print(f"  {sc.description}")
     for cell in sc.cells:

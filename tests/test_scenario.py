@@ -9,7 +9,7 @@ import pytest
 from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
 from testbed.scenario.profiles import ProfileSet
-from testbed.scenario.tolerances import Tolerances
+from testbed.scenario.tolerances import Tolerances, share_text
 
 HEAD = """
 name = "t"
@@ -222,3 +222,5 @@ def test_timing_tolerance_defaults_to_a_millisecond_and_must_be_a_positive_time(
     for bad in ("0", "-0.5", "101", '"1%"', "true"):
         with pytest.raises(ConfigError, match="cpu_wait_tolerance: .*expected a share of the flow's run time"):
             load(tmp_path, base + f'cpu_wait_tolerance = {bad}\n')
+    # as squall show and the degraded reason say it
+    assert [share_text(x) for x in (0.01, 1, 100)] == ["1 %", "100 %", "100 × the run time"]

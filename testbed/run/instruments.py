@@ -32,7 +32,7 @@ from analysis.join import join_records
 from analysis.pcap import PROTO_UDP, address_texts, ip_records, read_capture
 from analysis.replication import side_addresses
 from analysis.udp_metrics import generator_sequence_numbers
-from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE
+from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE, share_text
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, describe_code
 from testbed.run import timing
@@ -338,6 +338,6 @@ def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[st
         if total > max(share * run_us, CPU_WAIT_FLOOR_US) and outcome.status == "ok":
             outcome.fail(f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU, "
                          f"{100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s (the limit is "
-                         f"{100 * share:g} %, the scenario's cpu_wait_tolerance, and at least "
+                         f"{share_text(share)}, the scenario's cpu_wait_tolerance, and at least "
                          f"{CPU_WAIT_FLOOR_US // 1000} ms): the machine was too busy for it", status="degraded")
     details["cpu_wait"] = measured

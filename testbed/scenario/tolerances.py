@@ -28,6 +28,11 @@ class Tolerances:
         return {"timing_tolerance_us": self.timing_us, "cpu_wait_tolerance": self.cpu_wait_share}
 
 
+def share_text(share: float) -> str:
+    """A CPU-wait share as people read it: `1 %`, or `3 × the run time` beyond the whole of it."""
+    return f"{100 * share:g} %" if share <= 1 else f"{share:g} × the run time"
+
+
 def parse_tolerances(table: Mapping[str, Any], where: str) -> Tolerances:
     return Tolerances(_timing(table.get("timing_tolerance"), f"{where}: timing_tolerance"),
                       _share(table.get("cpu_wait_tolerance"), f"{where}: cpu_wait_tolerance"))
