@@ -114,12 +114,12 @@ def test_rounds_the_committed_data_lists_are_skipped(tmp_path: Path, capsys: pyt
     assert full.main(argv) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
     # iip-http's CBI chains once its round 1 is finished; saarto has none; iip-mixture's after its round 1
-    assert lines == ["iip-http the CBI chains", "iip-mixture round 1", "iip-http round 2", "saarto round 2",
-                     "iip-mixture round 2"]
+    assert lines == ["iip-http the CBI chains", "iip-mixture round 1", "iip-mixture the CBI chains",
+                     "iip-http round 2", "saarto round 2", "iip-mixture round 2"]
     # --study keeps the rounds of the named studies only
     assert full.main([*argv, "--study", "saarto", "--study", "iip-mixture"]) == 0
     lines = [line.split(":")[1].strip() for line in capsys.readouterr().out.splitlines()]
-    assert lines == ["iip-mixture round 1", "saarto round 2", "iip-mixture round 2"]
+    assert lines == ["iip-mixture round 1", "iip-mixture the CBI chains", "saarto round 2", "iip-mixture round 2"]
 
 
 def test_a_record_of_the_first_format_lists_its_rounds(tmp_path: Path) -> None:
@@ -356,7 +356,7 @@ def test_the_chains_run_their_replications_in_one_run(tmp_path: Path) -> None:
     assert "--first-replication" not in command and command[command.index("--cells") + 1] == "a,b"
 
 
-def test_the_chains_replace_their_cells_rows_round_by_round(tmp_path: Path) -> None:
+def test_the_chains_replace_their_cells_rows_round_by_round(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each replication the chains' run has replaces that round's row of its cell; a replication
     it does not have yet keeps the round's; study.json keeps the chains beside the rounds."""
     from test_analysis_run_support import write_replication
@@ -382,5 +382,40 @@ def test_the_chains_replace_their_cells_rows_round_by_round(tmp_path: Path) -> N
     assert record["chains"]["seconds"] is None and full.finished_chains(study, data) is None
     full.export(study, full.CHAINS, 30.0, 2, out, data)
     assert full.finished_chains(study, data)["replications"] == 3
-    full.export(study, 3, 2.0, 2, out, data)                                       # a round after keeps them
+    chained = {c.cell: {r.ref.rep: r.values for r in c.replications} for c in load_study(data / study.name)}
+    # a round begun with every cell (before its CBI cells became chains), finished after them
+    monkeypatch.setattr(full, "chain_cells", lambda s: ["tcp-iw4"])
+    shutil.rmtree(out / study.name / "round-2")
+    _round_run(out, 2, "c")
+    full.export(study, 2, 2.0, 2, out, data)
+    after = {c.cell: {r.ref.rep: r.values for r in c.replications} for c in load_study(data / study.name)}
+    assert after["tcp-iw4"] == chained["tcp-iw4"]              # the chains' rows stay
     assert load_study_record(data / study.name)["chains"]["seconds"] == 30.0
+
+
+def test_a_round_resumed_runs_and_counts_its_own_cells_only(tmp_path: Path) -> None:
+    """A round begun with the CBI cells among its cells, resumed once they are chains: the resume
+    names the round's cells, and their replications alone say whether the round is finished."""
+    study = full.STUDIES[0]
+    out = tmp_path / "out"
+    run = build_run(out / study.name / "round-3" / "iip-http-20261124T000000Z", "iip-http")
+    (run / "meta.json").write_text(json.dumps({"testbed": {"run": {"replications": 3, "first_replication": 3}}}))
+    (run / "scenario.toml").write_text((full.SCENARIOS / study.scenario).read_text())
+    command = full.round_command(study, 3, 2, 110, out=out, cells=["tcp-iw4"])
+    assert command[1:3] == ["run", "--resume"] and command[command.index("--cells") + 1] == "tcp-iw4"
+    assert full.unfinished(study, 3, out, ["tcp-iw4"]) == 0             # iw4 has its 3
+    assert full.unfinished(study, 3, out) > 0                           # baseline's rep 3 never ran
+
+
+def test_chains_run_to_fewer_replications_than_asked_are_said_not_grown(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    (data / "iip-http").mkdir(parents=True)
+    (data / "iip-http" / "study.json").write_text(json.dumps(
+        {"rounds": {"1": {"seconds": 1.0}}, "chains": {"seconds": 5.0, "replications": 10}}))
+    argv = ["--rounds", "5", "--conclusion-rounds", "12", "--dry-run", "--study", "iip-http",
+            "--out", str(tmp_path / "out"), "--data", str(data)]
+    assert full.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "the CBI chains ran to replication 10, fewer than the 12 now asked for" in out
+    assert "the CBI chains: /" not in out

@@ -122,8 +122,10 @@ def round_command(study: Study, k: Phase, parallel: int, lane_base: int, out: Pa
                         else ["--replications", str(k), "--first-replication", str(k)])
         return [str(SQUALL), "run", str(SCENARIOS / study.scenario), "--results", str(round_dir(study, k, out)),
                 *replications, *common, *(["--cells", ",".join(cells)] if cells is not None else [])]
-    # a degraded replication (timing beyond the tolerance) does not count: it is run again
-    return [str(SQUALL), "run", "--resume", str(existing), *common, "--redo-degraded"]
+    # a degraded replication (timing beyond the tolerance) does not count: it is run again; the
+    # cells given narrow a run started with more (a round begun before its CBI cells became chains)
+    return [str(SQUALL), "run", "--resume", str(existing), *common, "--redo-degraded",
+            *(["--cells", ",".join(cells)] if cells is not None else [])]
 
 
 Round = dict[str, object]        # seconds, run, squall_revision, lanes, exported_utc
@@ -200,7 +202,8 @@ def export(study: Study, k: Phase, seconds: float | None, parallel: int, out: Pa
     this = {"seconds": seconds, "run": source.name, "squall_revision": meta.get("squall_revision"),
             "lanes": parallel, "exported_utc": now, **({"cells": len(globs(selection))} if selection else {})}
     if k == CHAINS:
-        chains = {**this, "replications": meta.get("testbed", {}).get("run", {}).get("replications")}
+        chains = {**this, "replications": meta.get("testbed", {}).get("run", {}).get("replications"),
+                  "cells": len(chain_cells(study))}
     elif seconds is not None:
         rounds[str(k)] = this
         if cells_record.recorded(data / study.name) is None:
@@ -215,7 +218,10 @@ def export(study: Study, k: Phase, seconds: float | None, parallel: int, out: Pa
               "lanes": parallel, "exported_utc": now}
     cells = [c for c in load_cells(source, rewrite_summary=False) if selected(c.cell, selection)]
     if k != CHAINS:
-        return merge_round(cells, k, data / study.name, record, only_selected=bool(selection))
+        # once the chains have rows, a round (one begun before, resumed) never writes over them
+        chained = set(chain_cells(study)) if chains else set()
+        ours = [c for c in cells if c.cell not in chained]
+        return merge_round(ours, k, data / study.name, record, only_selected=bool(selection) or len(ours) < len(cells))
     written: list[Path] = []
     ran = {(c.cell, r.ref.rep) for c in cells for r in c.replications if r.ref.status != "missing"}
     for j in sorted({rep for _, rep in ran}):
@@ -244,26 +250,29 @@ def _commit(study: Study, k: Phase, data: Path = DATA) -> None:
                         "--", str(data / study.name)], cwd=ROOT, check=True)
 
 
-def unfinished(study: Study, k: Phase, out: Path = OUT) -> int:
-    """Round k's replications with no result yet (missing or cut short): 0 when it is done."""
+def _replications(study: Study, k: Phase, out: Path, cells: list[str] | None) -> list | None:
+    """Round k's replications (of `cells` only, when given); None before its run exists."""
     from analysis.run_layout import read_layout
 
     run = run_dir(study, k, out)
     if run is None:
-        return 1
-    return sum(r.status == "missing" for r in read_layout(run).replications)
+        return None
+    return [r for r in read_layout(run).replications if cells is None or r.cell in cells]
 
 
-def to_redo(study: Study, k: Phase, out: Path = OUT) -> int:
+def unfinished(study: Study, k: Phase, out: Path = OUT, cells: list[str] | None = None) -> int:
+    """Round k's replications with no result yet (missing or cut short): 0 when it is done."""
+    reps = _replications(study, k, out, cells)
+    return 1 if reps is None else sum(r.status == "missing" for r in reps)
+
+
+def to_redo(study: Study, k: Phase, out: Path = OUT, cells: list[str] | None = None) -> int:
     """Round k's replications its resume (round_command: --redo-degraded) would run: what a
     resume does not keep, and the degraded ones."""
-    from analysis.run_layout import read_layout
     from testbed.run.results import KEPT_ON_RESUME
 
-    run = run_dir(study, k, out)
-    if run is None:
-        return 1
-    return sum(r.status not in KEPT_ON_RESUME or r.status == "degraded" for r in read_layout(run).replications)
+    reps = _replications(study, k, out, cells)
+    return 1 if reps is None else sum(r.status not in KEPT_ON_RESUME or r.status == "degraded" for r in reps)
 
 
 SPENT = "validation-seconds"   # in a round's run directory: the wall time of the sittings that worked on it
@@ -312,9 +321,9 @@ def _run_round(study: Study, k: Phase, args: argparse.Namespace, cells: list[str
         if code not in (0, 1):       # 1: some replications not ok (recorded); others: stopped
             print(f"validation.full: stopped (squall run exited {code}); run this again to go on")
             return False, code
-        if code == 0 or not to_redo(study, k, args.out):     # e.g. only timeouts, which are results
+        if code == 0 or not to_redo(study, k, args.out, cells):     # e.g. only timeouts, which are results
             break
-    left = unfinished(study, k, args.out)
+    left = unfinished(study, k, args.out, cells)
     if left:
         # exit 1 also means a lane could not be built or squall failed: never a finished round
         print(f"validation.full: {study.name} {phase_name(k)}: {left} replication(s) missing or cut short; "
@@ -380,7 +389,20 @@ def _round(study: Study, k: int, args: argparse.Namespace) -> int | None:
 def _chains(study: Study, args: argparse.Namespace) -> int | None:
     """The study's CBI chains, once its round 1 is finished and unless the data lists them."""
     cells = chain_cells(study)
-    if not cells or finished_chains(study, args.data) or "1" not in finished_rounds(study, args.data):
+    if not cells:
+        return None
+    done = finished_chains(study, args.data)
+    if done:
+        if int(done.get("replications") or 0) < chain_length(args):
+            print(f"validation.full: {study.name}: the CBI chains ran to replication {done.get('replications')}, "
+                  f"fewer than the {chain_length(args)} now asked for, and are not grown in place: their "
+                  f"cells keep {done.get('replications')} (to grow them, `squall run --first-replication "
+                  f"{int(done.get('replications') or 0) + 1}` of those cells replays the chain first, docs/runner.md)",
+                  flush=True)
+        return None
+    if "1" not in finished_rounds(study, args.data):
+        if args.dry_run:
+            print(f"validation.full: {study.name} the CBI chains: after its round 1", flush=True)
         return None
     check_cells_now(study, args.data)
     return _phase(study, CHAINS, args, cells)

@@ -264,8 +264,7 @@ def _chains_text(record: dict) -> str:
         return ""
     done = chains.get("seconds") is not None
     return (f", CBI chains of {chains.get('cells')} cells to replication {chains.get('replications')} "
-            + ("finished" if done else "under way (until then a cell's later replications are the rounds', each "
-                                         "warmed by one run of its predecessor)"))
+            + ("finished" if done else "under way (until then a cell's later replications are the rounds')"))
 
 
 def from_data(directory: Path, report: Path) -> int:

@@ -10,8 +10,8 @@ cache held for the mobile host when the replication started (tcp.json's
 summary/runs.csv).
 RUN_DIR is a run of the cells as a chain (replications 1 ... N in order on one lane, the
 cache kept); the ROUND_RUN_DIRs are the full validation's round runs, where replication k
-started on a fresh lane after one unrecorded run of replication k - 1 (the warm-up before it
-replayed the whole chain).
+started on a fresh lane after one unrecorded run of replication k - 1 (the runner's warm-up
+as it was then; it now replays replications 1 ... k - 1).
 """
 from __future__ import annotations
 
