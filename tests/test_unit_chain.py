@@ -191,3 +191,27 @@ def test_a_stop_during_the_warm_up_is_recorded_by_a_cluster_worker(chain, monkey
     status = run_dir.status(cell.cell_id, 2)
     assert status is not None and (status.status, status.reason) == ("failed", "interrupted by SIGTERM")
     assert run_dir.status(cell.cell_id, 3) is None
+
+
+def test_a_timeout_is_a_result_and_the_chain_goes_on_on_its_lane(chain, monkeypatch) -> None:
+    """A timed-out replication ran to its end (the link's doing): its successor keeps the lane,
+    and a warm-up replaying it goes on past it."""
+    cell, run_dir = chain
+    rec = Recorder(outcome={2: "timeout"})
+    monkeypatch.setattr(replication, "run", rec)
+    runner(run_dir, []).run(Unit(cell, (1, 2, 3), keep_lane=True))
+    assert rec.calls == [(1, 1, True), (2, 1, True), (3, 1, True)]
+    assert cache(run_dir, cell, 3)["metrics"] == "kept"
+    rec.calls.clear()
+    runner(run_dir, []).run(Unit(cell, (4,), keep_lane=True))
+    assert rec.calls == [(1, 1, False), (2, 1, False), (3, 1, False), (4, 1, True)]
+    assert cache(run_dir, cell, 4)["metrics"] == "warmed"
+
+
+def test_replications_kept_after_a_failed_warm_up_say_so(chain, monkeypatch) -> None:
+    cell, run_dir = chain
+    monkeypatch.setattr(replication, "run", Recorder(outcome={1: "failed"}))
+    runner(run_dir, []).run(Unit(cell, (2, 3), keep_lane=True))
+    assert cache(run_dir, cell, 2)["metrics"] == "warm-up failed"
+    third = cache(run_dir, cell, 3)
+    assert third == {"metrics": "kept", "after_failed_warm_up_of": 1}

@@ -56,6 +56,11 @@ def plan(cells: list[ResolvedCell], selected: range, run_dir: RunDir, redo: tupl
     return units
 
 
+# Replications that ran to their end: what they left in the cache is the chain's (a timeout is
+# a result of the link: its finished connections wrote the cache as in the study).
+CACHE_SOUND = ("ok", "degraded", "timeout")
+
+
 def warm_up_dir(parent: Path, cell_id: str, rep: int) -> Path:
     """Where a warm-up of replication `rep` works: beside the cell's replications (or in a
     cluster node's local storage), never taken for a result (`rep-NN` it is not)."""
@@ -83,7 +88,8 @@ class UnitRunner:
     _disk_full: OSError | None = field(default=None, init=False)   # a replication found the results disk full
 
     def run(self, unit: Unit) -> None:
-        lane_holds = None     # the replication whose cache this lane holds, if it ran ok (0: none yet)
+        lane_holds = None     # the replication whose cache this lane holds, if it is sound (0: none yet)
+        unsound_after = None  # a kept lane's cache goes back to this failed warm-up's replication
         for rep in unit.replications:
             if self.stop.is_set():
                 break
@@ -91,12 +97,16 @@ class UnitRunner:
             fresh = self.testbed is None or not unit.keep_lane or lane_holds is None or lane_holds >= rep
             t_lane = time.monotonic()
             if fresh:
-                self.testbed, lane_holds = self.fresh_testbed(), 0
+                self.testbed, lane_holds, unsound_after = self.fresh_testbed(), 0, None
             lane_s = round(time.monotonic() - t_lane, 3)
             cache: dict[str, Any] | None = {"metrics": "kept" if not fresh else "empty"}
             assert lane_holds is not None
             if unit.keep_lane and lane_holds < rep - 1:
                 cache = self._warm_up(unit.cell, range(lane_holds + 1, rep))
+                if cache is not None and cache["metrics"] == "warm-up failed":
+                    unsound_after = cache["warmed_by_replications"][-1]
+            elif cache is not None and unsound_after is not None:
+                cache["after_failed_warm_up_of"] = unsound_after      # kept, but not the chain's
             status = self._one(unit.cell, rep) if cache is not None else None
             if status is None and self.interrupted_reason is not None:
                 if cache is None:      # stopped during the warm-up: the replication's own directory
@@ -111,8 +121,7 @@ class UnitRunner:
             status.details.setdefault("timings", {})["lane_s"] = lane_s     # building it, before setup_s
             status.details["provenance"] = self.provenance
             self.run_dir.finish(unit.cell.cell_id, rep, self._work, status)
-            # degraded: ran fully, its cache is sound
-            lane_holds = rep if status.status in ("ok", "degraded") else None
+            lane_holds = rep if status.status in CACHE_SOUND else None
             self.record(unit.cell.cell_id, rep, status)
             if status.details.get("interrupted"):
                 break
@@ -131,10 +140,10 @@ class UnitRunner:
             if replay is None:
                 return None
             replays.append(replay)
-            if replay["status"].status not in ("ok", "degraded"):
+            if replay["status"].status not in CACHE_SOUND:
                 break
         last = replays[-1]["status"]
-        warmed = last.status in ("ok", "degraded")
+        warmed = last.status in CACHE_SOUND
         destroyed = [r["destroyed"] for r in replays]
         return {"metrics": "warmed" if warmed else "warm-up failed",
                 "warmed_by_replications": [r["rep"] for r in replays],
