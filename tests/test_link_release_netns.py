@@ -41,6 +41,11 @@ def test_pings_are_released_by_the_npas_on_time(lane, tmp_path: Path) -> None:
     outs = len(re.findall(r"^\d+\tout\t", log, re.M))
     late = re.search(r"^# lateness_us n (\d+) ", log, re.M)
     assert late and int(late[1]) == outs - int(sent[1]) - int(sent[2])   # only the others
+    # the delivery threads' lock: its holders' time includes the system calls made holding it
+    lock = re.search(r"^# standby cpu -?\d+ takeovers \d+ locked_us (\d+) receiving_us (\d+) sending_us (\d+)$", log, re.M)
+    assert lock, log[-600:]
+    held, receiving, sending = (int(x) for x in lock.groups())
+    assert receiving > 0 and sending > 0 and held >= receiving + sending, lock[0]
     for npa in (ROUTER_NPA, MOBILE_NPA):
         c = counters(result.stderr[npa])
         assert c["release_held"] >= 5 and c["release_full"] == 0, c

@@ -45,8 +45,7 @@ struct sp {
 	/* The loop thread and, when that is late, the standby thread each use
 	 * everything in here only holding standby.lock (standby.h). */
 	struct sq_standby standby;
-	struct sq_lock_use lock_use;           /* how long the lock was held, and in which system calls */
-	int64_t locked_at;                     /* when the current holder took it */
+	struct sq_lock_use lock_use;           /* the system calls made holding the lock (standby.h) */
 	struct sq_event_log log;
 	struct sq_lateness lateness;
 	struct udp_batch *batch;
@@ -622,26 +621,10 @@ static int64_t wake_at(struct sp *sp, int64_t next)
 static int64_t standby_take_over(void *ctx)
 {
 	struct sp *sp = ctx;
-	sp->locked_at = mono_ns();
 	if (sp->state != RUN_ENDED)
 		on_socket(sp);     /* arrivals get their real time even while the loop thread is held up */
 	run_due(sp);
-	int64_t next = sp->state == RUN_ENDED ? MAX_NS : next_due_ns(sp);
-	sp->lock_use.held_ns += mono_ns() - sp->locked_at;
-	return next;
-}
-
-/* The loop thread's lock, with the time it holds it counted (the trailer's `# standby`). */
-static void loop_lock(struct sp *sp)
-{
-	sq_standby_lock(&sp->standby);
-	sp->locked_at = mono_ns();
-}
-
-static void loop_unlock(struct sp *sp, int64_t next)
-{
-	sp->lock_use.held_ns += mono_ns() - sp->locked_at;
-	sq_standby_unlock(&sp->standby, next);
+	return sp->state == RUN_ENDED ? MAX_NS : next_due_ns(sp);
 }
 
 /* Waits for an event until `wake`; from there on (wake_at's early window) polls until
@@ -661,7 +644,7 @@ static int wait_unlocked(struct sp *sp, struct epoll_event *evs, int max, int64_
 static bool loop(struct sp *sp, char *err, size_t errlen)
 {
 	bool ok = true;
-	loop_lock(sp);
+	sq_standby_lock(&sp->standby);
 	for (;;) {
 		run_due(sp);
 		if (sp->state == RUN_ENDED)
@@ -669,10 +652,10 @@ static bool loop(struct sp *sp, char *err, size_t errlen)
 		struct epoll_event evs[3];
 		int64_t next = next_due_ns(sp);
 		int64_t wake = wake_at(sp, next);
-		loop_unlock(sp, next);
+		sq_standby_unlock(&sp->standby, next);
 		int n = wait_unlocked(sp, evs, 3, wake, next);
 		int error = errno;
-		loop_lock(sp);
+		sq_standby_lock(&sp->standby);
 		if (n < 0 && error != EINTR) {
 			snprintf(err, errlen, "epoll_pwait2: %s", strerror(error));
 			ok = false;
@@ -689,7 +672,7 @@ static bool loop(struct sp *sp, char *err, size_t errlen)
 		if (sp->state == RUN_ENDED)
 			break;
 	}
-	loop_unlock(sp, MAX_NS);
+	sq_standby_unlock(&sp->standby, MAX_NS);
 	return ok;
 }
 
@@ -801,6 +784,7 @@ static void collect_totals(struct sp *sp, struct sq_log_totals *t)
 	t->standby_cpu = sp->standby.cpu;
 	t->standby_takeovers = sp->standby.takeovers;
 	t->lock_use = sp->lock_use;
+	t->lock_use.held_ns = sp->standby.held_ns;
 	memcpy(t->arrivals, sp->arrivals, sizeof(t->arrivals));
 	memcpy(t->sent_ahead, sp->ahead.sent, sizeof(t->sent_ahead));
 	t->end_reason = sp->end_reason ? sp->end_reason : "error";

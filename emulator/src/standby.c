@@ -59,10 +59,12 @@ void sq_standby_lock(struct sq_standby *s)
 {
 	while (pthread_mutex_trylock(&s->lock) != 0)
 		sleep_ns(RETRY_NS);
+	s->locked_at = mono_ns();
 }
 
 void sq_standby_unlock(struct sq_standby *s, int64_t next_ns)
 {
+	s->held_ns += (uint64_t)(mono_ns() - s->locked_at);
 	atomic_store_explicit(&s->next_ns, next_ns, memory_order_release);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -84,6 +86,7 @@ static void *run_standby(void *arg)
 			sleep_ns(RETRY_NS);         /* the loop thread is at it (or its CPU stopped) */
 			continue;
 		}
+		s->locked_at = mono_ns();
 		/* Under the lock the published deadline is current: the loop thread may
 		 * have served it between our look and the lock. */
 		due = atomic_load_explicit(&s->next_ns, memory_order_relaxed);

@@ -40,6 +40,8 @@ struct sq_standby {
 	int64_t (*take_over)(void *ctx);
 	void *ctx;
 	uint64_t takeovers;                /* under the lock */
+	int64_t locked_at;                 /* under the lock: when its holder took it */
+	uint64_t held_ns;                  /* under the lock: how long either thread has held it */
 };
 
 /* Prepares the lock (the standby thread is started by sq_standby_start). */
@@ -51,7 +53,9 @@ void sq_standby_init(struct sq_standby *s, int64_t grace_ns, int64_t (*take_over
  * caller's scheduling policy and priority, and blocks every signal. */
 bool sq_standby_start(struct sq_standby *s, char *err, size_t errlen);
 
-/* Takes the lock, sleeping briefly between tries while the other thread has it. */
+/* Takes the lock, sleeping briefly between tries while the other thread has it. The time
+ * each holder keeps it is summed in held_ns: a CPU stopped while its thread holds the lock
+ * holds up the other's deliveries too. */
 void sq_standby_lock(struct sq_standby *s);
 
 /* Publishes the next deadline and releases the lock. */

@@ -72,6 +72,9 @@ static void test_standby_serves_only_what_the_loop_thread_let_pass(void **state)
 	assert_int_equal(s.takeovers, 1);
 
 	sq_standby_destroy(&s);
+	/* The loop thread held the lock through the 30 ms wait: counted, with the standby's holds. */
+	assert_true(s.held_ns >= 30u * 1000000u);
+	assert_true(s.held_ns < 5000u * 1000000u);
 }
 
 int main(void)
