@@ -103,7 +103,7 @@ class Cyclictest:
     """cyclictest running while the context lasts: stopped with SIGINT (it then prints its
     histogram) when the context ends, or by itself after `seconds` at the latest. Measured over
     the whole of what it runs beside, however long that takes (4 lanes' senders, starved by the
-    real-time threads, took 15-20 s for a 5 s stream)."""
+    real-time threads, took 17-21 s for a 5 s stream)."""
 
     def __init__(self, priority: int, seconds: int, workdir: Path, interval_us: int = INTERVAL_US):
         self.argv = command(priority, seconds, interval_us)

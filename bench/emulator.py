@@ -254,7 +254,7 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
         captures = [stack.enter_context(host_captures(a, workdir / f"capture-{a.lane}")) for a in addrs]
         # cyclictest starts first and is stopped after the streams, however long the senders take
         # (4 lanes' ordinary-priority senders fall behind the real-time threads: a 5 s stream took
-        # 15-20 s). It wakes as often as each emulator delivers (1 / rate): a stall of the
+        # 17-21 s). It wakes as often as each emulator delivers (1 / rate): a stall of the
         # machine then costs both about as many samples out of as many.
         with Cyclictest(realtime_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
@@ -503,7 +503,7 @@ def summary(numbers: dict) -> list[str]:
                      f"link programs' CPU share {t.get('link_programs_cpu_share')}")
         if not t.get("rate_reached", True):
             lines.append(f"    the senders did not reach the rate: slowest lane {t['achieved_pps_slowest_lane']:.0f} "
-                         f"pkt/s, the 5 s stream took {t['stream_s']} s (cyclictest ran as long)")
+                         f"pkt/s, the {t['seconds']} s stream took {t['stream_s']} s (cyclictest ran as long)")
         for kind, e in t.get("end_to_end_us", {}).items():
             er = t["end_to_end_ratio"][kind]
             lines.append(f"    end to end, {kind}: p50/p99/max {e['p50']}/{e['p99']}/{e['max']} µs, "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from analysis.emulog import read_emulator_log
 from bench.cyclictest import Cyclictest
-from bench.emulator import (BIG_BUFFER, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane, cpu_seconds,
+from bench.emulator import (BIG_BUFFER, CYCLICTEST_LIMIT_S, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane, cpu_seconds,
                             machine, steal_ms, trailer_numbers, udp_streams)
 from testbed.lanes import lane as lanes
 from testbed.link.session import realtime_priority, LinkSession
@@ -67,7 +67,7 @@ def one_round(addrs: list, variants: list[dict], rate_pps: int, workdir: Path) -
         pids = [{name: s.programs.programs[name].proc.pid for name in ("emulator", "npa-router", "npa-mobile")}
                 for s in sessions]
         before = [{k: cpu_seconds(p) for k, p in ps.items()} for ps in pids]
-        with Cyclictest(realtime_priority(), TIMING_SECONDS + 3, workdir / "cyclictest",
+        with Cyclictest(realtime_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             streams = udp_streams(addrs, workdir / "udp", TIMING_PACKET, f"{rate_pps}pps", TIMING_SECONDS)

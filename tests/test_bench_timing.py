@@ -58,6 +58,26 @@ def test_parse_merges_the_cpus_and_keeps_each():
     assert (cpu1["n"], cpu1["max"], cpu1["p99"], cpu1["overflows"]) == (100, 9000, 9000, 2)
 
 
+def test_cyclictest_runs_until_what_it_runs_beside_ends(tmp_path, monkeypatch):
+    """Stopped with SIGINT when the context ends (its histogram then printed), not at its limit."""
+    import time
+
+    from bench.cyclictest import Cyclictest
+
+    fake = tmp_path / "cyclictest"
+    fake.write_text("#!/bin/sh\n"
+                    "trap 'printf \"# Histogram\\n000012 000007\\n# Max Latencies: 00012\\n\"; exit 0' INT\n"
+                    "while :; do sleep 0.05; done\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr("shutil.which", lambda name: str(fake))
+    started = time.monotonic()
+    with Cyclictest(10, 300, tmp_path / "ct") as ct:
+        time.sleep(0.2)
+    assert time.monotonic() - started < 20
+    out = ct.result()
+    assert (out["n"], out["max"], out["p50"]) == (7, 12, 12)
+
+
 def test_quantile_rank_is_the_emulators():
     # The emulator's rule (lateness.h): the smallest value with at least ceil(q * n) samples at or below.
     assert quantile({1: 99, 7: 1}, 0, 0.99, 7) == 1
