@@ -291,9 +291,13 @@ def cbi_overshoot(ref: Lookup, ours: Measurements) -> Verdict:
         "closes, read when the next one to that host opens), ssthresh kept with "
         "tcp_no_ssthresh_metrics_save = 0. The parallel connections of one HTTP/1.0 page do not "
         "share state; the CBI cells' replications run in order on one lane that is not rebuilt "
-        "in between, so the cache survives from one replication to the next; a validation "
-        "round's replication k > 1 starts on a fresh lane where replication k - 1 is first run "
-        "again, unrecorded, to fill the cache (docs/runner.md), which its status.json records.")
+        "in between, so the cache survives from one replication to the next (the full "
+        "validation runs each CBI cell as one such chain; a chain started past its first "
+        "replication replays the ones before it, docs/runner.md). Warming replication k with "
+        "one cold run of k - 1, as the validation's rounds first did, often left no ssthresh on "
+        "the lossy links, where the kernel stores a first one only from a connection that "
+        "closes in congestion avoidance; that was this conclusion's one failing case "
+        "(validation/README.md, \"CBI's cache on the lossy links\").")
 
 
 def _protected(ds_drops: float | None, ds_jitter: float | None, nods_drops: float | None,
