@@ -75,12 +75,18 @@ def phase_name(k: Phase) -> str:
     return "the CBI chains" if k == CHAINS else f"round {k}"
 
 
-def chain_cells(study: Study) -> list[str]:
-    """The study's cells whose TCP profile keeps the metrics cache between replications (CBI):
-    run as chains, not round by round."""
+def _cells_by_chaining(study: Study) -> tuple[list[str], list[str]]:
+    """The study's cells as (round by round, as chains): a chain's TCP profile keeps the metrics
+    cache between replications (CBI)."""
     from testbed.scenario.loader import load
 
-    return [c.cell_id for c in load(SCENARIOS / study.scenario).cells if c.tcp is not None and not c.tcp.flush_metrics]
+    cells = load(SCENARIOS / study.scenario).cells
+    chained = [c.cell_id for c in cells if c.tcp is not None and not c.tcp.flush_metrics]
+    return [c.cell_id for c in cells if c.cell_id not in chained], chained
+
+
+def chain_cells(study: Study) -> list[str]:
+    return _cells_by_chaining(study)[1]
 
 
 def round_cells(study: Study, k: int, rounds: int, data: Path = DATA) -> list[str] | None:
@@ -88,12 +94,9 @@ def round_cells(study: Study, k: int, rounds: int, data: Path = DATA) -> list[st
     it starts), later rounds those the chains do not run, after `rounds` the conclusions' only."""
     if k == 1:
         return None
-    chained = set(chain_cells(study))
+    by_round, chained = _cells_by_chaining(study)
     if k <= rounds:
-        if not chained:
-            return None
-        from testbed.scenario.loader import load
-        return [c.cell_id for c in load(SCENARIOS / study.scenario).cells if c.cell_id not in chained]
+        return by_round if chained else None
     return [c for c in conclusion_cells(data).get(study.name, []) if c not in chained]
 
 

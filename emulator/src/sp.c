@@ -632,10 +632,11 @@ static int64_t standby_take_over(void *ctx)
  * nothing the standby could do. */
 static int wait_unlocked(struct sp *sp, struct epoll_event *evs, int max, int64_t wake, int64_t next)
 {
+	static const struct timespec poll_only = { 0, 0 };
 	struct timespec ts;
 	int n = epoll_pwait2(sp->epoll, evs, max, timeout_until(wake, &ts), NULL);
 	while (n == 0 && next != MAX_NS && mono_ns() < next)
-		n = epoll_pwait2(sp->epoll, evs, max, timeout_until(0, &ts), NULL);
+		n = epoll_pwait2(sp->epoll, evs, max, &poll_only, NULL);
 	return n;
 }
 

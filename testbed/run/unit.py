@@ -105,7 +105,7 @@ class UnitRunner:
                 cache = self._warm_up(unit.cell, range(lane_holds + 1, rep))
                 if cache is not None and cache["metrics"] == "warm-up failed":
                     unsound_after = cache["warmed_by_replications"][-1]
-            elif cache is not None and unsound_after is not None:
+            elif unsound_after is not None:
                 cache["after_failed_warm_up_of"] = unsound_after      # kept, but not the chain's
             status = self._one(unit.cell, rep) if cache is not None else None
             if status is None and self.interrupted_reason is not None:
