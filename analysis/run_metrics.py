@@ -133,15 +133,17 @@ class ClientReport:
     response_time_us: int | None
     objects: int | None               # the page's objects, the main one included
     http: str | None
+    retried_requests: int | None      # resent after the server closed a persistent connection
 
     @classmethod
     def of(cls, spec: FlowSpec | None) -> "ClientReport":
         if spec is None or spec.summary("ok") is None:
-            return cls(None, None, None, None)
+            return cls(None, None, None, None, None)
         finished = spec.summary("ok") is True
         objects = spec.summary("objects")
         return cls(finished, spec.summary("response_time_us") if finished else None,
-                   len(objects) if isinstance(objects, list) else None, spec.summary("http"))
+                   len(objects) if isinstance(objects, list) else None, spec.summary("http"),
+                   spec.summary("retried_requests"))
 
 
 def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnection],
@@ -154,6 +156,7 @@ def _http_values(flow: str, ms: list[TcpMetrics], client_conns: list[TcpConnecti
         page.response_time_us if page is not None and (finished or not timed_out) else None, finished, timed_out)
     values[f"{flow}.client_response_time_s"] = censoring.time_s(client.response_time_us, finished, timed_out)
     values[f"{flow}.connections"] = len(ms)
+    values[f"{flow}.client_retried_requests"] = client.retried_requests
     for attr in ("congestion_drops", "error_drops", "retransmissions", "bytes"):
         values[f"{flow}.{attr}"] = _sum(ms, attr)
     # the other way: the client's SYNs, requests and ACKs, from the client's capture

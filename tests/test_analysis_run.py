@@ -46,6 +46,7 @@ def test_runs_csv_lists_every_replication_with_its_state(run_dir) -> None:
     assert f"frame {frame} at byte offset {offset}" in bad["error"]
     ok = runs[("tcp-baseline", "1")]
     assert float(ok["web.response_time_s"]) == pytest.approx(0.92)
+    assert ok["web.client_retried_requests"] == "0"      # squall-http's summary, as it says it
     assert runs[("tcp-iw4", "1")]["web.response_time_s"] == "1.11"
     assert runs[("tcp-iw4", "3")]["web.response_time_s"] == "1.12"
     assert runs[("tcp-iw4", "1")]["run.error_drops"] == "1"

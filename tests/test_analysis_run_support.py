@@ -82,6 +82,7 @@ def script_page(link: ScriptedLink, drops: dict[str, tuple[int, str]], unfinishe
     return {"tool": "squall-http", "ok": done, "http": "1.0", "workload": "tiny",
             "remote": f"{FIXED}:{SERVER_PORT}", "page_start_us": 0,
             "page_end_us": page_end * MS if done else 0, "response_time_us": page_end * MS if done else 0,
+            "retried_requests": 0,
             "objects": [{"size": c.size} for c in (main, small, large)],
             "connections": [{"conn": i, "local": f"{MOBILE}:{c.port}"}
                             for i, c in enumerate((main, small, large))]}

@@ -73,11 +73,13 @@ def client_ports(packets: list[IP], client: str) -> list[int]:
     return [p[TCP].sport for p in packets if p.src == client and p[TCP].flags.S and not p[TCP].flags.A]
 
 
-def run_page(tmp_path: Path, client_args: list[str], rate: str = "1mbit") -> tuple[dict, list[IP], Path, object]:
+def run_page(tmp_path: Path, client_args: list[str], rate: str = "1mbit",
+             keepalive_requests: int = 1000) -> tuple[dict, list[IP], Path, object]:
     require_programs("squall-http")
     http = str(bin_dir() / "squall-http")
     with veth_net(LANE, rate=rate) as net:
-        cfg = HttpServerConfig(net.fixed_ns, net.fixed_addr, HTTP_PORT, tmp_path / "server", [S8M])
+        cfg = HttpServerConfig(net.fixed_ns, net.fixed_addr, HTTP_PORT, tmp_path / "server", [S8M],
+                               keepalive_requests=keepalive_requests)
         with HttpServer(cfg) as server, ProgramGroup(tmp_path / "progs") as group, \
                 payload_capture(net.mobile_ns, "eth0", tmp_path / "mobile.pcap", f"tcp port {HTTP_PORT}"):
             group.start("client", net.mobile_ns, [http, "--connect", f"{net.fixed_addr}:{HTTP_PORT}",
@@ -160,6 +162,33 @@ def test_http11_pipelining_on_one_persistent_connection(tmp_path: Path) -> None:
     first_inline_end = main_len + len(responses[1][0]) + 4 + len(responses[1][1])
     assert up.time_at(350 * 4) < down.time_at(first_inline_end)
     assert all(o["conn"] == 0 for o in summary["objects"])
+
+
+def test_http11_resends_what_the_server_left_unanswered_on_a_new_connection(tmp_path: Path) -> None:
+    """nginx closes a persistent connection after keepalive_requests (or keepalive_timeout idle,
+    as an ARQ outage can make it): the pipelined requests it did not answer go again on a new
+    connection (RFC 2616 8.1.4), and the page completes."""
+    summary, packets, docroot, net = run_page(tmp_path, ["--workload", "s+8m", "--http", "1.1", "--pipeline"],
+                                              keepalive_requests=2)
+    ports = client_ports(packets, net.mobile_addr)
+    assert len(ports) == 5     # 9 objects, 2 answered on each connection
+    assert [c["retry_of"] for c in summary["connections"]] == [-1, 0, 1, 2, 3]
+    assert summary["retried_requests"] == 7 + 5 + 3 + 1
+    responses: dict[str, bytes] = {}
+    for port in ports:
+        up, down = stream(packets, net.mobile_addr, port), stream(packets, net.fixed_addr, port)
+        requests = [up.data[i:i + 350] for i in range(0, len(up.data), 350)]
+        replies = split_responses(down.data)
+        assert len(replies) == min(2, len(requests))
+        for request, (_, body) in zip(requests, replies):
+            responses[request.split(b" ")[1].decode()] = body
+    check_objects(summary, docroot, responses)
+    log = access_log(tmp_path / "server" / "access.log")
+    assert sorted(int(e["body_bytes_sent"]) for e in log) == sorted(S8M)   # each object answered once
+    assert {e["connection_requests"] for e in log} == {"1", "2"}
+    events = [line.split("\t")[1] for line in (tmp_path / "client.log").read_text().splitlines()
+              if not line.startswith("#")]
+    assert events.count("retry") == 4
 
 
 def test_http11_without_pipelining_waits_for_each_response(tmp_path: Path) -> None:

@@ -59,6 +59,7 @@ struct http_conn {
     char out[HTTP_REQUEST_MAX];
     size_t out_len, out_sent;
     struct http_response resp;
+    int retry_of;         /* the connection whose unanswered requests this one resends; -1: none */
 };
 
 struct http_page {
@@ -71,6 +72,7 @@ struct http_page {
     struct http_conn *conns; /* HTTP_MAX_CONNS */
     unsigned conn_count;
     unsigned next_inline;    /* HTTP/1.0: next in-line object to start */
+    unsigned retried_requests; /* resent on a new connection after the server closed (RFC 2616 8.1.4) */
     bool inline_released;    /* the main object has come as far as --inline-after asks */
     int64_t inline_release_us;
     int64_t deadline_mono_ns;
@@ -91,6 +93,7 @@ int http_page_on_body_progress(struct http_page *page, unsigned conn, unsigned o
                                int64_t now);
 int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object, int64_t now);
 int http_page_on_conn_closed(struct http_page *page, unsigned conn);
+int http_page_retry(struct http_page *page, unsigned conn, int64_t now);
 void http_page_log(struct http_page *page, int64_t t, const char *event, int conn, int object, uint64_t bytes);
 
 #endif

@@ -1,5 +1,6 @@
 /* One client connection: non-blocking connect, request writes, response parsing. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,6 +56,24 @@ int http_conn_enqueue(struct http_page *page, unsigned conn, bool connection_clo
     return 0;
 }
 
+/* A server may close a persistent connection at any time (nginx after keepalive_timeout idle
+ * or keepalive_requests; Apache after KeepAliveTimeout or MaxKeepAliveRequests), and a client
+ * then resends the unanswered requests on a new connection (RFC 2616 8.1.4; GETs are
+ * idempotent). Only a connection that has answered before is retried (one that never answered
+ * is a failing server) and only with nothing of the next response read, so every retry
+ * follows progress and the page ends. */
+static bool may_retry(const struct http_conn *c)
+{
+    return c->answered > 0 && c->answered < c->queued && c->resp.header_len == 0;
+}
+
+static int on_server_close(struct http_page *page, unsigned conn, int64_t now);
+
+static bool closed_by_peer(int err)
+{
+    return err == EPIPE || err == ECONNRESET;
+}
+
 static int flush_requests(struct http_page *page, unsigned conn)
 {
     struct http_conn *c = &page->conns[conn];
@@ -62,6 +81,8 @@ static int flush_requests(struct http_page *page, unsigned conn)
         ssize_t n = write(c->fd, c->out + c->out_sent, c->out_len - c->out_sent);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
+        if (n < 0 && closed_by_peer(errno) && may_retry(c))
+            return on_server_close(page, conn, wl_realtime_us());
         if (n < 0)
             return fail_errno(page, conn, "writing a request");
         c->out_sent += (size_t)n;
@@ -151,10 +172,12 @@ static int consume(struct http_page *page, unsigned conn, const uint8_t *data, s
     return 0;
 }
 
-static int on_eof(struct http_page *page, unsigned conn, int64_t now)
+/* The server's FIN (or its reset of a connection that may be retried). */
+static int on_server_close(struct http_page *page, unsigned conn, int64_t now)
 {
     struct http_conn *c = &page->conns[conn];
-    if (c->answered < c->queued) {
+    bool retry = may_retry(c);
+    if (!retry && c->answered < c->queued) {
         http_response_eof(&c->resp);
         if (c->resp.state == HTTP_RESP_DONE && complete_object(page, conn, now) != 0)
             return -1;
@@ -164,6 +187,8 @@ static int on_eof(struct http_page *page, unsigned conn, int64_t now)
     close(c->fd);
     c->fd = -1;
     http_page_log(page, now, "closed", (int)conn, -1, 0);
+    if (retry)
+        return http_page_retry(page, conn, now);
     if (c->answered < c->queued) {
         const struct http_object *o = &page->objects[c->queue[c->answered]];
         snprintf(page->error, sizeof page->error, "connection %u closed by the server after %u of %u "
@@ -182,10 +207,12 @@ int http_conn_on_readable(struct http_page *page, unsigned conn)
     int64_t now = wl_realtime_us();
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
+    if (n < 0 && closed_by_peer(errno) && may_retry(c))
+        return on_server_close(page, conn, now);
     if (n < 0)
         return fail_errno(page, conn, "reading a response");
     if (n == 0)
-        return on_eof(page, conn, now);
+        return on_server_close(page, conn, now);
     if (page->cfg->delayed_acks && wl_delay_acks(c->fd) != 0)
         return fail_errno(page, conn, "setting TCP_QUICKACK = 0 again after a read (--delayed-acks)");
     return consume(page, conn, buf, (size_t)n, now);

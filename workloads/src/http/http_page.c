@@ -22,9 +22,15 @@ static unsigned open_connections(const struct http_page *page)
 
 static int new_connection(struct http_page *page, const unsigned *objects, unsigned count)
 {
+    if (page->conn_count == HTTP_MAX_CONNS) {
+        snprintf(page->error, sizeof page->error, "no connection left for %u more requests (at most %d a page)",
+                 count, HTTP_MAX_CONNS);
+        return -1;
+    }
     unsigned id = page->conn_count++;
     struct http_conn *c = &page->conns[id];
     c->fd = -1;
+    c->retry_of = -1;
     for (unsigned k = 0; k < count; k++) {
         c->queue[c->queued++] = objects[k];
         page->objects[objects[k]].conn = (int)id;
@@ -52,8 +58,10 @@ static void assign_persistent(struct http_page *page)
     if (conns > inlines)
         conns = inlines > 0 ? inlines : 1;
     page->conn_count = conns;
-    for (unsigned i = 0; i < conns; i++)
+    for (unsigned i = 0; i < conns; i++) {
         page->conns[i].fd = -1;
+        page->conns[i].retry_of = -1;
+    }
     page->conns[0].queue[page->conns[0].queued++] = 0;
     page->objects[0].conn = 0;
     for (unsigned obj = 1; obj < page->cfg->object_count; obj++) {
@@ -117,6 +125,24 @@ int http_page_on_conn_closed(struct http_page *page, unsigned conn)
 {
     (void)conn;
     return (!page->cfg->http11 && page->inline_released) ? start_inline_connections(page) : 0;
+}
+
+/* The server closed a connection that had answered before, with requests unanswered and
+ * nothing of the next response read (http_conn.c): they go, in order, on a new connection. */
+int http_page_retry(struct http_page *page, unsigned conn, int64_t now)
+{
+    const struct http_conn *old = &page->conns[conn];
+    unsigned rest[HTTP_MAX_OBJECTS];
+    unsigned count = old->queued - old->answered;
+    for (unsigned k = 0; k < count; k++)
+        rest[k] = old->queue[old->answered + k];
+    unsigned id = page->conn_count;
+    http_page_log(page, now, "retry", (int)id, (int)rest[0], count);
+    page->retried_requests += count;
+    if (new_connection(page, rest, count) != 0)
+        return -1;
+    page->conns[id].retry_of = (int)conn;
+    return 0;
 }
 
 static bool page_finished(const struct http_page *page)

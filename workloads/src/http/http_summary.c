@@ -35,6 +35,7 @@ static void print_conn(struct wl_json *j, const struct http_conn *c, unsigned in
     wl_json_int(j, "connected_us", c->connected_us);
     wl_json_int(j, "closed_us", c->closed_us);
     wl_json_int(j, "requests", c->requested);
+    wl_json_int(j, "retry_of", c->retry_of);
     wl_json_end_object(j);
 }
 
@@ -85,6 +86,7 @@ void http_page_print_summary(const struct http_page *page, bool ok)
     wl_json_int(&j, "page_last_byte_us", t.last_byte);
     wl_json_int(&j, "page_end_us", t.end);
     wl_json_int(&j, "response_time_us", ok ? t.end - t.start : 0);
+    wl_json_int(&j, "retried_requests", page->retried_requests);
     wl_json_begin_array(&j, "objects");
     for (unsigned i = 0; i < cfg->object_count; i++)
         print_object(&j, &page->objects[i], i);
