@@ -72,7 +72,7 @@ struct http_page {
     struct http_conn *conns; /* HTTP_MAX_CONNS */
     unsigned conn_count;
     unsigned next_inline;    /* HTTP/1.0: next in-line object to start */
-    unsigned retried_requests; /* resent on a new connection after the server closed (RFC 2616 8.1.4) */
+    unsigned retried_requests; /* written again on a new connection after the server closed (RFC 2616 8.1.4) */
     bool inline_released;    /* the main object has come as far as --inline-after asks */
     int64_t inline_release_us;
     int64_t deadline_mono_ns;

@@ -67,11 +67,24 @@ static bool may_retry(const struct http_conn *c)
     return c->answered > 0 && c->answered < c->queued && c->resp.header_len == 0;
 }
 
-static int on_server_close(struct http_page *page, unsigned conn, int64_t now);
-
 static bool closed_by_peer(int err)
 {
     return err == EPIPE || err == ECONNRESET;
+}
+
+/* Every request is exactly request_size bytes, so the requests wholly written are known at
+ * each write: a request reaches `requested` (and the log) as soon as its last byte is out. */
+static void note_written_requests(struct http_page *page, struct http_conn *c, unsigned conn)
+{
+    size_t size = page->cfg->request_size;
+    unsigned first = c->enqueued - (unsigned)(c->out_len / size);
+    unsigned written = first + (unsigned)(c->out_sent / size);
+    int64_t now = wl_realtime_us();
+    for (; c->requested < written; c->requested++) {
+        unsigned obj = c->queue[c->requested];
+        page->objects[obj].request_sent_us = now;
+        http_page_log(page, now, "request_sent", (int)conn, (int)obj, size);
+    }
 }
 
 static int flush_requests(struct http_page *page, unsigned conn)
@@ -81,17 +94,16 @@ static int flush_requests(struct http_page *page, unsigned conn)
         ssize_t n = write(c->fd, c->out + c->out_sent, c->out_len - c->out_sent);
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return 0;
-        if (n < 0 && closed_by_peer(errno) && may_retry(c))
-            return on_server_close(page, conn, wl_realtime_us());
+        if (n < 0 && closed_by_peer(errno) && may_retry(c)) {
+            /* the server has gone: what it sent before is still to be read, and the read
+             * path decides (a retry of what stays unanswered) */
+            c->out_len = c->out_sent = 0;
+            return 0;
+        }
         if (n < 0)
             return fail_errno(page, conn, "writing a request");
         c->out_sent += (size_t)n;
-    }
-    int64_t now = wl_realtime_us();
-    for (; c->requested < c->enqueued; c->requested++) {
-        unsigned obj = c->queue[c->requested];
-        page->objects[obj].request_sent_us = now;
-        http_page_log(page, now, "request_sent", (int)conn, (int)obj, page->cfg->request_size);
+        note_written_requests(page, c, conn);
     }
     c->out_len = c->out_sent = 0;
     return 0;

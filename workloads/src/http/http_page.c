@@ -20,7 +20,7 @@ static unsigned open_connections(const struct http_page *page)
     return open;
 }
 
-static int new_connection(struct http_page *page, const unsigned *objects, unsigned count)
+static int new_connection(struct http_page *page, const unsigned *objects, unsigned count, int retry_of)
 {
     if (page->conn_count == HTTP_MAX_CONNS) {
         snprintf(page->error, sizeof page->error, "no connection left for %u more requests (at most %d a page)",
@@ -30,7 +30,7 @@ static int new_connection(struct http_page *page, const unsigned *objects, unsig
     unsigned id = page->conn_count++;
     struct http_conn *c = &page->conns[id];
     c->fd = -1;
-    c->retry_of = -1;
+    c->retry_of = retry_of;
     for (unsigned k = 0; k < count; k++) {
         c->queue[c->queued++] = objects[k];
         page->objects[objects[k]].conn = (int)id;
@@ -43,7 +43,7 @@ static int start_inline_connections(struct http_page *page)
 {
     while (page->next_inline < page->cfg->object_count && open_connections(page) < page->cfg->parallel) {
         unsigned obj = page->next_inline++;
-        if (new_connection(page, &obj, 1) != 0)
+        if (new_connection(page, &obj, 1, -1) != 0)
             return -1;
     }
     return 0;
@@ -100,7 +100,7 @@ static int release_inline_requests(struct http_page *page, unsigned conn, uint64
     if (!page->cfg->http11)
         return start_inline_connections(page);
     for (unsigned i = 1; i < page->conn_count; i++)
-        if (http_conn_open(page, i) != 0)
+        if (page->conns[i].state == CONN_UNUSED && http_conn_open(page, i) != 0)
             return -1;
     return http_page_fill_requests(page, 0);
 }
@@ -136,13 +136,9 @@ int http_page_retry(struct http_page *page, unsigned conn, int64_t now)
     unsigned count = old->queued - old->answered;
     for (unsigned k = 0; k < count; k++)
         rest[k] = old->queue[old->answered + k];
-    unsigned id = page->conn_count;
-    http_page_log(page, now, "retry", (int)id, (int)rest[0], count);
-    page->retried_requests += count;
-    if (new_connection(page, rest, count) != 0)
-        return -1;
-    page->conns[id].retry_of = (int)conn;
-    return 0;
+    http_page_log(page, now, "retry", (int)page->conn_count, (int)rest[0], count);
+    page->retried_requests += old->requested - old->answered;   /* on the wire twice */
+    return new_connection(page, rest, count, (int)conn);
 }
 
 static bool page_finished(const struct http_page *page)
@@ -213,7 +209,7 @@ static int start_page(struct http_page *page)
     if (!page->cfg->http11) {
         unsigned main_object = 0;
         page->next_inline = 1;
-        return new_connection(page, &main_object, 1);
+        return new_connection(page, &main_object, 1, -1);
     }
     assign_persistent(page);
     return http_conn_open(page, 0);
