@@ -26,7 +26,11 @@ several run at once), with UDP traffic from the fixed host (squall-udp) to the m
   starve the sender and receiver, and the numbers would measure that instead.
   For each relaying program: CPU time and wakeups (voluntary context switches)
   during the stream, per received packet (a program that never sleeps because it
-  cannot keep up shows almost no wakeups).
+  cannot keep up shows almost no wakeups). For the whole machine (/proc/stat): busy and
+  idle CPU-seconds during the stream and busy CPU per received packet — generators, relays,
+  the hosts' stacks and softirqs together — and `cpu_bound_ratio`, the naive path's busy CPU
+  per packet over the emulator path's: the ratio if CPU were the only limit (with no idle
+  time the measured ratio is close to it).
 
 $SQUALL_BENCH_PARTS (timing,capacity), $SQUALL_BENCH_RATES (1000,10000) and
 $SQUALL_BENCH_LANES_AT_ONCE (1,2,4) select less, for experiments;
@@ -189,6 +193,23 @@ def usage_report(before: dict[str, Usage | None], after: dict[str, Usage | None]
 
 def snapshot(pids: dict[str, int]) -> dict[str, Usage | None]:
     return {name: usage(pid) for name, pid in pids.items()}
+
+
+def machine_cpu_s() -> tuple[float, float]:
+    """(busy, idle) CPU-seconds of the whole machine so far, all CPUs (/proc/stat's `cpu`
+    line: busy = user, nice, system, irq, softirq; idle = idle, iowait; steal, time another
+    guest had, is neither)."""
+    words = (_read("/proc/stat") or "").splitlines()[0].split()
+    user, nice, system, idle, iowait, irq, softirq = (int(w) for w in words[1:8])
+    tick = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq) / tick, (idle + iowait) / tick
+
+
+def machine_report(before: tuple[float, float], after: tuple[float, float], packets: int) -> dict:
+    """What the whole path cost the machine: generators, relays, the hosts' stacks, softirqs."""
+    busy, idle = after[0] - before[0], after[1] - before[1]
+    return {"busy_cpu_s": round(busy, 3), "idle_cpu_s": round(idle, 3),
+            "busy_us_per_packet": round(busy * 1e6 / packets, 2) if packets else None}
 
 
 # --- UDP streams through lanes ----------------------------------------------------------
@@ -407,9 +428,18 @@ def capacity_naive(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
 def measured_stream(addr: LaneAddresses, workdir: Path, size_ip: int, relays: ProgramGroup) -> dict:
     """A saturating stream, with the CPU time and wakeups of the relaying programs."""
     pids = {name: p.proc.pid for name, p in relays.programs.items()}
-    before = snapshot(pids)
+    before, machine_before = snapshot(pids), machine_cpu_s()
     stream = udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
-    return {**stream, "programs": usage_report(before, snapshot(pids), stream["received"])}
+    return {**stream, "programs": usage_report(before, snapshot(pids), stream["received"]),
+            "machine": machine_report(machine_before, machine_cpu_s(), stream["received"])}
+
+
+def cpu_bound_ratio(emu: dict, naive: dict) -> float | None:
+    """The ratio the two paths would have if the machine's CPUs were the only limit: the
+    naive path's busy CPU per delivered packet over the emulator path's (both include the
+    same generators and host stacks)."""
+    e, n = emu["machine"]["busy_us_per_packet"], naive["machine"]["busy_us_per_packet"]
+    return round(n / e, 3) if e and n else None
 
 
 def capacity(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
@@ -418,7 +448,8 @@ def capacity(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
     for r in (emu, naive):
         r["gbit_per_s"] = r["packets_per_s"] * size_ip * 8 / 1e9
     return {"packet_ip_bytes": size_ip, "seconds": CAPACITY_SECONDS, "emulator": emu, "naive_relay": naive,
-            "ratio": emu["packets_per_s"] / naive["packets_per_s"] if naive["packets_per_s"] else None}
+            "ratio": emu["packets_per_s"] / naive["packets_per_s"] if naive["packets_per_s"] else None,
+            "cpu_bound_ratio": cpu_bound_ratio(emu, naive)}
 
 
 # --- registry entry -----------------------------------------------------------------
@@ -521,4 +552,8 @@ def summary(numbers: dict) -> list[str]:
         for name, u in {**e.get("programs", {}), **n.get("programs", {})}.items():
             lines.append(f"    {name}: {u['cpu_us_per_packet']} µs CPU and {u['packets_per_wakeup']} "
                          f"packets per wakeup")
+        if "machine" in e:
+            lines.append(f"    whole machine per delivered packet: emulator path {e['machine']['busy_us_per_packet']} µs "
+                         f"busy ({e['machine']['idle_cpu_s']} s idle), naive {n['machine']['busy_us_per_packet']} µs "
+                         f"({n['machine']['idle_cpu_s']} s idle); CPU-bound ratio {c['cpu_bound_ratio']}")
     return lines

@@ -192,3 +192,20 @@ def test_the_link_programs_share_of_the_machines_cpu_time(monkeypatch) -> None:
     lanes = [{"emulator": 0.9, "npa-router": 0.3, "npa-mobile": 0.3}, {"emulator": 1.1, "npa-router": 0.2, "npa-mobile": 0.2}]
     assert emulator.cpu_share(lanes, 1.5) == 1.0
     assert emulator.cpu_share(lanes, 0.0) is None
+
+
+def test_the_capacity_rounds_whole_machine_cpu_per_delivered_packet(monkeypatch) -> None:
+    """/proc/stat's busy ticks (steal left out) per received packet, and the ratio the two
+    paths would have with CPU the only limit."""
+    from bench import emulator
+    monkeypatch.setattr(emulator.os, "sysconf", lambda name: 100)
+    stat = iter(["cpu  100 5 50 1000 10 3 2 40 0 0\ncpu0 1 2 3\n",
+                 "cpu  400 5 150 1010 10 3 42 90 0 0\ncpu0 1 2 3\n"])
+    monkeypatch.setattr(emulator, "_read", lambda path: next(stat))
+    before = emulator.machine_cpu_s()
+    assert before == (1.6, 10.1)
+    report = emulator.machine_report(before, emulator.machine_cpu_s(), 200_000)
+    assert report == {"busy_cpu_s": 4.4, "idle_cpu_s": 0.1, "busy_us_per_packet": 22.0}
+    emu, naive = {"machine": {"busy_us_per_packet": 12.0}}, {"machine": {"busy_us_per_packet": 9.0}}
+    assert emulator.cpu_bound_ratio(emu, naive) == 0.75
+    assert emulator.cpu_bound_ratio({"machine": {"busy_us_per_packet": None}}, naive) is None
