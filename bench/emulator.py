@@ -28,9 +28,10 @@ several run at once), with UDP traffic from the fixed host (squall-udp) to the m
   during the stream, per received packet (a program that never sleeps because it
   cannot keep up shows almost no wakeups). For the whole machine (/proc/stat): busy and
   idle CPU-seconds during the stream and busy CPU per received packet — generators, relays,
-  the hosts' stacks and softirqs together — and `cpu_bound_ratio`, the naive path's busy CPU
-  per packet over the emulator path's: the ratio if CPU were the only limit (with no idle
-  time the measured ratio is close to it).
+  the hosts' stacks and softirqs together, from the senders' start to their exit — and
+  `cpu_bound_ratio`, the naive path's busy CPU per packet over the emulator path's: the ratio
+  if CPU were the only limit (with no idle time the measured ratio is close to it; the
+  packets lost on the way cost CPU too and are not in the divisor).
 
 $SQUALL_BENCH_PARTS (timing,capacity), $SQUALL_BENCH_RATES (1000,10000) and
 $SQUALL_BENCH_LANES_AT_ONCE (1,2,4) select less, for experiments;
@@ -50,7 +51,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from analysis.emulog import EmulatorLog, read_emulator_log
 from bench.cyclictest import Cyclictest
@@ -198,8 +199,11 @@ def snapshot(pids: dict[str, int]) -> dict[str, Usage | None]:
 def machine_cpu_s() -> tuple[float, float]:
     """(busy, idle) CPU-seconds of the whole machine so far, all CPUs (/proc/stat's `cpu`
     line: busy = user, nice, system, irq, softirq; idle = idle, iowait; steal, time another
-    guest had, is neither)."""
-    words = (_read("/proc/stat") or "").splitlines()[0].split()
+    guest had, is neither; guest and guest_nice are already inside user and nice)."""
+    text = _read("/proc/stat")
+    if not text:
+        raise RuntimeError("cannot read /proc/stat for the machine's CPU time")
+    words = text.splitlines()[0].split()
     user, nice, system, idle, iowait, irq, softirq = (int(w) for w in words[1:8])
     tick = os.sysconf("SC_CLK_TCK")
     return (user + nice + system + irq + softirq) / tick, (idle + iowait) / tick
@@ -213,13 +217,17 @@ def machine_report(before: tuple[float, float], after: tuple[float, float], pack
 
 
 # --- UDP streams through lanes ----------------------------------------------------------
-def udp_stream(addr: LaneAddresses, workdir: Path, size_ip: int, rate: str, seconds: float) -> dict:
+def udp_stream(addr: LaneAddresses, workdir: Path, size_ip: int, rate: str, seconds: float,
+               sending: Callable[[str], None] = lambda moment: None) -> dict:
     """squall-udp from the fixed host to the mobile host; the receiver's summary."""
-    return udp_streams([addr], workdir, size_ip, rate, seconds)[0]
+    return udp_streams([addr], workdir, size_ip, rate, seconds, sending)[0]
 
 
-def udp_streams(addrs: list[LaneAddresses], workdir: Path, size_ip: int, rate: str, seconds: float) -> list[dict]:
-    """One stream per lane, all at once (receivers first, then every sender)."""
+def udp_streams(addrs: list[LaneAddresses], workdir: Path, size_ip: int, rate: str, seconds: float,
+                sending: Callable[[str], None] = lambda moment: None) -> list[dict]:
+    """One stream per lane, all at once (receivers first, then every sender). `sending` is
+    called with "start" once every sender is started and with "end" once all have exited,
+    before the receivers' idle timeout ends them."""
     udp = str(program_path("squall-udp"))
     with ProgramGroup(workdir) as group:
         for a in addrs:
@@ -231,10 +239,15 @@ def udp_streams(addrs: list[LaneAddresses], workdir: Path, size_ip: int, rate: s
             group.start(f"udp-send-{a.lane}", a.ns.fixed,
                         [udp, "send", "--connect", f"{a.mobile_host}:{PORT}", "--size", str(size_ip - UDP_IP_HEADERS),
                          "--rate", rate, "--duration", f"{seconds}s"])
-        results = []
+        sending("start")
+        sent_by_lane = {}
         for a in addrs:
             name = f"udp-send-{a.lane}"
-            sent = program_summary(group.programs[name], group.wait_exit(name, seconds + 30))
+            sent_by_lane[a.lane] = program_summary(group.programs[name], group.wait_exit(name, seconds + 30))
+        sending("end")
+        results = []
+        for a in addrs:
+            sent = sent_by_lane[a.lane]
             name = f"udp-recv-{a.lane}"
             received = program_summary(group.programs[name], group.wait_exit(name, 30))
             results.append({"sent": sent["packets"], "send_errors": sent.get("send_errors", 0),
@@ -428,10 +441,12 @@ def capacity_naive(addr: LaneAddresses, workdir: Path, size_ip: int) -> dict:
 def measured_stream(addr: LaneAddresses, workdir: Path, size_ip: int, relays: ProgramGroup) -> dict:
     """A saturating stream, with the CPU time and wakeups of the relaying programs."""
     pids = {name: p.proc.pid for name, p in relays.programs.items()}
-    before, machine_before = snapshot(pids), machine_cpu_s()
-    stream = udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS)
+    before = snapshot(pids)
+    machine: dict[str, tuple[float, float]] = {}
+    stream = udp_stream(addr, workdir / "udp", size_ip, "max", CAPACITY_SECONDS,
+                        lambda moment: machine.__setitem__(moment, machine_cpu_s()))
     return {**stream, "programs": usage_report(before, snapshot(pids), stream["received"]),
-            "machine": machine_report(machine_before, machine_cpu_s(), stream["received"])}
+            "machine": machine_report(machine["start"], machine["end"], stream["received"])}
 
 
 def cpu_bound_ratio(emu: dict, naive: dict) -> float | None:

@@ -199,8 +199,9 @@ def test_the_capacity_rounds_whole_machine_cpu_per_delivered_packet(monkeypatch)
     paths would have with CPU the only limit."""
     from bench import emulator
     monkeypatch.setattr(emulator.os, "sysconf", lambda name: 100)
-    stat = iter(["cpu  100 5 50 1000 10 3 2 40 0 0\ncpu0 1 2 3\n",
-                 "cpu  400 5 150 1010 10 3 42 90 0 0\ncpu0 1 2 3\n"])
+    # guest and guest_nice (the last two) are already inside user and nice: not added again
+    stat = iter(["cpu  100 5 50 1000 10 3 2 40 30 1\ncpu0 1 2 3\n",
+                 "cpu  400 5 150 1010 10 3 42 90 70 1\ncpu0 1 2 3\n"])
     monkeypatch.setattr(emulator, "_read", lambda path: next(stat))
     before = emulator.machine_cpu_s()
     assert before == (1.6, 10.1)
@@ -209,3 +210,6 @@ def test_the_capacity_rounds_whole_machine_cpu_per_delivered_packet(monkeypatch)
     emu, naive = {"machine": {"busy_us_per_packet": 12.0}}, {"machine": {"busy_us_per_packet": 9.0}}
     assert emulator.cpu_bound_ratio(emu, naive) == 0.75
     assert emulator.cpu_bound_ratio({"machine": {"busy_us_per_packet": None}}, naive) is None
+    monkeypatch.setattr(emulator, "_read", lambda path: None)
+    with pytest.raises(RuntimeError, match="/proc/stat"):
+        emulator.machine_cpu_s()

@@ -1,13 +1,14 @@
-"""results.json of the ARQ sampling experiment (validation/README.md, "Saarto's IW4 s+2m: more
-replications").
+"""results.json of the ARQ sampling experiment (validation/README.md, "Saarto's IW4 s+2m ARQ
+case: more replications").
 
     PYTHONPATH=. python validation/explanations/arq-sampling/summarise.py RUN_DIR... \\
         --rounds validation/data/saarto/replications.csv > results.json
 
 The ARQ conclusion's one unexplained case compares Saarto's IW4 s+2m page at the low and at the
 high ARQ persistency by the timeouts that fired too early per run (validation/rto_causes.py);
-the full validation's rounds give 3 in 9 replications at either link. Replication k of the two
-cells meets the same channel timeline (one seed), so the cells are compared replication by
+the full validation's rounds give 3 such timeouts over 9 replications at either link.
+Replication k of the two cells meets the same good and bad periods (one seed; the losses
+within them part once one link retries what the other drops), so the cells are compared replication by
 replication as well as by their means. RUN_DIRs hold further replications of the same two
 cells (`squall run --first-replication`); the rounds' values come from the committed data.
 """
@@ -27,33 +28,35 @@ from validation.rto_causes import CAUSES, TOO_EARLY, replication_causes
 LOW, HIGH = "link-arq-low_tcp-iw4_workload-s+2m", "link-arq-high_tcp-iw4_workload-s+2m"
 
 
-def _error_drops(run: Path) -> dict[tuple[str, int], float]:
+def _number(text: str) -> float | None:
+    return float(text) if text != "" else None
+
+
+def _ok_rows(run: Path) -> dict[tuple[str, int], dict]:
+    """summary/runs.csv's analysed ok replications of the two cells, by (cell, replication)."""
     with (run / "summary" / "runs.csv").open() as f:
-        return {(r["cell"], int(r["replication"])): float(r["run.error_drops"] or "nan")
-                for r in csv.DictReader(f)}
+        return {(r["cell"], int(r["replication"])): r for r in csv.DictReader(f)
+                if r["cell"] in (LOW, HIGH) and r["status"] == "ok" and r["analysed"] == "True"}
 
 
 def experiment_rows(runs: list[Path]) -> dict[tuple[str, int], dict]:
     """Per (cell, replication) of the experiment's runs: too-early timeouts, causes, error drops."""
     rows: dict[tuple[str, int], dict] = {}
     for run in runs:
-        drops = _error_drops(run)
-        for cell in (LOW, HIGH):
-            for rep in sorted((run / "cells" / cell).glob("rep-*")):
-                if rep.name.endswith(".partial"):
-                    continue
-                k = int(rep.name.split("-")[1])
-                causes = replication_causes(rep)
-                rows[(cell, k)] = {"too_early": sum(causes.get(c, 0) for c in TOO_EARLY),
-                                   "causes": {c: causes.get(c, 0) for c in CAUSES},
-                                   "error_drops": drops.get((cell, k))}
+        for (cell, k), row in sorted(_ok_rows(run).items()):
+            if (cell, k) in rows:
+                raise ValueError(f"{run}: {cell} replication {k} is in another of the runs too")
+            causes = replication_causes(run / "cells" / cell / f"rep-{k:02d}")
+            rows[(cell, k)] = {"too_early": sum(causes.get(c, 0) for c in TOO_EARLY),
+                               "causes": {c: causes.get(c, 0) for c in CAUSES},
+                               "error_drops": _number(row["run.error_drops"])}
     return rows
 
 
 def round_rows(path: Path) -> dict[tuple[str, int], dict]:
     with path.open() as f:
         return {(r["cell"], int(r["replication"])): {"too_early": float(r["conn.rto_too_early"]),
-                                                      "error_drops": float(r["run.error_drops"])}
+                                                      "error_drops": _number(r["run.error_drops"])}
                 for r in csv.DictReader(f) if r["cell"] in (LOW, HIGH) and r["conn.rto_too_early"] != ""}
 
 
@@ -91,6 +94,9 @@ def paired(rows: dict[tuple[str, int], dict]) -> dict:
 def summarise(runs: list[Path], rounds: Path) -> dict:
     from_rounds = round_rows(rounds)
     from_runs = experiment_rows(runs)
+    overlap = sorted(from_rounds.keys() & from_runs.keys())
+    if overlap:
+        raise ValueError(f"replications in both the rounds and the runs: {overlap[:3]}")
     both = {**from_rounds, **from_runs}
     return {"cells": {"low": LOW, "high": HIGH},
             "rounds": {"low": cell_summary(from_rounds, LOW), "high": cell_summary(from_rounds, HIGH),
