@@ -183,7 +183,7 @@ def retried_page(tmp_path: Path, client_args: list[str]) -> tuple[dict, list[int
         for request, (_, body) in zip(requests, replies):
             responses[request.split(b" ")[1].decode()] = body
     check_objects(summary, docroot, responses)
-    assert written == len(S8M) + summary["retried_requests"] > len(S8M)
+    assert written == len(S8M) + summary["retried_requests"]
     log = access_log(tmp_path / "server" / "access.log")
     assert sorted(int(e["body_bytes_sent"]) for e in log) == sorted(S8M)   # each object answered once
     assert {e["connection_requests"] for e in log} == {"1", "2"}
@@ -197,17 +197,17 @@ def test_http11_pipelined_requests_the_server_left_unanswered_go_again_on_a_new_
     summary, ports, _ = retried_page(tmp_path, ["--pipeline"])
     assert len(ports) == 5     # 9 objects, 2 answered on each connection
     assert [c["retry_of"] for c in summary["connections"]] == [-1, 0, 1, 2, 3]
-    assert summary["retried_requests"] == 7 + 5 + 3 + 1
+    assert summary["retried_requests"] == 7 + 5 + 3 + 1      # written before the close was said
 
 
 def test_http11_without_pipelining_a_closed_connection_is_retried_too(tmp_path: Path) -> None:
     summary, ports, _ = retried_page(tmp_path, ["--persistent", "2"])
     conns = summary["connections"]
-    # connection 0 carries objects 0 1 3 5 7, connection 1 2 4 6 8: each closes after two,
-    # having written the next request (one on the wire twice per close)
+    # connection 0 carries objects 0 1 3 5 7, connection 1 2 4 6 8: each closes after two, and
+    # its second response says "Connection: close", so the client writes nothing more on it
     assert len(ports) == len(conns) == 5
     assert sorted(c["retry_of"] for c in conns) in ([-1, -1, 0, 1, 2], [-1, -1, 0, 1, 3])
-    assert summary["retried_requests"] == 3
+    assert summary["retried_requests"] == 0
 
 
 def test_http11_without_pipelining_waits_for_each_response(tmp_path: Path) -> None:

@@ -69,6 +69,25 @@ static void body_without_length_ends_at_eof(void **state)
     assert_int_equal(r.body_bytes, 4);
 }
 
+static bool closes(const char *header)
+{
+    struct http_response r;
+    http_response_reset(&r);
+    http_response_feed(&r, (const uint8_t *)header, strlen(header));
+    assert_int_equal(r.state, HTTP_RESP_DONE);
+    return r.connection_close;
+}
+
+static void connection_close_is_a_token_of_the_connection_field(void **state)
+{
+    (void)state;
+    assert_true(closes("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+    assert_true(closes("HTTP/1.1 200 OK\r\nconnection: Keep-Alive, CLOSE\r\nContent-Length: 0\r\n\r\n"));
+    assert_false(closes("HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n"));
+    assert_false(closes("HTTP/1.1 200 OK\r\nConnection: closed\r\nContent-Length: 0\r\n\r\n"));
+    assert_false(closes("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Note: close\r\n\r\n"));
+}
+
 static void garbage_is_an_error(void **state)
 {
     (void)state;
@@ -87,6 +106,7 @@ int main(void)
         cmocka_unit_test(request_too_small_is_refused),
         cmocka_unit_test(pipelined_responses_split_at_content_length),
         cmocka_unit_test(body_without_length_ends_at_eof),
+        cmocka_unit_test(connection_close_is_a_token_of_the_connection_field),
         cmocka_unit_test(garbage_is_an_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

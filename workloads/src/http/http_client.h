@@ -60,6 +60,7 @@ struct http_conn {
     size_t out_len, out_sent;
     struct http_response resp;
     int retry_of;         /* the connection whose unanswered requests this one resends; -1: none */
+    bool server_closing;  /* a response said "Connection: close": no more requests on it */
 };
 
 struct http_page {

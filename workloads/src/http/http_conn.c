@@ -151,6 +151,7 @@ static int complete_object(struct http_page *page, unsigned conn, int64_t now)
     o->done = true;
     http_page_log(page, now, "last_byte", (int)conn, (int)obj, o->bytes);
     c->answered++;
+    c->server_closing |= c->resp.connection_close;
     http_response_reset(&c->resp);
     return http_page_on_object_done(page, conn, obj, now);
 }

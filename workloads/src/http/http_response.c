@@ -13,6 +13,7 @@ void http_response_reset(struct http_response *r)
     r->status = 0;
     r->content_length = -1;
     r->body_bytes = 0;
+    r->connection_close = false;
     r->error = NULL;
 }
 
@@ -22,16 +23,44 @@ static void fail(struct http_response *r, const char *why)
     r->error = why;
 }
 
-static int64_t find_content_length(const char *header)
+/* The value of the first header field called `name` (with its colon), up to its line's end;
+ * NULL if the header has none. */
+static const char *field_value(const char *header, const char *name, size_t *len)
 {
+    size_t n = strlen(name);
     for (const char *line = strstr(header, "\r\n"); line; line = strstr(line + 2, "\r\n")) {
-        if (strncasecmp(line + 2, "Content-Length:", 15) == 0) {
-            char *end;
-            long long v = strtoll(line + 2 + 15, &end, 10);
-            return v >= 0 ? v : -1;
+        if (strncasecmp(line + 2, name, n) == 0) {
+            const char *value = line + 2 + n;
+            const char *end = strstr(value, "\r\n");
+            *len = end ? (size_t)(end - value) : strlen(value);
+            return value;
         }
     }
-    return -1;
+    return NULL;
+}
+
+static int64_t find_content_length(const char *header)
+{
+    size_t len;
+    const char *value = field_value(header, "Content-Length:", &len);
+    if (value == NULL)
+        return -1;
+    long long v = strtoll(value, NULL, 10);
+    return v >= 0 ? v : -1;
+}
+
+/* Connection's tokens, comma-separated, contain "close" (RFC 7230 6.1). */
+static bool says_close(const char *header)
+{
+    size_t len;
+    const char *value = field_value(header, "Connection:", &len);
+    for (size_t i = 0; value != NULL && i + 5 <= len; i++) {
+        bool starts = i == 0 || value[i - 1] == ' ' || value[i - 1] == ',' || value[i - 1] == '\t';
+        bool ends = i + 5 == len || value[i + 5] == ' ' || value[i + 5] == ',' || value[i + 5] == '\t';
+        if (starts && ends && strncasecmp(value + i, "close", 5) == 0)
+            return true;
+    }
+    return false;
 }
 
 static void parse_header(struct http_response *r)
@@ -43,6 +72,7 @@ static void parse_header(struct http_response *r)
     }
     r->status = status;
     r->content_length = find_content_length(r->header);
+    r->connection_close = says_close(r->header);
     r->state = (r->content_length == 0) ? HTTP_RESP_DONE : HTTP_RESP_BODY;
 }
 

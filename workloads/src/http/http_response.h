@@ -18,6 +18,7 @@ struct http_response {
     int status;
     int64_t content_length; /* -1: not given (body ends at EOF) */
     uint64_t body_bytes;
+    bool connection_close;  /* "Connection: close": the server ends the connection after it */
     const char *error;      /* set in HTTP_RESP_ERROR */
 };
 
