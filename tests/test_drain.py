@@ -39,6 +39,15 @@ class Host:
                          "00000002 0 0 1 1\n")
 
 
+class BusyLink:
+    """A packet stays inside until `empty_in_s` (an ACK that entered late in the drain)."""
+    def __init__(self, empty_in_s: float) -> None:
+        self.empty_at = time.monotonic() + empty_in_s
+
+    def state(self) -> LinkState:
+        return LinkState(pending=int(time.monotonic() < self.empty_at), last_us=0, now_us=10_000_000)
+
+
 def ends(retransmit_in_s: float | None, settles_in_s: float | None):
     return (Host("198.18.20.1", MOBILE, FIXED),
             Host("198.18.20.2", FIXED, MOBILE, retransmit_in_s, settles_in_s))
@@ -78,3 +87,12 @@ def test_a_timed_out_replication_does_not_wait_for_retransmissions() -> None:
                                wait_for_retransmissions=False)
     assert drain["ended_by"] == "longest" and "waited_for_retransmission_s" not in drain, drain
     assert time.monotonic() - t < 0.35
+
+
+def test_a_packet_still_in_the_link_at_the_worst_case_does_not_hide_a_waiting_fin() -> None:
+    """The client's ACK of the server's FIN was lost and a later ACK entered the link just
+    before the worst case was up: the FIN's retransmission is still waited for (it ended the
+    drain with the FIN unacknowledged and the main object's throughput undefined)."""
+    drain = replication._drain(BusyLink(0.2), ends(0.4, 0.5), longest_s=0.1, stop=threading.Event())
+    assert drain["ended_by"] == "settled", drain
+    assert 0.45 <= drain["waited_for_retransmission_s"] < 2.0

@@ -400,7 +400,9 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
             if stop.wait(max(0.0, deadline - time.monotonic())):
                 raise Interrupted() from None
             return {"ended_by": "longest", "longest_s": round(longest_s, 3), "state_error": str(e)}
-        waiting = _waiting(ends) if state.pending == 0 else None
+        # the hosts' tables while the link is empty, and once the worst case is up: a packet
+        # that entered late (an ACK after a lost one) must not hide a FIN still waiting
+        waiting = _waiting(ends) if state.pending == 0 or time.monotonic() >= deadline else None
         if state.pending == 0 and waiting is not None and waiting.connections == 0:
             return _drain_record("settled", longest_s, started, extended)
         if state.pending == 0 and waiting is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
