@@ -401,18 +401,20 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
                 raise Interrupted() from None
             return {"ended_by": "longest", "longest_s": round(longest_s, 3), "state_error": str(e)}
         # the hosts' tables while the link is empty, and once the worst case is up: a packet
-        # that entered late (an ACK after a lost one) must not hide a FIN still waiting
-        waiting = _waiting(ends) if state.pending == 0 or time.monotonic() >= deadline else None
+        # that entered late (an ACK after a lost one) must not hide a FIN still waiting. One
+        # clock reading for the whole turn, so the read and the extension agree.
+        now = time.monotonic()
+        waiting = _waiting(ends) if state.pending == 0 or now >= deadline else None
         if state.pending == 0 and waiting is not None and waiting.connections == 0:
             return _drain_record("settled", longest_s, started, extended)
         if state.pending == 0 and waiting is None and state.quiet_us() >= DRAIN_QUIET_S * 1e6:
             return _drain_record("quiet", longest_s, started, extended)
         due = waiting.retransmission_due_s if waiting is not None else None
-        if wait_for_retransmissions and time.monotonic() >= deadline and due is not None and deadline < limit:
+        if wait_for_retransmissions and now >= deadline and due is not None and deadline < limit:
             # still waiting after the worst case: a segment was lost; its retransmission, then
             # the link's worst case for it and its acknowledgement
-            deadline, extended = min(limit, time.monotonic() + due + longest_s), True
-        if time.monotonic() >= deadline:
+            deadline, extended = min(limit, now + due + longest_s), True
+        if now >= deadline:
             return _drain_record("longest", longest_s, started, extended) | {
                 "pending": state.pending, "unsettled_connections": None if waiting is None else waiting.connections}
         if stop.wait(POLL_S):
