@@ -10,12 +10,13 @@ import socket
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from conftest import require_programs
+from support_loopback_server import LoopbackServer
 from testbed.link.session import bin_dir
 
 MAIN_CHUNKS = [1500, 1500, 1500, 1500]   # the main object, 6000 bytes, one chunk per PAUSE
@@ -24,32 +25,15 @@ INLINES = [1000] * 6
 OBJECTS = ",".join(str(n) for n in [sum(MAIN_CHUNKS), *INLINES])
 
 
-@dataclass
-class PacedServer:
+class PacedServer(LoopbackServer):
     """HTTP on 127.0.0.1: `GET /obj/<i>-<size>` gets exactly size bytes, object 0 in
     MAIN_CHUNKS with PAUSE between them. Closes after an HTTP/1.0 request or one with
     `Connection: close`. Times are time.time() (CLOCK_REALTIME, as the client's log)."""
-    listener: socket.socket = field(default_factory=lambda: socket.create_server(("127.0.0.1", 0)))
-    arrivals: dict[str, float] = field(default_factory=dict)   # url -> when its request arrived
-    main_chunk_sending: list[float] = field(default_factory=list)   # just before each chunk of object 0
 
-    def __post_init__(self) -> None:
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return self.listener.getsockname()[1]
-
-    def close(self) -> None:
-        self.listener.close()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+    def __init__(self) -> None:
+        self.arrivals: dict[str, float] = {}         # url -> when its request arrived
+        self.main_chunk_sending: list[float] = []    # just before each chunk of object 0
+        super().__init__()
 
     def _read(self, conn: socket.socket, requests: queue.Queue) -> None:
         buf = b""
@@ -68,7 +52,7 @@ class PacedServer:
                 if last:
                     return
 
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket) -> None:
         requests: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, args=(conn, requests), daemon=True).start()
         last = False

@@ -9,12 +9,12 @@ import re
 import socket
 import struct
 import subprocess
-import threading
 import time
 
 import pytest
 
 from conftest import require_programs
+from support_loopback_server import LoopbackServer
 from testbed.link.session import bin_dir
 from testbed.scenario.workloads import load
 
@@ -23,7 +23,7 @@ PER_CONNECTION = 2
 URL = re.compile(rb"^GET (/obj/\d+-(\d+)) HTTP/1\.1\r\n")
 
 
-class ClosingServer:
+class ClosingServer(LoopbackServer):
     """Answers PER_CONNECTION requests on each connection, waits 50 ms (the client has written
     what it writes after them), then closes: a FIN after which it reads and discards (nginx's
     lingering close), or a reset."""
@@ -31,20 +31,9 @@ class ClosingServer:
     def __init__(self, reset: bool) -> None:
         self.reset = reset
         self.served: list[str] = []
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
-
-    def _serve(self, conn: socket.socket) -> None:
+    def serve(self, conn: socket.socket) -> None:
         with conn:
             pending, answered = b"", 0
             while answered < PER_CONNECTION:
@@ -71,9 +60,6 @@ class ClosingServer:
                     pass
             except OSError:
                 pass
-
-    def close(self) -> None:
-        self.listener.close()
 
 
 @pytest.mark.parametrize("pipeline", [True, False], ids=["pipelined", "one-at-a-time"])
