@@ -21,27 +21,35 @@ _WAITING_FOR_ACK = {_SYN_SENT, _SYN_RECV, _FIN_WAIT1, _LAST_ACK, _CLOSING}
 _WITH_DATA = {_ESTABLISHED, _CLOSE_WAIT}
 _RETRANSMIT_TIMER = 1        # the `tr` field: retransmission, loss probe or reordering timer
 USER_HZ = 100                # `tm->when` is in clock ticks (jiffies_delta_to_clock_t)
+_STATE_NAMES = {0x01: "ESTABLISHED", 0x02: "SYN_SENT", 0x03: "SYN_RECV", 0x04: "FIN_WAIT1", 0x08: "CLOSE_WAIT",
+                0x09: "LAST_ACK", 0x0B: "CLOSING"}
+# net/ipv4/tcp_ipv4.c get_tcp4_sock: 1 retransmit/loss probe/reordering, 2 sk_timer
+# (keepalive, FIN_WAIT2), 4 zero window probe
+_TIMER_NAMES = {0: "no timer", 1: "retransmit", 2: "keepalive", 3: "time-wait", 4: "zero-window probe"}
 
 
 @dataclass(frozen=True)
 class Waiting:
     """The unsettled connections between two addresses, and the latest time from now at which
-    one of them retransmits (None: no retransmission timer is armed)."""
+    one of them retransmits (None: no retransmission timer is armed); `unsettled` says of each
+    its state and timer, for a drain that ends with them still waiting."""
     connections: int
     retransmission_due_s: float | None
+    unsettled: tuple[str, ...] = ()
 
 
 def waiting(table_text: str, address: str, peer: str) -> Waiting:
     """The connections between `address` and `peer` (IPv4, also as IPv4-mapped IPv6) in the
     text of one or more socket tables that still wait for an acknowledgement, and when the last
     of their retransmission timers fires; ValueError when the text holds no table."""
-    count, due = 0, None
+    due, unsettled = None, []
     for state, tx_queue, timer, ticks in _rows(table_text, address, peer):
         if state in _WAITING_FOR_ACK or (state in _WITH_DATA and tx_queue > 0):
-            count += 1
+            unsettled.append(f"{_STATE_NAMES.get(state, hex(state))} {tx_queue} B queued, "
+                             f"{_TIMER_NAMES.get(timer, f'timer {timer}')}")
             if timer == _RETRANSMIT_TIMER:
                 due = max(due or 0.0, ticks / USER_HZ)
-    return Waiting(count, due)
+    return Waiting(len(unsettled), due, tuple(unsettled))
 
 
 def _rows(table_text: str, address: str, peer: str) -> list[tuple[int, int, int, int]]:

@@ -69,6 +69,7 @@ def test_the_wait_for_a_retransmission_is_bounded(monkeypatch: pytest.MonkeyPatc
     t = time.monotonic()
     drain = replication._drain(EmptyLink(), ends(60.0, None), longest_s=0.1, stop=threading.Event())
     assert drain["ended_by"] == "longest" and drain["unsettled_connections"] == 1, drain
+    assert drain["unsettled"] == ["mobile: LAST_ACK 0 B queued, retransmit"]    # what it waited on
     assert 0.3 <= time.monotonic() - t < 1.5
     assert drain["waited_for_retransmission_s"] >= 0.3
 

@@ -121,6 +121,15 @@ def test_a_waiting_connection_says_when_it_retransmits() -> None:
              + timed_row(f"{MOBILE}:138C", f"{FIXED}:C4DF", 0x04, 1, 0x32)             # FIN_WAIT1, 0.5 s
              + timed_row(f"{FIXED}:C4E0", f"{MOBILE}:138D", 0x05, 2, 0x1770))          # FIN_WAIT2: its own timer
     w = tcp_table.waiting(table, "198.18.20.2", "198.18.20.1")
-    assert w == tcp_table.Waiting(2, 5.0)
+    assert (w.connections, w.retransmission_due_s) == (2, 5.0)
+    assert w.unsettled == ("LAST_ACK 0 B queued, retransmit", "FIN_WAIT1 0 B queued, retransmit")
     assert tcp_table.waiting(HEADER + row(f"{FIXED}:1F90", f"{MOBILE}:C350", 0x01), "198.18.20.1",
                              "198.18.20.2") == tcp_table.Waiting(0, None)
+
+
+def test_an_unsettled_connection_without_a_retransmission_says_its_timer() -> None:
+    """A drain that ends with connections waiting says what they waited on: here data behind
+    a closed window (the zero-window probe timer, 4), which no retransmission ends."""
+    table = HEADER + (f"   0: {FIXED}:1F90 {MOBILE}:C350 01 00000A00:00000000 04:00000064 00000003 0 0 1 1\n")
+    w = tcp_table.waiting(table, "198.18.20.1", "198.18.20.2")
+    assert w == tcp_table.Waiting(1, None, ("ESTABLISHED 2560 B queued, zero-window probe",))

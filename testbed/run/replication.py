@@ -416,7 +416,8 @@ def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threadin
             deadline, extended = min(limit, now + due + longest_s), True
         if now >= deadline:
             return _drain_record("longest", longest_s, started, extended) | {
-                "pending": state.pending, "unsettled_connections": None if waiting is None else waiting.connections}
+                "pending": state.pending, "unsettled_connections": None if waiting is None else waiting.connections,
+                "unsettled": None if waiting is None else list(waiting.unsettled)}
         if stop.wait(POLL_S):
             raise Interrupted()
 
@@ -438,7 +439,8 @@ def _waiting(ends: tuple[Host, Host]) -> tcp_table.Waiting | None:
     except Exception:     # noqa: BLE001 — a host that cannot be asked: the drain waits for quiet
         return None
     dues = [w.retransmission_due_s for w in found if w.retransmission_due_s is not None]
-    return tcp_table.Waiting(sum(w.connections for w in found), max(dues) if dues else None)
+    unsettled = tuple(f"{role}: {u}" for role, w in zip(("fixed", "mobile"), found) for u in w.unsettled)
+    return tcp_table.Waiting(sum(w.connections for w in found), max(dues) if dues else None, unsettled)
 
 
 def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: threading.Event,
