@@ -151,7 +151,6 @@ static int complete_object(struct http_page *page, unsigned conn, int64_t now)
     o->done = true;
     http_page_log(page, now, "last_byte", (int)conn, (int)obj, o->bytes);
     c->answered++;
-    c->server_closing |= c->resp.connection_close;
     http_response_reset(&c->resp);
     return http_page_on_object_done(page, conn, obj, now);
 }
@@ -172,6 +171,7 @@ static int consume(struct http_page *page, unsigned conn, const uint8_t *data, s
             http_page_log(page, now, "first_byte", (int)conn, (int)c->queue[c->answered], 0);
         }
         used += http_response_feed(&c->resp, data + used, len - used);
+        c->server_closing |= c->resp.connection_close;   /* known from the header on */
         if (c->resp.state == HTTP_RESP_ERROR) {
             snprintf(page->error, sizeof page->error, "%s on connection %u: %s", o->url, conn, c->resp.error);
             return -1;

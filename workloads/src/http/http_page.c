@@ -74,7 +74,7 @@ static void assign_persistent(struct http_page *page)
 int http_page_fill_requests(struct http_page *page, unsigned conn)
 {
     struct http_conn *c = &page->conns[conn];
-    if (c->state != CONN_OPEN || c->server_closing || c->resp.connection_close)
+    if (c->state != CONN_OPEN || c->server_closing)
         return 0;   /* a closing server's unanswered objects go on a new connection at its FIN */
     while (c->enqueued < c->queued) {
         unsigned obj = c->queue[c->enqueued];
