@@ -7,8 +7,8 @@ several run at once), with UDP traffic from the fixed host (squall-udp) to the m
   minus scheduled delivery) at 1 000 and 10 000 packets/s through an unlimited-rate
   link with 50 ms delay, with 1, 2 and 4 lanes running at once (each its own emulator
   and NPAs, started as testbed/link/session.py starts them). Beside each round,
-  cyclictest runs at the emulator's priority (bench/cyclictest.py): its p50/p99/max are
-  what this machine's timers give any thread at that moment, and the emulator's are
+  cyclictest runs at the highest priority of the link's programs (bench/cyclictest.py): its
+  p50/p99/max are what this machine's timers give them at that moment, and the emulator's are
   reported as ratios to them. Targets: p99 <= 2 x cyclictest's p99 at 10 000 packets/s
   (and <= 100 µs where cyclictest's p99 is <= 50 µs); max <= 2 x cyclictest's max.
   In the same rounds tcpdump captures at both hosts, where a replication captures, and the
@@ -58,7 +58,7 @@ from bench.cyclictest import Cyclictest
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture, parse_tcpdump_statistics
 from testbed.addresses import LaneAddresses
-from testbed.link.session import realtime_priority, REPO_ROOT, LinkSession, npa_priority_for, program_path
+from testbed.link.session import realtime_priority, REPO_ROOT, LinkSession, npa_priority_for, program_path, top_link_priority
 from testbed.link.measure import summary as program_summary
 from testbed.processes import ProgramGroup
 from testbed.link.simple import error_free
@@ -290,7 +290,7 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
         # (4 lanes' ordinary-priority senders fall behind the real-time threads: a 5 s stream took
         # 17-21 s). It wakes as often as each emulator delivers (1 / rate): a stall of the
         # machine then costs both about as many samples out of as many.
-        with Cyclictest(realtime_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
+        with Cyclictest(top_link_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             cpu_before, started = link_cpu(sessions), time.monotonic()
@@ -489,7 +489,7 @@ def measure_all(workdir: Path) -> dict:
                      "scheduling": {"timing": scheduling_description(),
                                     "release_ahead_us": release_ahead_us(),
                                     "capacity": "normal (all programs)",
-                                    "cyclictest": f"SCHED_FIFO {realtime_priority()}" if realtime_priority() > 0
+                                    "cyclictest": f"SCHED_FIFO {top_link_priority()}" if realtime_priority() > 0
                                     else "normal"},
                      "timing": [], "capacity": []}
     started = time.time()

@@ -32,7 +32,7 @@ from bench.cyclictest import Cyclictest
 from bench.emulator import (BIG_BUFFER, CYCLICTEST_LIMIT_S, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane, cpu_seconds,
                             machine, steal_ms, trailer_numbers, udp_streams)
 from testbed.lanes import lane as lanes
-from testbed.link.session import realtime_priority, LinkSession
+from testbed.link.session import LinkSession
 from testbed.link.simple import error_free
 
 
@@ -67,7 +67,8 @@ def one_round(addrs: list, variants: list[dict], rate_pps: int, workdir: Path) -
         pids = [{name: s.programs.programs[name].proc.pid for name in ("emulator", "npa-router", "npa-mobile")}
                 for s in sessions]
         before = [{k: cpu_seconds(p) for k, p in ps.items()} for ps in pids]
-        with Cyclictest(realtime_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
+        top = max(max(s.priority, s.npa_priority) for s in sessions)   # the variants' NPAs may differ
+        with Cyclictest(top, CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             streams = udp_streams(addrs, workdir / "udp", TIMING_PACKET, f"{rate_pps}pps", TIMING_SECONDS)

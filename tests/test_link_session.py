@@ -8,7 +8,7 @@ import pytest
 
 from conftest import require_programs
 from testbed import netns
-from testbed.link.session import LinkSession, SessionError, npa_priority_for, scheduled
+from testbed.link.session import LinkSession, SessionError, npa_priority_for, scheduled, top_link_priority
 from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns
@@ -40,13 +40,17 @@ def test_an_npa_that_cannot_make_its_device_is_reported_with_its_stderr(lane, tm
     assert netns.pids(lane.ns.emu) == [] and netns.pids(lane.ns.mobile) == []
 
 
-def test_npas_run_one_priority_below_the_emulator(monkeypatch) -> None:
-    """Among equal SCHED_FIFO priorities nobody preempts: an NPA relaying a burst must not
-    hold the emulator's delivery back (emulator/README.md, "Timing")."""
-    assert npa_priority_for(10) == 9
-    assert npa_priority_for(1) == 1       # the lowest real-time priority there is
+def test_npas_run_one_priority_above_the_emulator(monkeypatch) -> None:
+    """An NPA must not wait behind an emulator's poll or standby thread: the end-to-end time
+    is what the hosts see (emulator/README.md, "The NPAs above the emulator")."""
+    assert npa_priority_for(10) == 11
+    assert npa_priority_for(99) == 99     # the highest real-time priority there is
     assert npa_priority_for(0) == 0       # normal scheduling stays normal
     monkeypatch.setattr("os.geteuid", lambda: 0)
     monkeypatch.setattr("shutil.which", lambda name: "/usr/bin/chrt")
-    assert scheduled(["squall-npa"], npa_priority_for(10)) == ["chrt", "--fifo", "9", "squall-npa"]
+    assert scheduled(["squall-npa"], npa_priority_for(10)) == ["chrt", "--fifo", "11", "squall-npa"]
     assert scheduled(["squall-npa"], 0) == ["squall-npa"]
+    monkeypatch.setenv("SQUALL_REALTIME_PRIORITY", "20")
+    assert top_link_priority() == 21      # where the bench runs cyclictest
+    monkeypatch.setenv("SQUALL_NPA_PRIORITY", "9")
+    assert top_link_priority() == 20

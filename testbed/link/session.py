@@ -45,9 +45,10 @@ READY_TIMEOUT_S = 10.0
 # The emulator and the NPAs are the clock of every experiment: on a machine shared with
 # builds they run under SCHED_FIFO so that a busy CPU delays them by µs, not by a time
 # slice. $SQUALL_REALTIME_PRIORITY=0 runs them as ordinary processes. The NPAs run one
-# priority below the emulator: among equal SCHED_FIFO priorities nobody preempts anybody,
-# and an NPA busy relaying a burst would hold the emulator's delivery back (emulator/README.md,
-# "Timing").
+# priority above the emulator: what the hosts see is the end-to-end time, in which an NPA
+# waiting behind an emulator's poll before a delivery or its standby thread costs more than
+# an emulator preempted for an NPA's short relay (emulator/README.md, "The NPAs above the
+# emulator").
 PRIORITY_VARIABLE, NPA_PRIORITY_VARIABLE = "SQUALL_REALTIME_PRIORITY", "SQUALL_NPA_PRIORITY"
 DEFAULT_PRIORITY = 10
 
@@ -58,11 +59,18 @@ def realtime_priority() -> int:
 
 
 def npa_priority_for(emulator_priority: int) -> int:
-    """The NPAs' SCHED_FIFO priority: one below the emulator's (normal when it is normal);
-    $SQUALL_NPA_PRIORITY sets it (for comparisons: 10 is how the NPAs used to run)."""
+    """The NPAs' SCHED_FIFO priority: one above the emulator's, at most 99 (normal when it is
+    normal); $SQUALL_NPA_PRIORITY sets it (for comparisons: 9 is how the NPAs ran before)."""
     if NPA_PRIORITY_VARIABLE in os.environ and emulator_priority > 0:
         return _priority_variable(NPA_PRIORITY_VARIABLE, emulator_priority)
-    return max(1, emulator_priority - 1) if emulator_priority > 0 else 0
+    return min(99, emulator_priority + 1) if emulator_priority > 0 else 0
+
+
+def top_link_priority() -> int:
+    """The highest SCHED_FIFO priority among the link's programs: the one at which cyclictest
+    shows what the machine's timers allow them (a lower one would count their own preemptions)."""
+    emulator = realtime_priority()
+    return max(emulator, npa_priority_for(emulator))
 
 
 def _priority_variable(name: str, default: int) -> int:
