@@ -43,6 +43,8 @@ def test_an_npa_that_cannot_make_its_device_is_reported_with_its_stderr(lane, tm
 def test_npas_run_one_priority_above_the_emulator(monkeypatch) -> None:
     """An NPA must not wait behind an emulator's poll or standby thread: the end-to-end time
     is what the hosts see (emulator/README.md, "The NPAs above the emulator")."""
+    monkeypatch.delenv("SQUALL_NPA_PRIORITY", raising=False)
+    monkeypatch.delenv("SQUALL_REALTIME_PRIORITY", raising=False)
     assert npa_priority_for(10) == 11
     assert npa_priority_for(99) == 99     # the highest real-time priority there is
     assert npa_priority_for(0) == 0       # normal scheduling stays normal
