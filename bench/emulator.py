@@ -522,7 +522,8 @@ def _command() -> str:
     for i, a in enumerate(args[:-1]):
         if a == "--results":
             args[i + 1] = "<dir>"
-    words = ["python -m bench.run", *args] if sys.argv and sys.argv[0].endswith("run.py") else [" ".join(sys.argv)]
+    program = "python -m bench.run" if sys.argv and sys.argv[0].endswith("run.py") else sys.argv[0]
+    words = [program, *args]
     env = [f"{k}={os.environ[k]}" for k in ("SQUALL_REALTIME_PRIORITY", "SQUALL_NPA_PRIORITY", "SQUALL_BENCH_LANE",
                                              "SQUALL_BENCH_PARTS", "SQUALL_BENCH_RATES", "SQUALL_BENCH_LANES_AT_ONCE",
                                              "SQUALL_BENCH_RELEASE_AHEAD_US")

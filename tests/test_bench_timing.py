@@ -2,7 +2,7 @@
 import pytest
 
 from bench.cyclictest import command, parse, quantile
-from bench.emulator import ratios, targets
+from bench.emulator import _command, ratios, targets
 
 CYCLICTEST_OUTPUT = """# /dev/cpu_dma_latency set to 0us
 # Histogram
@@ -213,3 +213,17 @@ def test_the_capacity_rounds_whole_machine_cpu_per_delivered_packet(monkeypatch)
     monkeypatch.setattr(emulator, "_read", lambda path: None)
     with pytest.raises(RuntimeError, match="/proc/stat"):
         emulator.machine_cpu_s()
+
+
+@pytest.mark.parametrize("argv0, program", [("/repo/bench/run.py", "python -m bench.run"),
+                                            ("bench/results/capture-flush-ab/run_no_flush.py",
+                                             "bench/results/capture-flush-ab/run_no_flush.py")])
+def test_the_recorded_command_hides_the_results_directory_whatever_ran_it(monkeypatch, argv0, program) -> None:
+    """Result files are committed: the machine's --results path must not be in them, also
+    when a wrapper script, not `python -m bench.run`, ran the benchmark."""
+    monkeypatch.setattr("sys.argv", [argv0, "emulator", "--results", "/some/where/on/this/machine"])
+    for name in ("SQUALL_REALTIME_PRIORITY", "SQUALL_NPA_PRIORITY", "SQUALL_BENCH_LANE", "SQUALL_BENCH_PARTS",
+                 "SQUALL_BENCH_RATES", "SQUALL_BENCH_LANES_AT_ONCE", "SQUALL_BENCH_RELEASE_AHEAD_US", "SQUALL_BIN_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SQUALL_BENCH_PARTS", "timing")
+    assert _command() == f"SQUALL_BENCH_PARTS=timing {program} emulator --results <dir>"
