@@ -290,7 +290,7 @@ def timing(addrs: list[LaneAddresses], workdir: Path, rate_pps: int) -> dict:
         # (4 lanes' ordinary-priority senders fall behind the real-time threads: a 5 s stream took
         # 17-21 s). It wakes as often as each emulator delivers (1 / rate): a stall of the
         # machine then costs both about as many samples out of as many.
-        with Cyclictest(top_link_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
+        with Cyclictest(max(s.top_priority for s in sessions), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             cpu_before, started = link_cpu(sessions), time.monotonic()

@@ -44,7 +44,7 @@ from bench.cyclictest import Cyclictest
 from bench.emulator import (BIG_BUFFER, CYCLICTEST_LIMIT_S, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane,
                             end_to_end, host_captures, machine, steal_ms, udp_streams)
 from testbed.lanes import lane as lanes
-from testbed.link.session import top_link_priority, LinkSession
+from testbed.link.session import LinkSession
 from testbed.link.simple import error_free
 from testbed.run.instruments import _matched, _read_capture
 
@@ -284,7 +284,7 @@ def one_round(addrs: list, rate_pps: int, workdir: Path, trace_seconds: float) -
         trace_start([t for p in pids for ts in p.values() for t in ts])
         tracer = threading.Timer(1.0 + trace_seconds, trace_stop, (trace_file,))
         offset_us = (time.clock_gettime(time.CLOCK_REALTIME) - time.clock_gettime(time.CLOCK_MONOTONIC)) * 1e6
-        with Cyclictest(top_link_priority(), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
+        with Cyclictest(max(s.top_priority for s in sessions), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             tracer.start()

@@ -67,8 +67,7 @@ def one_round(addrs: list, variants: list[dict], rate_pps: int, workdir: Path) -
         pids = [{name: s.programs.programs[name].proc.pid for name in ("emulator", "npa-router", "npa-mobile")}
                 for s in sessions]
         before = [{k: cpu_seconds(p) for k, p in ps.items()} for ps in pids]
-        top = max(max(s.priority, s.npa_priority) for s in sessions)   # the variants' NPAs may differ
-        with Cyclictest(top, CYCLICTEST_LIMIT_S, workdir / "cyclictest",
+        with Cyclictest(max(s.top_priority for s in sessions), CYCLICTEST_LIMIT_S, workdir / "cyclictest",
                         interval_us=1_000_000 // rate_pps) as ct:
             time.sleep(0.2)
             streams = udp_streams(addrs, workdir / "udp", TIMING_PACKET, f"{rate_pps}pps", TIMING_SECONDS)

@@ -56,3 +56,6 @@ def test_npas_run_one_priority_above_the_emulator(monkeypatch) -> None:
     assert top_link_priority() == 21      # where the bench runs cyclictest
     monkeypatch.setenv("SQUALL_NPA_PRIORITY", "9")
     assert top_link_priority() == 20
+    link = error_free(None, 0, 1500)
+    assert LinkSession(None, link, "unused").top_priority == 20          # what cyclictest runs at
+    assert LinkSession(None, link, "unused", priority=0).top_priority == 0

@@ -67,8 +67,9 @@ def npa_priority_for(emulator_priority: int) -> int:
 
 
 def top_link_priority() -> int:
-    """The highest SCHED_FIFO priority among the link's programs: the one at which cyclictest
-    shows what the machine's timers allow them (a lower one would count their own preemptions)."""
+    """The highest SCHED_FIFO priority among the link's programs of a session built with the
+    defaults (LinkSession.top_priority): cyclictest there shows what the machine's timers allow
+    them (a lower one would count their own preemptions)."""
     emulator = realtime_priority()
     return max(emulator, npa_priority_for(emulator))
 
@@ -383,6 +384,11 @@ class LinkSession:
             self.places.collect(self.log_path)
         except (OSError, RuntimeError):
             pass     # a log the emulator never wrote stays absent; replication reports the trailer
+
+    @property
+    def top_priority(self) -> int:
+        """The highest SCHED_FIFO priority this session's programs run at (0: all normal)."""
+        return max(self.priority, self.npa_priority)
 
     @property
     def mtu(self) -> dict[str, int]:
