@@ -5,6 +5,6 @@ per-scenario metrics (definitions in analysis/README.md)."""
 def __getattr__(name: str):
     # `analysis.load_run` without importing pandas and the run analysis with the package
     if name in ("load_run", "RunData"):
-        from analysis import loader
+        from analysis.aggregate import loader
         return getattr(loader, name)
     raise AttributeError(f"module 'analysis' has no attribute {name!r}")

@@ -7,9 +7,9 @@ import json
 import sys
 
 from analysis.errors import AnalysisInputError
-from analysis.replication import analyse_replication
-from analysis.rows import tcp_row, udp_row
-from analysis.tcp_metrics import RTO_FLOOR_US
+from analysis.metrics.per_connection import analyse_replication
+from analysis.metrics.rows import tcp_row, udp_row
+from analysis.metrics.tcp import RTO_FLOOR_US
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,13 +19,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.atomic_file import write_text_atomically
+from analysis.results.atomic_file import write_text_atomically
 from analysis.errors import AnalysisInputError
-from analysis.run import RunAnalysis, analyse_run
-from analysis.loader import stale
-from analysis.summary import SUMMARY_DIR, load_analysis, write_summary
-from analysis.series import SERIES_INTERVAL_US
-from analysis.tcp_metrics import RTO_FLOOR_US
+from analysis.aggregate.run_analysis import RunAnalysis, analyse_run
+from analysis.aggregate.loader import stale
+from analysis.aggregate.summary import SUMMARY_DIR, load_analysis, write_summary
+from analysis.metrics.series import SERIES_INTERVAL_US
+from analysis.metrics.tcp import RTO_FLOOR_US
 
 
 def _analyse(args: argparse.Namespace) -> RunAnalysis:
@@ -56,9 +56,9 @@ def analyze_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from analysis.plots import plot_run
-    from analysis.report import build_tables, render_markdown
-    from analysis.report_html import render_html
+    from analysis.report.plots import plot_run
+    from analysis.report.contents import build_tables, render_markdown
+    from analysis.report.html import render_html
 
     analysis = _analysis(args)
     out = Path(args.run_dir) / SUMMARY_DIR
@@ -73,7 +73,7 @@ def report_command(args: argparse.Namespace) -> int:
 
 
 def plot_command(args: argparse.Namespace) -> int:
-    from analysis.plots import plot_run
+    from analysis.report.plots import plot_run
 
     if args.rep is not None and args.cell is None:
         print("squall plot: --rep needs --cell", file=sys.stderr)

@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.connections import tcp_connections_of
-from analysis.emulog import COLUMNS, read_emulator_log
+from analysis.metrics.connections import tcp_connections_of
+from analysis.read.emulog import COLUMNS, read_emulator_log
 from analysis.gc_pause import gc_paused
-from analysis.join import join_records
-from analysis.pcap import ip_packets, ip_records, read_capture
-from analysis.tcp_metrics import default_sender, tcp_metrics
-from analysis.run_layout import ReplicationRef
-from analysis.run_metrics import analyse_run_replication
+from analysis.join.by_identity import join_records
+from analysis.read.pcap import ip_packets, ip_records, read_capture
+from analysis.metrics.tcp import default_sender, tcp_metrics
+from analysis.results.layout import ReplicationRef
+from analysis.aggregate.replication_values import analyse_run_replication
 from bench.emulator import machine
 from bench.analysis_transfer import (DPORT, ETHERNET, FIXED, MOBILE, PAYLOAD, SNAPLEN, SPORT,
                                      START_US, ip_tcp, pcap_rows, write_transfer)

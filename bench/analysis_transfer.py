@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.emulog import COLUMNS
+from analysis.read.emulog import COLUMNS
 
 FIXED, MOBILE = bytes([198, 18, 60, 1]), bytes([198, 18, 61, 2])
 FIXED_TEXT, MOBILE_TEXT = "198.18.60.1", "198.18.61.2"

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from analysis.emulog import EmulatorLog, read_emulator_log
+from analysis.read.emulog import EmulatorLog, read_emulator_log
 from bench.cyclictest import Cyclictest
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture, parse_tcpdump_statistics

@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.emulog import read_emulator_log
+from analysis.read.emulog import read_emulator_log
 from bench.cyclictest import Cyclictest
 from bench.emulator import (BIG_BUFFER, CYCLICTEST_LIMIT_S, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane,
                             end_to_end, host_captures, machine, steal_ms, udp_streams)

@@ -27,7 +27,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
-from analysis.emulog import read_emulator_log
+from analysis.read.emulog import read_emulator_log
 from bench.cyclictest import Cyclictest
 from bench.emulator import (BIG_BUFFER, CYCLICTEST_LIMIT_S, TIMING_DELAY_US, TIMING_PACKET, TIMING_SECONDS, _write_json, bench_lane, cpu_seconds,
                             machine, steal_ms, trailer_numbers, udp_streams)

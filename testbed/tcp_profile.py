@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from analysis.atomic_file import write_text_atomically
+from analysis.results.atomic_file import write_text_atomically
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
 from testbed.scenario.profiles import ProfileSet

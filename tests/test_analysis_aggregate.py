@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.aggregate import jain_index, percentile, sum_of_maxima, summarize
+from analysis.aggregate.statistics import jain_index, percentile, sum_of_maxima, summarize
 
 
 def test_summary_uses_linear_interpolation_between_ranks() -> None:

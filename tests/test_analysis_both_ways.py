@@ -9,12 +9,12 @@ import csv
 import json
 from pathlib import Path
 
-from analysis.kernel_report import kernel_table
-from analysis.report import plain_http_table
-from analysis.run import CellResult, analyse_run, cell_summaries
-from analysis.run_layout import ReplicationRef
-from analysis.run_metrics import analyse_run_replication
-from analysis.summary import write_summary
+from analysis.report.kernel_table import kernel_table
+from analysis.report.contents import plain_http_table
+from analysis.aggregate.run_analysis import CellResult, analyse_run, cell_summaries
+from analysis.results.layout import ReplicationRef
+from analysis.aggregate.replication_values import analyse_run_replication
+from analysis.aggregate.summary import write_summary
 from test_analysis_support import FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
 
 MS = 1000

@@ -8,11 +8,11 @@ import json
 import math
 from pathlib import Path
 
-from analysis.aggregate import summarize
-from analysis.run import analyse_run
-from analysis.run_layout import ReplicationRef
-from analysis.run_metrics import analyse_run_replication
-from analysis.summary import load_analysis, write_summary
+from analysis.aggregate.statistics import summarize
+from analysis.aggregate.run_analysis import analyse_run
+from analysis.results.layout import ReplicationRef
+from analysis.aggregate.replication_values import analyse_run_replication
+from analysis.aggregate.summary import load_analysis, write_summary
 from test_analysis_run_support import write_replication
 
 TIMED_OUT = "flows web still running after the timeout of 300 s"
@@ -96,9 +96,9 @@ def test_a_run_counts_the_timeout_in_its_cell_and_keeps_it_through_its_files(tmp
 
 
 def test_the_report_and_the_plots_show_a_censored_time_as_beyond_the_timeout(tmp_path: Path) -> None:
-    from analysis.plots import _box_series, plot_boxes, plot_cdf_times
-    from analysis.report import overview, render_markdown
-    from analysis.table import fmt
+    from analysis.report.plots import _box_series, plot_boxes, plot_cdf_times
+    from analysis.report.contents import overview, render_markdown
+    from analysis.report.table import fmt
 
     root = _timed_out_run(tmp_path / "run")
     analysis = analyse_run(root, jobs=1, progress=None)
@@ -140,8 +140,8 @@ def test_the_client_decides_whether_a_timed_out_page_was_finished(tmp_path: Path
 
 
 def test_fairness_counts_a_transfer_unfinished_at_the_deadline_as_nothing_delivered() -> None:
-    from analysis.run_metrics import _bulk_roles
-    from analysis.tcp_metrics import TcpMetrics
+    from analysis.aggregate.replication_values import _bulk_roles
+    from analysis.metrics.tcp import TcpMetrics
 
     def transfer(port: int, elapsed_us: int | None) -> TcpMetrics:
         done = elapsed_us is not None
@@ -160,7 +160,7 @@ def test_fairness_counts_a_transfer_unfinished_at_the_deadline_as_nothing_delive
 def test_a_cell_whose_times_are_all_beyond_the_timeout_keeps_its_place_in_the_plots(tmp_path: Path) -> None:
     import matplotlib.pyplot as plt
 
-    from analysis.plots import _ecdf, plot_boxes
+    from analysis.report.plots import _ecdf, plot_boxes
 
     root = _timed_out_run(tmp_path / "run")
     analysis = analyse_run(root, jobs=1, progress=None)
@@ -174,7 +174,7 @@ def test_a_cell_whose_times_are_all_beyond_the_timeout_keeps_its_place_in_the_pl
 
 
 def test_the_cells_say_how_many_times_are_beyond_the_timeout(tmp_path: Path) -> None:
-    from analysis.report import _n_failed
+    from analysis.report.contents import _n_failed
 
     assert summarize([1.0, math.inf, 2.0]).censored == 1 and summarize([1.0, 2.0]).censored == 0
     root = _timed_out_run(tmp_path / "run")

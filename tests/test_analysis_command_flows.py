@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.run import analyse_run
-from analysis.summary import write_summary
+from analysis.aggregate.run_analysis import analyse_run
+from analysis.aggregate.summary import write_summary
 from test_analysis_report import _table
 from test_analysis_support import FIXED, MOBILE, ScriptedLink, tcp, udp_datagram
 from testbed.cli import main as squall
@@ -200,8 +200,8 @@ def test_the_report_has_a_plain_table_of_command_flows(command_run) -> None:
 
 def test_command_flows_are_in_the_box_plots_and_the_cdf_of_times(command_run, tmp_path,
                                                                  drawn_figures) -> None:
-    import analysis.plots as plots
-    from analysis.summary import load_analysis
+    import analysis.report.plots as plots
+    from analysis.aggregate.summary import load_analysis
 
     figures = drawn_figures
     a = load_analysis(command_run)

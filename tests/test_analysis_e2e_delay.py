@@ -10,8 +10,8 @@ import pytest
 from scapy.layers.inet import IP
 from scapy.utils import rdpcap
 
-from analysis.replication import analyse_replication
-from analysis.series import link_delays
+from analysis.metrics.per_connection import analyse_replication
+from analysis.metrics.series import link_delays
 from test_analysis_support import FIXED, MOBILE, ScriptedLink, tcp, udp_datagram
 
 INGRESS_US = (150, 40, 2000)      # sender's capture before the emulator's `in`, per datagram

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis import emulog
-from analysis.connections import TcpConnection, tcp_connections, tcp_connections_of
-from analysis.emulog import FINAL_EVENTS, COLUMNS, read_emulator_log
-from analysis.event_table import fast_read
-from analysis.identity import PENDING, UNSEEN, PacketFate, event_identity, packet_identity
-from analysis.join import join_capture, join_records
-from analysis.pcap import ip_records, read_capture, read_packets, reader_path
+from analysis.read import emulog
+from analysis.metrics.connections import TcpConnection, tcp_connections, tcp_connections_of
+from analysis.read.emulog import FINAL_EVENTS, COLUMNS, read_emulator_log
+from analysis.read.event_table import fast_read
+from analysis.join.identity import PENDING, UNSEEN, PacketFate, event_identity, packet_identity
+from analysis.join.by_identity import join_capture, join_records
+from analysis.read.pcap import ip_records, read_capture, read_packets, reader_path
 from tests.test_analysis_support import FIXED, MOBILE, ScriptedLink, tcp, write_pcap
 
 pytestmark = pytest.mark.skipif(not reader_path().exists(), reason="needs `make build`")
@@ -181,7 +181,7 @@ def test_vectorised_join_is_order_matching(tmp_path: Path, seed: int) -> None:
 
 def test_join_falls_back_to_exact_matching_on_a_hash_collision(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from analysis import fate_index
+    from analysis.join import fate_index
     fixed, log_path = random_transfer(random.Random(99), tmp_path)
     packets = read_packets(fixed)
     expected = reference_join(packets, python_parse(log_path))
@@ -197,7 +197,7 @@ def test_vectorised_join_at_either_end_of_the_link_is_order_matching(
     """Each host's capture, with its side: what it sent joins `in` events, what it
     received joins `out` events. collide: every hash is equal, so the exact matching
     does the work."""
-    from analysis import fate_index
+    from analysis.join import fate_index
     fixed, log_path = random_transfer(random.Random(seed), tmp_path)
     reference_log = python_parse(log_path)
     if collide:
@@ -250,7 +250,7 @@ def test_connections_from_records_are_those_from_packets(tmp_path: Path, seed: i
 
 @pytest.mark.parametrize("seed", range(5))
 def test_interval_set_covers_exactly_the_added_points(seed: int) -> None:
-    from analysis.intervals import IntervalSet
+    from analysis.metrics.intervals import IntervalSet
     rng = random.Random(seed)
     intervals, points = IntervalSet(), set()
     for _ in range(300):  # mostly in order, as a sender's data is delivered
@@ -267,7 +267,7 @@ def test_interval_set_covers_exactly_the_added_points(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(6))
 def test_metrics_of_connections_from_records_are_those_from_packets(tmp_path: Path,
                                                                      seed: int) -> None:
-    from analysis.tcp_metrics import tcp_metrics
+    from analysis.metrics.tcp import tcp_metrics
     path = tmp_path / "c.pcap"
     random_connections(random.Random(seed), path)
     packets = read_packets(path)

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from analysis.connections import tcp_connections, udp_flows
-from analysis.emulog import read_emulator_log
-from analysis.http import group_pages, page_response_time
-from analysis.join import join_capture
-from analysis.pcap import read_packets
-from analysis.tcp_metrics import tcp_metrics
-from analysis.udp_metrics import against_sender, udp_metrics
+from analysis.metrics.connections import tcp_connections, udp_flows
+from analysis.read.emulog import read_emulator_log
+from analysis.metrics.http import group_pages, page_response_time
+from analysis.join.by_identity import join_capture
+from analysis.read.pcap import read_packets
+from analysis.metrics.tcp import tcp_metrics
+from analysis.metrics.udp import against_sender, udp_metrics
 from test_analysis_support import (FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp,
                                    udp_datagram)
 
@@ -162,7 +162,7 @@ def test_udp_loss_at_the_end_of_a_stream_counts_against_the_senders_count(tmp_pa
 
 
 def test_http10_classes_rank_inline_objects_by_throughput(tmp_path: Path) -> None:
-    from analysis.classes import MAIN, http10_classes
+    from analysis.metrics.classes import MAIN, http10_classes
 
     link = ScriptedLink()
     done = http10_connection(link, 0, 41000, 1000)
@@ -178,7 +178,7 @@ def test_http10_classes_rank_inline_objects_by_throughput(tmp_path: Path) -> Non
 
 
 def test_a_capture_page_time_that_disagrees_with_the_client_s_own_is_a_warning() -> None:
-    from analysis.run_metrics import _page_time_disagreements
+    from analysis.aggregate.replication_values import _page_time_disagreements
 
     values = {"web.response_time_s": 12.71, "web.client_response_time_s": 14.22,
               "ok.response_time_s": 4.4325, "ok.client_response_time_s": 4.4327}

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.emulog import read_emulator_log
-from analysis.identity import packet_identity
-from analysis.join import join_records
-from analysis.pcap import Packet, ip_records, packets_of, read_capture
-from analysis.replication import analyse_replication
-from analysis.tcp_metrics import FAST, RTO
+from analysis.read.emulog import read_emulator_log
+from analysis.join.identity import packet_identity
+from analysis.join.by_identity import join_records
+from analysis.read.pcap import Packet, ip_records, packets_of, read_capture
+from analysis.metrics.per_connection import analyse_replication
+from analysis.metrics.tcp import FAST, RTO
 from test_analysis_support import FIXED, FIXED6, MOBILE, MOBILE6, ScriptedLink, tcp
 
 MS = 1000

@@ -9,7 +9,7 @@ from pathlib import Path
 from scapy.all import (ICMP, IP, TCP, UDP, Dot1Q, Ether, ICMPv6EchoRequest,  # type: ignore[attr-defined]
                        IPv6, IPv6ExtHdrDestOpt, IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, Raw)
 
-from analysis.pcap import FRAGMENT, L4_TRUNCATED, read_capture, read_packets
+from analysis.read.pcap import FRAGMENT, L4_TRUNCATED, read_capture, read_packets
 from test_analysis_support import write_pcap
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.plots import bad_periods, caption, load_view
+from analysis.report.plots import bad_periods, caption, load_view
 from test_analysis_report import build_mixture
 from testbed.cli import main as squall
 
@@ -87,7 +87,7 @@ def test_every_replication_or_one(mixture: Path, capsys) -> None:
 
 
 def test_link_fates_are_drawn_at_their_link_time(mixture: Path, monkeypatch) -> None:
-    import analysis.plots as plots
+    import analysis.report.plots as plots
 
     drawn: dict[str, list[float]] = {}
     real = plots.plt.Axes.scatter

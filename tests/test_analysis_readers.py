@@ -10,10 +10,10 @@ import pytest
 from scapy.all import (IP, TCP, UDP, CookedLinux, Ether, IPv6, PcapNgWriter,  # type: ignore[attr-defined]
                        Raw)
 
-from analysis.emulog import TRAILER_KEYS, read_emulator_log
+from analysis.read.emulog import TRAILER_KEYS, read_emulator_log
 from analysis.errors import CaptureError, LogFormatError
-from analysis.join import join_capture
-from analysis.pcap import read_capture, read_packets
+from analysis.join.by_identity import join_capture
+from analysis.read.pcap import read_capture, read_packets
 from test_analysis_support import (FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp,
                                    udp_datagram, write_pcap)
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from analysis.replication import analyse_replication
+from analysis.metrics.per_connection import analyse_replication
 from test_analysis_support import FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
 
 MS = 1000

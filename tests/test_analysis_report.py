@@ -12,7 +12,7 @@ import pytest
 
 from test_analysis_run_support import build_run, truncate_capture
 from test_analysis_support import FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
-from analysis.describe import parameter_tables
+from analysis.report.describe import parameter_tables
 from testbed.cli import main as squall
 
 MS = 1000
@@ -215,9 +215,9 @@ def test_a_transfer_starting_later_keeps_its_name(tmp_path: Path) -> None:
 
 
 def test_http_columns_are_variant_major_and_tables_split_by_other_axes() -> None:
-    from analysis.report import http_tables
-    from analysis.run import CellResult
-    from analysis.run_metrics import FlowInfo
+    from analysis.report.contents import http_tables
+    from analysis.aggregate.run_analysis import CellResult
+    from analysis.aggregate.replication_values import FlowInfo
 
     cells = [CellResult(f"{w}-{v}-{link}", {"link": link, "workload": w, "tcp": v},
                         [FlowInfo("web", "http", "1.1", None)], [], {})

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from analysis.flows import match_flow, parse_workloads
-from analysis.queue import queue_stats, read_queue_samples
-from analysis.run import analyse_run
-from analysis.summary import load_analysis, write_summary
+from analysis.join.flows import match_flow, parse_workloads
+from analysis.read.router_queue import queue_stats, read_queue_samples
+from analysis.aggregate.run_analysis import analyse_run
+from analysis.aggregate.summary import load_analysis, write_summary
 from test_analysis_run_support import build_run, truncate_capture
 from testbed.cli import main as squall
 

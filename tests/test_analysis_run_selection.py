@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from analysis.run_layout import read_layout
+from analysis.results.layout import read_layout
 
 
 def make_run(root: Path, run_options: dict | None) -> Path:
@@ -56,7 +56,7 @@ def test_a_run_from_a_later_replication_misses_only_what_it_selected(tmp_path):
 
 
 def test_the_run_facts_count_the_replications_a_later_sitting_selected(tmp_path):
-    from analysis.describe import run_facts
+    from analysis.report.describe import run_facts
 
     def replications_row(run_options: dict) -> str:
         table = run_facts(tmp_path, {"replications": 10}, {"testbed": {"run": run_options}})

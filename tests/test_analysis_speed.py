@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.pcap import read_capture
+from analysis.read.pcap import read_capture
 from bench.analysis import PAYLOAD, write_synthetic_pcap
 
 PACKETS = 300_000

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from analysis.connections import tcp_connections
-from analysis.emulog import read_emulator_log
-from analysis.join import join_capture
-from analysis.pcap import read_packets
-from analysis.tcp_metrics import AFTER_RTO, FAST, RTO, SYN_REPLY, TcpMetrics, tcp_metrics
+from analysis.metrics.connections import tcp_connections
+from analysis.read.emulog import read_emulator_log
+from analysis.join.by_identity import join_capture
+from analysis.read.pcap import read_packets
+from analysis.metrics.tcp import AFTER_RTO, FAST, RTO, SYN_REPLY, TcpMetrics, tcp_metrics
 from test_analysis_support import FIXED, MOBILE, ScriptedLink, tcp
 
 MS = 1000

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 import analysis
-from analysis.aggregate import median_ci, summarize
-from analysis.run import analyse_run
-from analysis.summary import TABLES, load_analysis, write_summary
-from analysis.tcp_samples import COLUMNS, FORMAT_LINE, INFINITE_SSTHRESH
+from analysis.aggregate.statistics import median_ci, summarize
+from analysis.aggregate.run_analysis import analyse_run
+from analysis.aggregate.summary import TABLES, load_analysis, write_summary
+from analysis.read.tcp_samples import COLUMNS, FORMAT_LINE, INFINITE_SSTHRESH
 from test_analysis_report import build_mixture
 from test_analysis_run_support import build_run
 from test_analysis_support import FIXED, MOBILE, START_REALTIME_US
@@ -256,7 +256,7 @@ def test_load_run_gives_the_tcpinfo_samples_typed(mixture: Path) -> None:
 
 def test_tcpinfo_plot_draws_each_data_senders_window_and_rtt(mixture: Path, tmp_path: Path,
                                                            drawn_figures) -> None:
-    import analysis.plots as plots
+    import analysis.report.plots as plots
 
     figures = drawn_figures
     written = plots.plot_run(load_analysis(mixture), tmp_path, CELL, 1)

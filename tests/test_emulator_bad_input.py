@@ -15,8 +15,8 @@ from scapy.fields import BitField, ByteEnumField, ByteField, IntField, LongField
 from scapy.layers.inet import ICMP, IP
 from scapy.packet import Packet, Raw
 
-from analysis.emulog import read_emulator_log
-from analysis.pcap import read_packets
+from analysis.read.emulog import read_emulator_log
+from analysis.read.pcap import read_packets
 from conftest import require_programs
 from testbed import netns
 from testbed.link import wire

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from analysis.emulog import EmulatorLog, LogEvent, read_emulator_log
+from analysis.read.emulog import EmulatorLog, LogEvent, read_emulator_log
 from conftest import built_lane, require_programs
 from support_udp import udp_in, udp_summary
 

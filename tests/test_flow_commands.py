@@ -19,7 +19,7 @@ from typing import Any, Iterator, Sequence
 
 import pytest
 
-from analysis.emulog import COLUMNS
+from analysis.read.emulog import COLUMNS
 from testbed.errors import ConfigError
 from testbed.link.control import LinkState
 from testbed.link.simple import error_free

@@ -13,7 +13,7 @@ from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import CookedLinux, CookedLinuxV2, Ether, Loopback
 
 from analysis.fuzz.packet_corpus import CORPUS, LINKTYPES, SEEDS, seed_bytes
-from analysis.pcap import FRAGMENT, Packet, read_packets
+from analysis.read.pcap import FRAGMENT, Packet, read_packets
 
 DISSECTORS = {0: Loopback, 1: Ether, 113: CookedLinux, 276: CookedLinuxV2}
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.event_table import NULL
+from analysis.read.event_table import NULL
 from test_analysis_support import MOBILE, START_REALTIME_US, ScriptedLink, tcp, udp_datagram
 from testbed.processes import Ending
 from testbed.run import instruments, timing

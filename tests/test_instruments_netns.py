@@ -19,8 +19,8 @@ from typing import Callable
 
 import pytest
 
-from analysis.pcap import read_packets
-from analysis.stored import stored
+from analysis.read.pcap import read_packets
+from analysis.results.stored import stored
 from conftest import lane_base, require_programs
 from support_run import run_squall, three_flow_scenario
 from test_runner import PROGRAMS, assert_nothing_left, net_namespace, only_run_dir, processes, status

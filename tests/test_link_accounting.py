@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.emulog import read_emulator_log
-from analysis.join import join_capture
-from analysis.pcap import read_packets
+from analysis.read.emulog import read_emulator_log
+from analysis.join.by_identity import join_capture
+from analysis.read.pcap import read_packets
 from conftest import require_programs, run_to_completion
 from testbed.lanes.capture import Capture
 from testbed.link.session import LinkSession, program_path

@@ -13,7 +13,7 @@ import pytest
 from conftest import built_lane, require_programs
 from support_udp import udp_in, udp_summary
 
-from analysis.emulog import read_emulator_log
+from analysis.read.emulog import read_emulator_log
 from testbed.lanes.hosts import NamespaceTestbed
 from testbed.link.session import LinkSession
 from testbed.router.plan import parse_router

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.emulog import read_emulator_log
+from analysis.read.emulog import read_emulator_log
 from conftest import require_programs
 from testbed import netns
 from testbed.link import session as link_session

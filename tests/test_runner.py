@@ -19,10 +19,10 @@ import pytest
 
 from conftest import require_programs
 from support_run import LENIENT_TIMING, run_squall, three_flow_scenario
-from analysis.emulog import read_emulator_log
-from analysis.pcap import read_packets
-from analysis.stored import stored
-from analysis.tcp_samples import read_tcp_samples
+from analysis.read.emulog import read_emulator_log
+from analysis.read.pcap import read_packets
+from analysis.results.stored import stored
+from analysis.read.tcp_samples import read_tcp_samples
 from testbed import netns
 from testbed.addresses import lane_addresses, namespaces
 from testbed.link import session as link_session

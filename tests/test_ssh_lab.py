@@ -23,7 +23,7 @@ from typing import Iterator
 
 import pytest
 
-from analysis.run import analyse_run
+from analysis.aggregate.run_analysis import analyse_run
 
 from conftest import built_lane, require_programs
 from testbed import netns

@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from analysis import stored as stored_mod
-from analysis.emulog import read_emulator_log
+from analysis.results import stored as stored_mod
+from analysis.read.emulog import read_emulator_log
 from analysis.errors import CaptureError
-from analysis.pcap import read_capture, read_packets
-from analysis.stored import compress, compress_replication, open_text, stored
+from analysis.read.pcap import read_capture, read_packets
+from analysis.results.stored import compress, compress_replication, open_text, stored
 from test_analysis_readers import frames_with_times, sample_link
 from test_analysis_support import write_pcap
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.run import analyse_run
+from analysis.aggregate.run_analysis import analyse_run
 from conftest import require_programs
 from support_run import lenient_copy
 from testbed.scenario import loader as scenario_mod

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import lane_base, require_programs
-from analysis.tcp_samples import INFINITE_SSTHRESH, read_tcp_samples
+from analysis.read.tcp_samples import INFINITE_SSTHRESH, read_tcp_samples
 from testbed.link.session import bin_dir
 
 pytestmark = pytest.mark.netns

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analysis.errors import AnalysisInputError
-from analysis.tcp_samples import COLUMNS, FORMAT_LINE, read_tcp_samples, tcpinfo_rows
+from analysis.read.tcp_samples import COLUMNS, FORMAT_LINE, read_tcp_samples, tcpinfo_rows
 
 HEADER = f"{FORMAT_LINE}\n# interval_us 50000\n# t0_realtime_us 1000000\n" + "\t".join(COLUMNS) + "\n"
 ROW = "250000\t198.18.1.1\t40000\t198.19.1.2\t5001\t1\t4\t1\t{ssthresh}\t650000\t120000\t1300000\t536\t3\t1\t2\t7\t40\t20961\t0\n"

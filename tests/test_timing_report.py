@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from analysis.timing_report import timing_table
+from analysis.report.timing_table import timing_table
 
 
 def group(p50: float, p99: float, max_us: int, judged: bool = True, min_us: int = 40, over: int = 0) -> dict:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.run import CellResult, cell_summaries
-from analysis.run_layout import ReplicationRef
-from analysis.run_metrics import FlowInfo, ReplicationResult
+from analysis.aggregate.run_analysis import CellResult, cell_summaries
+from analysis.results.layout import ReplicationRef
+from analysis.aggregate.replication_values import FlowInfo, ReplicationResult
 from validation.compare import join
 from validation.conclusions import (cbi_overshoot, check_all, diffserv_protects_udp, iw4_small_pages,
                                     reference_lookup, verdict)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from analysis.run import analyse_run
-from analysis.summary import write_summary
+from analysis.aggregate.run_analysis import analyse_run
+from analysis.aggregate.summary import write_summary
 from test_analysis_report import build_mixture
 from test_analysis_run_support import build_run
 from validation.crosscheck import main as crosscheck

@@ -323,7 +323,7 @@ def test_a_round_whose_capture_holds_an_undeclared_connection_is_refused_with_it
     scenario: the refusal names the cell and the connection, and nothing is written."""
     from dataclasses import replace
 
-    from analysis.run_metrics import FlowInfo
+    from analysis.aggregate.replication_values import FlowInfo
     from validation.data import merge_round
     study = full.STUDIES[0]
     out, data = tmp_path / "out", tmp_path / "data"

@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
-from analysis.censoring import UNFINISHED_S, UNFINISHED_TEXT
+from analysis.metrics.censoring import UNFINISHED_S, UNFINISHED_TEXT
 
 from .measures import Measurements
 from .reference import Key, RefRow

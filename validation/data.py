@@ -26,10 +26,10 @@ import json
 from dataclasses import asdict, replace
 from pathlib import Path
 
-from analysis.atomic_file import write_text_atomically
-from analysis.run import CellResult, cell_summaries
-from analysis.run_layout import ReplicationRef
-from analysis.run_metrics import FlowInfo, ReplicationResult
+from analysis.results.atomic_file import write_text_atomically
+from analysis.aggregate.run_analysis import CellResult, cell_summaries
+from analysis.results.layout import ReplicationRef
+from analysis.aggregate.replication_values import FlowInfo, ReplicationResult
 
 CELLS = "cells.json"
 REPLICATIONS = "replications.csv"

@@ -187,7 +187,7 @@ def export(study: Study, k: Phase, seconds: float | None, parallel: int, out: Pa
     A run of some cells only (a conclusions round, `squall run --cells`, as its meta.json says)
     replaces their round-k rows; the other cells keep theirs. The chains' run (k = CHAINS)
     replaces, for each replication j it has, round j's rows of its cells."""
-    from analysis.cell_selection import globs, selected
+    from analysis.results.cell_selection import globs, selected
     from validation.data import merge_round
     from validation.run import load_cells
 
@@ -255,7 +255,7 @@ def _commit(study: Study, k: Phase, data: Path = DATA) -> None:
 
 def _replications(study: Study, k: Phase, out: Path, cells: list[str] | None) -> list | None:
     """Round k's replications (of `cells` only, when given); None before its run exists."""
-    from analysis.run_layout import read_layout
+    from analysis.results.layout import read_layout
 
     run = run_dir(study, k, out)
     if run is None:

@@ -50,8 +50,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from analysis.report import http_drops, sigma_max_drops
-from analysis.run import CellResult
+from analysis.report.contents import http_drops, sigma_max_drops
+from analysis.aggregate.run_analysis import CellResult
 
 from .reference import Key
 

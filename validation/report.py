@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from analysis.censoring import UNFINISHED_S, UNFINISHED_TEXT
-from analysis.report import markdown_table
+from analysis.metrics.censoring import UNFINISHED_S, UNFINISHED_TEXT
+from analysis.report.contents import markdown_table
 
 from .compare import Agreement, Comparison, Coverage
 from .conclusions import Verdict

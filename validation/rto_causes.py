@@ -34,12 +34,12 @@ from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
-from analysis import cell_selection
-from analysis.identity import PacketFate
-from analysis.pcap import Packet, read_packets
-from analysis.replication import analyse_replication
-from analysis.stored import stored
-from analysis.tcp_metrics import RTO, SEQ_MOD
+from analysis.results import cell_selection
+from analysis.join.identity import PacketFate
+from analysis.read.pcap import Packet, read_packets
+from analysis.metrics.per_connection import analyse_replication
+from analysis.results.stored import stored
+from analysis.metrics.tcp import RTO, SEQ_MOD
 
 SYN_ACK = 0x12
 ACK = 0x10

@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from analysis.run import CellResult, analyse_run, cell_summaries
-from analysis.summary import write_summary
+from analysis.aggregate.run_analysis import CellResult, analyse_run, cell_summaries
+from analysis.aggregate.summary import write_summary
 
 from .compare import Agreement, Comparison, Coverage, agreement, join
 from .conclusions import Verdict, check_all

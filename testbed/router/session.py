@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from analysis.emulog import read_emulator_log
+from analysis.read.emulog import read_emulator_log
 from analysis.errors import LogFormatError
 
 from testbed.hosts import Host

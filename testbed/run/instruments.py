@@ -23,15 +23,15 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from analysis.emulog import EmulatorLog, read_emulator_log
+from analysis.read.emulog import EmulatorLog, read_emulator_log
 from analysis.errors import AnalysisInputError
-from analysis.event_table import NULL
-from analysis.fate_index import FATE_NAMES, fate_index
-from analysis.fate_map import FateMap
-from analysis.join import join_records
-from analysis.pcap import PROTO_UDP, address_texts, ip_records, read_capture
-from analysis.replication import side_addresses
-from analysis.udp_metrics import generator_sequence_numbers
+from analysis.read.event_table import NULL
+from analysis.join.fate_index import FATE_NAMES, fate_index
+from analysis.join.fate_map import FateMap
+from analysis.join.by_identity import join_records
+from analysis.read.pcap import PROTO_UDP, address_texts, ip_records, read_capture
+from analysis.metrics.per_connection import side_addresses
+from analysis.metrics.udp import generator_sequence_numbers
 from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE, share_text
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, describe_code

@@ -34,8 +34,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from analysis.atomic_file import write_text_atomically
-from analysis.stored import compress_replication
+from analysis.results.atomic_file import write_text_atomically
+from analysis.results.stored import compress_replication
 from testbed.errors import ConfigError
 
 STATUSES = ("ok", "failed", "timeout", "degraded")

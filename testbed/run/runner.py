@@ -21,7 +21,7 @@ import threading
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, TextIO
-from analysis import cell_selection
+from analysis.results import cell_selection
 from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
 from testbed.run import meta
@@ -500,11 +500,11 @@ def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None =
     else:
         recorded = "every replication is recorded ok"
     try:
-        from analysis.atomic_file import write_text_atomically
-        from analysis.report import build_tables, render_markdown
-        from analysis.report_html import render_html
-        from analysis.run import analyse_run
-        from analysis.summary import write_summary
+        from analysis.results.atomic_file import write_text_atomically
+        from analysis.report.contents import build_tables, render_markdown
+        from analysis.report.html import render_html
+        from analysis.aggregate.run_analysis import analyse_run
+        from analysis.aggregate.summary import write_summary
 
         analysis = analyse_run(root, progress=err)
         summary = write_summary(analysis)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, TextIO
 
-from analysis import cell_selection
+from analysis.results import cell_selection
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run.replication import WORKLOADS_FILE
 from testbed.run.replication_range import describe

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.event_table import NULL
+from analysis.read.event_table import NULL
 
 SIDES = ("fixed", "mobile")
 SENDS = {"fixed": "down", "mobile": "up"}          # the direction a host's packets take

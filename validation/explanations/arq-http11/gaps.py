@@ -40,9 +40,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from analysis.replication import analyse_replication
-from analysis.stored import open_text, stored
-from analysis.tcp_metrics import RTO
+from analysis.metrics.per_connection import analyse_replication
+from analysis.results.stored import open_text, stored
+from analysis.metrics.tcp import RTO
 from validation.rto_causes import TOO_EARLY, replication_causes
 
 SEQ_MOD = 1 << 32
