@@ -10,17 +10,53 @@ from __future__ import annotations
 import subprocess
 from contextlib import AbstractContextManager
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Sequence
 
-if TYPE_CHECKING:      # the interface names the parts' types; it depends on none of them
-    from testbed.lanes.capture import Capture
-    from testbed.lanes.http_server import HttpServer
+if TYPE_CHECKING:      # the interface names the data it takes and returns, no implementation
     from testbed.link.control import LinkState
-    from testbed.processes import Program
+    from testbed.processes import Ending, Program
     from testbed.router.plan import RouterConfig
-    from testbed.router.session import RouterRun
     from testbed.scenario.link_section import LinkConfig
     from testbed.tcp_profile import TcpProfile
+
+
+class Capture(Protocol):
+    """tcpdump on one device of a host (testbed/lanes/capture.py, testbed/lab/services.py)."""
+    ending: Ending | None              # after the context: how tcpdump ended
+    stop_requested_us: int | None      # CLOCK_REALTIME µs when squall asked it to stop
+
+    def __enter__(self) -> Capture: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class HttpServer(Protocol):
+    """nginx on a host (testbed/lanes/http_server.py, testbed/lab/services.py)."""
+    ending: Ending | None              # after the context: how nginx ended
+
+    def __enter__(self) -> HttpServer: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+class Router(Protocol):
+    """The router of one replication on the emulation host (testbed/router/session.py):
+    applied on entering, torn down on leaving."""
+
+    @property
+    def finishes_after_link(self) -> bool:
+        """finish() needs the link closed first."""
+
+    def start_monitor(self, t0_realtime_us: int | None = None) -> None: ...
+
+    def finish(self) -> dict:
+        """Stops the monitor, stores and returns the final statistics."""
+
+    def __enter__(self) -> Router: ...
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None: ...
 
 
 class Host(Protocol):
@@ -94,7 +130,7 @@ class Testbed(Protocol):
              router: RouterConfig | None = None) -> Link:
         """`router` with engine "emulator" becomes the emulator's router stage."""
 
-    def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun: ...
+    def router(self, config: RouterConfig, rep_dir: Path) -> Router: ...
 
     def apply_tcp(self, profile: TcpProfile) -> dict: ...
 

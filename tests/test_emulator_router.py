@@ -14,8 +14,10 @@ from testbed.link.emulator_config import EmulatorRun, render
 from testbed.router.emulator_stage import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
 from testbed.link.session import bin_dir
-from testbed.router.plan import RouterConfig, parse_router
-from testbed.router.session import RouterStatsError, emulator_note, read_router_stats
+from testbed.router.parse import parse_router
+from testbed.router.plan import RouterConfig
+from testbed.router.emulator_engine import emulator_note
+from testbed.router.emulator_stats import RouterStatsError, read_router_stats
 from testbed.link.simple import direction, error_free
 
 WHERE = "scenarios/x.toml: router"

@@ -26,8 +26,11 @@ from testbed.scenario.link_section import LinkConfig
 from testbed.lanes.hosts import NamespaceTestbed
 from testbed.link.session import LinkSession
 from testbed.router.monitor import read_queue_samples
-from testbed.router.plan import RouterConfig, parse_router
-from testbed.router.session import EMULATOR_STATS_FILE, RouterRun, RouterStatsError
+from testbed.router.parse import parse_router
+from testbed.router.plan import RouterConfig
+from testbed.router.emulator_stats import RouterStatsError
+from testbed.router.files import EMULATOR_STATS_FILE
+from testbed.router.session import RouterRun
 from testbed.link.simple import error_free
 
 pytestmark = pytest.mark.netns

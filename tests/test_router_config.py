@@ -6,8 +6,11 @@ import copy
 import pytest
 
 from testbed.errors import ConfigError
-from testbed.router.plan import (FifoQueue, RedQueue, RouterClass, RouterFilter, burst_for_wlog, parse_router,
-                                   red_wlog)
+from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.pfifo import PfifoQueue
+from testbed.router.disciplines.red import RedQueue, burst_for_wlog, red_wlog
+from testbed.router.parse import parse_router
+from testbed.router.plan import RouterClass, RouterFilter
 
 WHERE = "scenarios/x.toml: router"
 LINK = 64_000
@@ -38,7 +41,7 @@ def test_single_class_takes_the_whole_link_rate():
     assert config.engine == "tc"
     assert not config.diffserv
     assert config.rate_bps == 64_000
-    assert config.classes == (RouterClass("all", 64_000, 64_000, 0, 1500, FifoQueue("pfifo", 20)),)
+    assert config.classes == (RouterClass("all", 64_000, 64_000, 0, 1500, PfifoQueue(20)),)
     assert config.default_class == "all"
     assert config.filters == ()
 
@@ -56,8 +59,8 @@ def test_diffserv_classes_queues_and_filters():
     assert config.diffserv
     assert [c.name for c in config.classes] == ["EF", "AF", "BE"]
     ef, af, be = config.classes
-    assert ef == RouterClass("EF", 32_000, 64_000, 0, 1500, FifoQueue("pfifo", 10))
-    assert af == RouterClass("AF", 16_000, 48_000, 1, 1500, FifoQueue("bfifo", 6000))
+    assert ef == RouterClass("EF", 32_000, 64_000, 0, 1500, PfifoQueue(10))
+    assert af == RouterClass("AF", 16_000, 48_000, 1, 1500, BfifoQueue(6000))
     assert be == RouterClass(
         "BE", 16_000, 64_000, 2, 3000, RedQueue(11000, 2000, 6000, 500, 41, 9, 0.1, 64_000, True))
     assert config.default_class == "BE"

@@ -16,7 +16,7 @@ from support_udp import udp_in, udp_summary
 from analysis.read.emulog import read_emulator_log
 from testbed.lanes.hosts import NamespaceTestbed
 from testbed.link.session import LinkSession
-from testbed.router.plan import parse_router
+from testbed.router.parse import parse_router
 from testbed.router.monitor import read_queue_samples
 from testbed.router.session import RouterRun
 from testbed.link.simple import error_free

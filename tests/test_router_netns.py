@@ -22,7 +22,8 @@ from testbed.lanes.hosts import NamespaceHost
 from testbed.link.session import bin_dir
 from testbed.router import tc_apply
 from testbed.router.tc_apply import apply_router, collect_stats, teardown_router
-from testbed.router.plan import RouterConfig, parse_router
+from testbed.router.parse import parse_router
+from testbed.router.plan import RouterConfig
 from testbed.router.monitor import QueueMonitor, read_queue_samples
 
 WHERE = "test: router"
@@ -30,9 +31,10 @@ RATE = 64_000
 DEV = "wl0"
 
 
-def qdisc_available(host: NamespaceHost, kind: str) -> bool:
-    """Whether the host's kernel can create qdisc `kind`: the router's own probe, asked directly."""
-    return tc_apply._probe_once(host, kind) is None
+def qdisc_available(host: NamespaceHost, config: RouterConfig, kind: str) -> bool:
+    """Whether the host's kernel can create qdisc `kind` as `config` uses it: the router's own
+    probe, asked directly."""
+    return all(tc_apply._probe_once(host, k) is None for k in tc_apply.needed_kinds(config) if k.name == kind)
 
 
 def router_lane(offset: int) -> int:
@@ -219,7 +221,7 @@ def test_red_is_applied_or_refused_with_the_reason(veth_link, tmp_path):
 
     link = veth_link
     config = parse_router(RED_ECN, WHERE, RATE)
-    if not qdisc_available(link.sender, "red"):
+    if not qdisc_available(link.sender, config, "red"):
         with pytest.raises(RouterError, match=r"needs a `red` qdisc, and the kernel of namespace \S+ cannot create "
                                               r"one \(tc: \"Error: Specified qdisc kind is unknown.\".*"
                                               r"engine = \"emulator\""):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from testbed.router.tc_apply import parse_class_stats
-from testbed.router.plan import parse_router
+from testbed.router.parse import parse_router
 from testbed.router.tc_render import render_tc_batch
 
 WHERE = "scenarios/x.toml: router"

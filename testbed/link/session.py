@@ -37,6 +37,7 @@ from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig
 from testbed.processes import Program, ProgramGroup, ReadyTimeout, wait_for
 from testbed.paths import REPO_ROOT
+from testbed.router.engines import in_emulator
 from testbed.router.plan import RouterConfig
 
 EMULATOR, ROUTER_NPA, MOBILE_NPA = "emulator", "npa-router", "npa-mobile"
@@ -224,8 +225,8 @@ class LinkSession:
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
                  priority: int | None = None, router: RouterConfig | None = None,
                  places: LinkPlaces | None = None, release_ahead_us: int = 0):
-        """`router`: the scenario's router, any engine; only `engine = "emulator"` puts it
-        into the emulator's configuration (its router stage on the downlink).
+        """`router`: the scenario's router, any engine; only an engine that runs in the
+        emulator (engines.py) puts it into the emulator's configuration (its router stage on the downlink).
         `release_ahead_us`: the emulator's `release_ahead` (emulator/CONFIG.md; 0 = off).
         `places`: where the programs run (default: the lane's namespaces)."""
         self.lane = lane
@@ -236,7 +237,7 @@ class LinkSession:
         self.replication = replication
         self.release_ahead_us = release_ahead_us
         self.ready_timeout_s = ready_timeout_s
-        self.router = router if router is not None and router.engine == "emulator" else None
+        self.router = in_emulator(router)
         # SCHED_FIFO priority of the emulator; 0 = normal
         self.priority = realtime_priority() if priority is None else priority
         self.npa_priority = npa_priority_for(self.priority)

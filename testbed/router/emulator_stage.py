@@ -7,8 +7,9 @@ cannot do. Pure: no I/O. docs/router.md, "The emulator engine", explains the map
 
 - Scheduler: strict priority when the class priorities differ; when all are equal, weighted
   (deficit round robin) with share = the class's rate.
-- Leaf queues map one to one; RED's max_p is tc's `probability`, its w_q the configuration's
-  (2^-wlog, so both engines use the same weight).
+- Leaf queues map one to one, each rendered by its discipline's type (`emulator_keys`); RED's
+  max_p is tc's `probability`, its w_q the configuration's (2^-wlog, so both engines use the
+  same weight).
 - Ignored, with a warning: `router.rate`, a class's `ceil` and `quantum` (the router stage
   drains into the send buffer at the link's rate), RED's `bandwidth` (the emulator decays the
   idle average with the link's current rate).
@@ -24,9 +25,7 @@ from dataclasses import dataclass
 
 from testbed.errors import ConfigError
 from testbed.scenario.link_section import DirectionConfig
-from testbed.router.plan import (
-    PROTOCOL_NUMBERS, FifoQueue, RedQueue, RouterClass, RouterConfig, RouterFilter, default_quantum,
-)
+from testbed.router.plan import PROTOCOL_NUMBERS, RouterClass, RouterConfig, RouterFilter, default_quantum
 
 # Limits of the emulator's router stage (emulator/CONFIG.md, "Router stage").
 MAX_CLASSES = 16
@@ -124,23 +123,7 @@ def _check_filter(flt: RouterFilter, where: str) -> None:
 
 def _class_lines(cls: RouterClass, scheduler: str) -> list[str]:
     lines = [f"priority = {cls.priority}"] if scheduler == "priority" else [f"share = {cls.rate_bps}bit"]
-    return lines + _queue_lines(cls.queue)
-
-
-def _queue_lines(queue: FifoQueue | RedQueue) -> list[str]:
-    if isinstance(queue, FifoQueue):
-        limit = f"{queue.limit}" if queue.discipline == "pfifo" else f"{queue.limit}B"
-        return [f"discipline = {queue.discipline}", f"limit = {limit}"]
-    return [
-        "discipline = red",
-        f"limit = {queue.limit}B",
-        f"red.min = {queue.min}B",
-        f"red.max = {queue.max}B",
-        f"red.avpkt = {queue.avpkt}B",
-        f"red.max_p = {queue.probability!r}",
-        f"red.w_q = {queue.w_q!r}",
-        f"red.ecn = {'true' if queue.ecn else 'false'}",
-    ]
+    return lines + cls.queue.emulator_keys()
 
 
 def _filter_lines(flt: RouterFilter) -> list[str]:
@@ -180,10 +163,8 @@ def _ignored_class_keys(cls: RouterClass, config: RouterConfig, link: DirectionC
     if config.diffserv and cls.quantum_bytes != default_quantum(cls.rate_bps):
         notes.append(f"{at}.quantum: {cls.quantum_bytes} B is ignored; the weighted scheduler's quantum "
                      "is one MTU for the smallest share, proportionally more for the others")
-    if isinstance(cls.queue, RedQueue) and link is not None and not _is_default_bandwidth(
-            cls.queue.bandwidth_bps, config, link):
-        notes.append(f"{at}.queue.bandwidth: {cls.queue.bandwidth_bps} bit/s is ignored; RED's idle-time "
-                     "decay uses the link's current rate")
+    if link is not None:
+        notes += [f"{at}.queue.{key}: {why}" for key, why in cls.queue.emulator_ignores(_default_rate(config, link))]
     return notes
 
 
@@ -200,10 +181,11 @@ def _is_link_rate(rate_bps: int, link: DirectionConfig) -> bool:
     return constant and link_rate == rate_bps
 
 
-def _is_default_bandwidth(bandwidth_bps: int, config: RouterConfig, link: DirectionConfig) -> bool:
-    """The parser's default for RED's bandwidth: the link's rate, else (a schedule) the router's."""
+def _default_rate(config: RouterConfig, link: DirectionConfig) -> int:
+    """The parser's default for a queue's rate (RED's bandwidth): the link's, else (a schedule,
+    unlimited) the router's."""
     constant, link_rate = _constant_rate(link)
-    return bandwidth_bps == (link_rate if constant and link_rate is not None else config.rate_bps)
+    return link_rate if constant and link_rate is not None else config.rate_bps
 
 
 def _rate_text(link: DirectionConfig) -> str:

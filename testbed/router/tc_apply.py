@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from testbed.hosts import Host
 from testbed.router.plan import RouterConfig
@@ -16,19 +17,15 @@ from testbed.router.tc_render import render_tc_batch
 
 DEFAULT_DEVICE = "wl0"
 _PROBE_DEVICE = "sqprobe0"
-# Per kind, the tc commands (after `tc`, device as {dev}) that succeed only if the kernel has
-# it; options are minimal and valid, only the kind's existence is being asked.
+# The router's own kinds, as tc commands (after `tc`, device as {dev}) that succeed only if the
+# kernel has the kind; options minimal and valid. A discipline is probed with its own options.
 _PROBES = {
     "htb": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb"]],
-    "pfifo": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "pfifo", "limit", "1"]],
-    "bfifo": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "bfifo", "limit", "1500"]],
-    "red": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "red", "limit", "3000", "min", "500",
-             "max", "1500", "avpkt", "500", "burst", "1", "probability", "0.1", "bandwidth", "64kbit"]],
     "u32": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb"],
             ["filter", "add", "dev", "{dev}", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
              "match", "ip", "protocol", "6", "0xff", "flowid", "1:1"]],
 }
-_KERNEL_MODULES = {"pfifo": "sch_fifo", "bfifo": "sch_fifo", "u32": "cls_u32"}
+_KERNEL_MODULES = {"htb": "sch_htb", "u32": "cls_u32"}
 _BATCH_FAILURE = re.compile(r"Command failed -:(\d+)")
 
 
@@ -40,34 +37,50 @@ class RouterError(RuntimeError):
 _probed: dict[tuple[str, str], str | None] = {}
 
 
-def _probe_once(host: Host, kind: str) -> str | None:
-    """None when the host's kernel can create qdisc (or classifier) `kind`, else tc's complaint;
-    tried once per host on a scratch veth created and removed there."""
-    key = (host.label, kind)
+@dataclass(frozen=True)
+class _Kind:
+    """A kind the kernel must have: a qdisc or classifier, how to ask for it, its module."""
+    name: str
+    probes: tuple[tuple[str, ...], ...]
+    module: str
+    discipline: bool
+
+
+def needed_kinds(config: RouterConfig) -> tuple[_Kind, ...]:
+    """Every qdisc and classifier kind the configuration's batch uses."""
+    kinds = [_Kind("htb", tuple(map(tuple, _PROBES["htb"])), _KERNEL_MODULES["htb"], False)]
+    queues = {c.queue.discipline: c.queue for c in reversed(config.classes)}
+    for name in config.disciplines():
+        root = ("qdisc", "add", "dev", "{dev}", "root", "handle", "1:", *queues[name].tc_options().split())
+        kinds.append(_Kind(name, (root,), queues[name].kernel_module, True))
+    if config.filters:
+        kinds.append(_Kind("u32", tuple(map(tuple, _PROBES["u32"])), _KERNEL_MODULES["u32"], False))
+    return tuple(kinds)
+
+
+def _probe_once(host: Host, kind: _Kind) -> str | None:
+    """None when the host's kernel can create `kind`, else tc's complaint; tried once per host
+    on a scratch veth created and removed there."""
+    key = (host.label, kind.name)
     if key not in _probed:
         _probed[key] = _probe(host, kind)
     return _probed[key]
 
 
-def _probe(host: Host, kind: str) -> str | None:
+def _probe(host: Host, kind: _Kind) -> str | None:
     peer = f"{_PROBE_DEVICE}p"
     made = host.run(["ip", "link", "add", _PROBE_DEVICE, "type", "veth", "peer", "name", peer], check=False)
     if made.returncode != 0:
         raise RouterError(f"cannot check which qdiscs the kernel has: creating the scratch veth "
                           f"{_PROBE_DEVICE} in {host.label} failed: {made.stderr.strip()}")
     try:
-        for argv in _PROBES[kind]:
+        for argv in kind.probes:
             proc = host.run(["tc", *(a.format(dev=_PROBE_DEVICE) for a in argv)], check=False)
             if proc.returncode != 0:
                 return " ".join(proc.stderr.split()) or f"tc exited {proc.returncode}"
         return None
     finally:
         host.run(["ip", "link", "del", _PROBE_DEVICE], check=False)
-
-
-def needed_kinds(config: RouterConfig) -> tuple[str, ...]:
-    """Every qdisc and classifier kind the configuration's batch uses."""
-    return ("htb", *config.disciplines(), *(("u32",) if config.filters else ()))
 
 
 def check_kernel_support(host: Host, config: RouterConfig) -> None:
@@ -77,13 +90,12 @@ def check_kernel_support(host: Host, config: RouterConfig) -> None:
             raise RouterError(_missing_kind_message(host.label, kind, complaint))
 
 
-def _missing_kind_message(where: str, kind: str, complaint: str) -> str:
-    module = _KERNEL_MODULES.get(kind, f"sch_{kind}")
-    what = "classifier" if kind == "u32" else "qdisc"
+def _missing_kind_message(where: str, kind: _Kind, complaint: str) -> str:
+    what = "classifier" if kind.name == "u32" else "qdisc"
     hint = (" Set `engine = \"emulator\"` in the scenario's [router] section to run the same router "
-            "in the emulator's router stage instead." if kind == "red" else "")
-    return (f"the router configuration needs a `{kind}` {what}, and the kernel of {where} cannot "
-            f"create one (tc: \"{complaint}\"; the kernel probably lacks {module}).{hint}")
+            "in the emulator's router stage instead." if kind.discipline else "")
+    return (f"the router configuration needs a `{kind.name}` {what}, and the kernel of {where} cannot "
+            f"create one (tc: \"{complaint}\"; the kernel probably lacks {kind.module}).{hint}")
 
 
 def apply_router(host: Host, config: RouterConfig, dev: str = DEFAULT_DEVICE, *, probe_kernel: bool = True) -> str:

@@ -6,12 +6,14 @@ A pure function, so the exact commands are unit-tested and stored with each run
     1:      root HTB qdisc on the device, default = the default class
     1:1     root class, rate = ceil = the router rate
     1:10, 1:20, ...   one leaf class per configured class, in file order
-    10:, 20:, ...     the leaf qdisc of each (pfifo, bfifo or red)
+    10:, 20:, ...     the leaf qdisc of each (its discipline's tc_options)
     u32 filters on 1:, one per configured filter, in file order (prio 1, 2, ...)
 """
 from __future__ import annotations
 
-from testbed.router.plan import FifoQueue, Queue, RedQueue, RouterClass, RouterConfig, RouterFilter
+from testbed.router.plan import Queue, RouterClass, RouterConfig, RouterFilter
+
+TC_ENGINE = "tc"         # the tc engine's name (tc_engine.py), the only plans rendered here
 
 ROOT_HANDLE = "1:"
 ROOT_CLASS = "1:1"
@@ -32,8 +34,8 @@ def leaf_qdisc_handle(index: int) -> str:
 
 def render_tc_batch(config: RouterConfig, dev: str) -> str:
     """The whole router as `tc -batch` lines (without the leading `tc`), newline-terminated."""
-    if config.engine != "tc":
-        raise ValueError(f"router engine is {config.engine!r}; only engine \"tc\" is applied with tc")
+    if config.engine != TC_ENGINE:
+        raise ValueError(f"router engine is {config.engine!r}; only engine \"{TC_ENGINE}\" is applied with tc")
     index_of = {c.name: i for i, c in enumerate(config.classes)}
     lines = [
         f"qdisc add dev {dev} root handle {ROOT_HANDLE} htb default {leaf_minor(index_of[config.default_class]):x}",
@@ -59,17 +61,7 @@ def _class_line(dev: str, index: int, cls: RouterClass) -> str:
 
 def _leaf_line(dev: str, index: int, queue: Queue) -> str:
     head = f"qdisc add dev {dev} parent {leaf_classid(index)} handle {leaf_qdisc_handle(index)}"
-    return f"{head} {queue_options(queue)}"
-
-
-def queue_options(queue: Queue) -> str:
-    """The qdisc kind and its options as tc takes them (sizes in bytes)."""
-    if isinstance(queue, FifoQueue):
-        return f"{queue.discipline} limit {queue.limit}"
-    assert isinstance(queue, RedQueue)
-    ecn = " ecn" if queue.ecn else ""
-    return (f"red limit {queue.limit} min {queue.min} max {queue.max} avpkt {queue.avpkt}"
-            f" burst {queue.burst} probability {queue.probability:g} bandwidth {queue.bandwidth_bps}bit{ecn}")
+    return f"{head} {queue.tc_options()}"
 
 
 def _filter_line(dev: str, prio: int, flt: RouterFilter, flowid: str) -> str:

@@ -24,14 +24,14 @@ from typing import Any, Callable
 from testbed import tcp_profile, tcp_table
 from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
-from testbed.hosts import Host, Link, Testbed
+from testbed.hosts import Host, Link, Router, Testbed
 from testbed.scenario.link_section import DirectionConfig, LinkConfig
 from testbed.processes import START_POLL_S, Program, ready_line, wait_for
 from testbed.run import instruments
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.kernel_counters import KernelCounters
 from testbed.run.results import Status, utc_stamp, write_json_atomic
-from testbed.router.session import RouterRun
+from testbed.router.engines import engine_of
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.tolerances import Tolerances
 
@@ -128,7 +128,7 @@ class _Replication:
     captures: dict[str, Any] = field(default_factory=dict)          # stem -> the running capture
     samplers: dict[str, Program] = field(default_factory=dict)      # stem -> its squall-tcp-sampler
     link: Link | None = None
-    router: RouterRun | None = None
+    router: Router | None = None
     counters: KernelCounters | None = None
 
     def run(self) -> Status:
@@ -176,7 +176,7 @@ class _Replication:
         router = self.job.cell.router
         instruments.check_captures(self.work, self.captures, self.outcome, self.details,
                                    tolerance_us=self.job.tolerances.timing_us,
-                                   router_between=router is not None and router.engine == "tc",
+                                   router_between=router is not None and engine_of(router).on_host_path,
                                    paced={f.name: stream for i, f in enumerate(self.job.cell.flows)
                                           if (stream := f.paced(i)) is not None})
         # after every failure check
@@ -197,7 +197,7 @@ class _Replication:
         self._start_samplers(stack)
         # the kernel's counters end where the captures end (run/kernel_counters.py)
         stack.callback(self._counters_after)
-        # engine "emulator": the router stage is in emulator.conf; RouterRun writes its notes
+        # an engine in the emulator is in emulator.conf already; RouterRun writes its notes
         if router_config is not None:
             self.router = stack.enter_context(self.testbed.router(router_config, work))
         stack.callback(_stop_programs, self.running)      # also what started before a failure
@@ -252,7 +252,7 @@ class _Replication:
         self.timings["drain_s"] = round(time.monotonic() - t_drain, 3)
         if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
             return
-        if self.router.engine == "emulator":
+        if self.router.finishes_after_link:
             self._counters_after()
             for capture in self.captures.values():   # stopped by squall, before wl0 goes with the link
                 capture.__exit__(None, None, None)

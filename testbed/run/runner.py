@@ -30,6 +30,7 @@ from testbed.addresses import MAX_LANE
 from testbed.errors import ConfigError
 from testbed.hosts import Testbed
 from testbed.lanes.hosts import NamespaceTestbed
+from testbed.router.engines import engine_of
 from testbed.run.lint import scenario_warnings
 from testbed.run.progress import Progress, planned_replication_s
 from testbed.run.meta import RUN_OPTIONS_KEY
@@ -398,7 +399,7 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
     sc = checked if checked is not None else reopen_run(resume, options)[0]  # type: ignore[arg-type]
     routers = [c.router for c in sc.cells]
     needs = {"needs_nginx": any(f.web_pages() for c in sc.cells for f in c.flows),
-             "needs_tc": any(r is not None and r.engine == "tc" for r in routers)}
+             "needs_tc": any(r is not None and engine_of(r).needs_tc for r in routers)}
     try:
         testbed = ssh_hosts.SshTestbed.open(lab, **needs)
     except ssh_hosts.LabError as e:

@@ -6,7 +6,7 @@ described here, from their typed configurations.
 """
 from __future__ import annotations
 
-from testbed.router.plan import PROTOCOL_NUMBERS, FifoQueue, RedQueue, RouterConfig, RouterFilter
+from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig
 from testbed.scenario.units import format_rate_bps, format_size, format_time_us
@@ -95,19 +95,9 @@ def router_lines(r: RouterConfig) -> list[str]:
     for c in r.classes:
         default = ", the default class" if r.diffserv and c.name == r.default_class else ""
         lines.append(f"    class {c.name}: rate {format_rate_bps(c.rate_bps)}, ceil {format_rate_bps(c.ceil_bps)}, "
-                     f"priority {c.priority}, quantum {format_size(c.quantum_bytes)}, {queue_text(c.queue)}{default}")
+                     f"priority {c.priority}, quantum {format_size(c.quantum_bytes)}, {c.queue.describe()}{default}")
     lines += [f"    filter: {filter_text(f)}" for f in r.filters]
     return lines
-
-
-def queue_text(q: object) -> str:
-    if isinstance(q, FifoQueue):
-        unit = "packets" if q.discipline == "pfifo" else "B"
-        return f"tail drop ({q.discipline}) at {q.limit} {unit}"
-    assert isinstance(q, RedQueue)
-    return (f"RED limit {format_size(q.limit)}, min {format_size(q.min)}, max {format_size(q.max)}, "
-            f"avpkt {format_size(q.avpkt)}, burst {q.burst} packets, w_q {q.w_q:g}, max_p {q.probability:g}, "
-            f"bandwidth {format_rate_bps(q.bandwidth_bps)}{', ECN marking' if q.ecn else ''}")
 
 
 def filter_text(f: RouterFilter) -> str:

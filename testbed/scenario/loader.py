@@ -19,6 +19,7 @@ from testbed.scenario.flows import UdpFlow, parse_flows_section
 from testbed.scenario.link_section import parse_channel, parse_link
 from testbed.scenario.matrix import CellSpec, expand, parse_axes
 from testbed.scenario.profiles import ProfileSet, parse_toml, read_text
+from testbed.router.engines import in_emulator
 from testbed.scenario.router_section import parse_router_section
 from testbed.scenario.tcp_section import parse_tcp_section
 from testbed.scenario.tolerances import KEYS as TOLERANCE_KEYS, Tolerances, parse_tolerances
@@ -136,7 +137,7 @@ def _resolve(spec: CellSpec, context: _Context) -> ResolvedCell:
     section = {name: (table[name], f"{cell_where}: {name}") for name in ("router", "tcp", "flows")
                if name in table}
     router = parse_router_section(*section["router"], link.down) if "router" in section else None
-    check_link(link, router if router is not None and router.engine == "emulator" else None, cell_where)
+    check_link(link, in_emulator(router), cell_where)
     flows = parse_flows_section(*section["flows"]) if "flows" in section else ()
     _check_flows(flows, context.timeout_us, f"{cell_where}: flows")
     return ResolvedCell(

@@ -9,11 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from testbed.router.emulator_stage import emulator_router
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
 from testbed.scenario.profiles import ProfileSet
-from testbed.router.plan import RouterConfig, parse_router, positive_rate
+from testbed.router.engines import engine_of
+from testbed.router.parse import parse_router
+from testbed.router.plan import RouterConfig
+from testbed.router.values import positive_rate
 from testbed.scenario.link_section import DirectionConfig
 
 PROFILE_KIND = "routers"
@@ -24,9 +26,8 @@ def parse_router_section(table: Mapping[str, Any], where: str, downlink: Directi
     """`where` is like `scenarios/x.toml: router`; the router's default rate is the downlink rate."""
     resolved = _with_profile(table, where, profile_dir)
     config = parse_router(resolved, where, _link_rate(resolved, where, downlink))
-    if config.engine == "emulator":
-        # What the emulator's router stage cannot express is refused now, not when the link opens.
-        emulator_router(config, link=downlink, where=where)
+    # What the engine cannot run is refused now, not when the link opens.
+    engine_of(config).check(config, downlink, where)
     return config
 
 

@@ -1,0 +1,56 @@
+"""Small checks of TOML values shared by the router's parser and its queue disciplines.
+
+Each raises ConfigError naming the key (`where`) and what was expected.
+"""
+from __future__ import annotations
+
+from testbed.errors import ConfigError
+from testbed.scenario.units import parse_rate_bps, parse_size_bytes
+
+
+def expect_table(value: object, where: str) -> None:
+    if not isinstance(value, dict):
+        raise ConfigError(where, f"expected a table, found {type(value).__name__} {value!r}")
+
+
+def reject_unknown(table: dict, where: str, known: set[str]) -> None:
+    for key in table:
+        if key not in known:
+            raise ConfigError(f"{where}.{key}", f"unknown key; expected one of {', '.join(sorted(known))}")
+
+
+def required(table: dict, key: str, where: str) -> object:
+    if key not in table:
+        raise ConfigError(f"{where}.{key}", "is missing")
+    return table[key]
+
+
+def positive_rate(value: object, where: str) -> int:
+    """A rate with a unit, above zero (integer bit/s)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value <= 0:
+        raise ConfigError(where, f"{value} is not a positive rate; expected e.g. \"64kbit\"")
+    if isinstance(value, str) and value.strip().startswith("-"):
+        raise ConfigError(where, f"\"{value}\" is negative; expected a positive rate such as \"64kbit\"")
+    rate = parse_rate_bps(value, where)
+    if rate <= 0:
+        raise ConfigError(where, f"\"{value}\" is not a positive rate; expected e.g. \"64kbit\"")
+    return rate
+
+
+def positive_size(value: object, where: str) -> int:
+    size = parse_size_bytes(value, where)
+    if size <= 0:
+        raise ConfigError(where, f"\"{value}\" is not a positive size; expected e.g. \"1500B\"")
+    return size
+
+
+def positive_int(value: object, where: str, unit: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigError(where, f"{value!r} is not a positive whole number of {unit}")
+    return value
+
+
+def int_in_range(value: object, low: int, high: int, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(where, f"{value!r} is not {what}; expected a whole number {low}-{high}")
+    return value
