@@ -78,7 +78,7 @@ def _progress_printer(stream: TextIO, total: int) -> Callable[[ReplicationResult
 
 
 def _expanded_flows(spec: dict) -> list[FlowInfo]:
-    """The cell's flows as expanded.json declares them (testbed/scenario/flows.py): their workload
+    """The cell's flows as expanded.json declares them (testbed/scenario/flows/): their workload
     label (a page given by sizes is named by them) and HTTP version."""
     flows = spec.get("flows")
     infos = []

@@ -9,7 +9,7 @@ is matched to its flow by its client endpoint first, then by its server endpoint
 the flow's server port. Also accepted: a summary directly under the flow name, a list of
 summaries, or a list of `{"flow": name, ...}` objects.
 
-A `command` flow (any program, testbed/scenario/flows.py) has no summary: its TCP connections
+A `command` flow (any program, testbed/scenario/flows/command.py) has no summary: its TCP connections
 and UDP flows are matched by the flow's port (`{port}` in its command lines) at either end.
 
 Without `workloads.json` connections are named by protocol and server endpoint
@@ -24,10 +24,32 @@ from typing import Any
 from analysis.errors import AnalysisInputError, read_json
 
 WORKLOADS_NAME = "workloads.json"
-KIND_BY_TOOL = {"squall-http": "http", "squall-bulk": "bulk", "squall-udp": "udp"}
-KINDS = ("http", "bulk", "udp", "command")
-# The flow kinds a TCP connection or a UDP flow may belong to.
-KINDS_OF_PROTOCOL = {"tcp": ("http", "bulk", "command"), "udp": ("udp", "command")}
+
+
+@dataclass(frozen=True)
+class KindTraits:
+    """What the analysis knows of a flow kind. The analysis reads files only (it imports nothing
+    of testbed), so this table is where a kind's analysis roles are declared; testbed's flow
+    kinds (testbed/scenario/flows/) refer to their entry (`FlowBase.ANALYSIS`) and take their
+    program's name from it, and a test keeps the two registries to the same kinds."""
+    tool: str | None                  # the generator whose summaries name the kind; None: any program
+    protocols: tuple[str, ...]        # the transports its connections or UDP flows use
+    client_port: bool = False         # matched by its port at the client end too (a command's own
+                                      # client may listen: iperf3 -u's data comes from the server's port)
+
+
+FLOW_KINDS = {
+    "http": KindTraits("squall-http", ("tcp",)),
+    "bulk": KindTraits("squall-bulk", ("tcp",)),
+    "udp": KindTraits("squall-udp", ("udp",)),
+    "command": KindTraits(None, ("tcp", "udp"), client_port=True),
+}
+KINDS = tuple(FLOW_KINDS)
+
+
+def kind_of_tool(tool: object) -> str | None:
+    """The kind whose generator wrote a summary with this `tool`; None: no kind's."""
+    return next((kind for kind, t in FLOW_KINDS.items() if t.tool is not None and t.tool == tool), None)
 
 
 def endpoint_text(e: tuple[str, int]) -> str:
@@ -103,12 +125,13 @@ def parse_workloads(data: Any, where: str) -> list[FlowSpec]:
     for name, value in items:
         summaries = _summaries_of(value)
         declared = value.get("kind") if isinstance(value, dict) else None
-        kinds = {declared} if declared in KINDS else (
-            {KIND_BY_TOOL.get(str(s.get("tool"))) for s in summaries} - {None})
+        kinds = {declared} if declared in FLOW_KINDS else (
+            {kind_of_tool(s.get("tool")) for s in summaries} - {None})
         if len(kinds) != 1:
-            raise AnalysisInputError(f"{where}: {name}: expected a \"kind\" ({', '.join(KINDS)}) "
-                                     "or summaries of one generator (squall-http, squall-bulk, "
-                                     f"squall-udp), got tools {sorted(str(s.get('tool')) for s in summaries)}")
+            tools = ", ".join(t.tool for t in FLOW_KINDS.values() if t.tool is not None)
+            raise AnalysisInputError(f"{where}: {name}: expected a \"kind\" ({', '.join(FLOW_KINDS)}) "
+                                     f"or summaries of one generator ({tools}), got tools "
+                                     f"{sorted(str(s.get('tool')) for s in summaries)}")
         flow = FlowSpec(str(name), kinds.pop(), summaries)
         port = value.get("port") if isinstance(value, dict) else None
         flow.port = port if isinstance(port, int) else None
@@ -138,12 +161,11 @@ def match_flow(flows: list[FlowSpec] | None, proto: str, client: tuple[str, int]
                server: tuple[str, int]) -> FlowMatch:
     """The flow a connection (client -> server) or UDP flow (src -> dst) belongs to."""
     c, s = endpoint_text(client), endpoint_text(server)
-    candidates = [f for f in flows or [] if f.kind in KINDS_OF_PROTOCOL[proto]]
+    candidates = [f for f in flows or [] if proto in FLOW_KINDS[f.kind].protocols]
     by_client = [f for f in candidates if c in f.clients]
     by_server = [f for f in candidates if s in f.servers]
     by_port = [f for f in candidates if f.port == server[1]]
-    # A command's own client may listen too (iperf3 -u's data comes from the server's port).
-    by_port += [f for f in candidates if f.kind == "command" and f.port == client[1]]
+    by_port += [f for f in candidates if FLOW_KINDS[f.kind].client_port and f.port == client[1]]
     for found in (by_client, by_server, by_port):
         if found:
             return FlowMatch(found[0].name, found[0].kind)

@@ -14,7 +14,7 @@ cells without a UDP stream, and an empty class changes nothing.)
 - a channel (good/bad timeline or trace) while no cell's link has an error probability above 0:
   the channel changes nothing (said once; a scenario whose lossy cells use it is fine).
 
-Which packets a flow sends where follows the flows (testbed/scenario/flows.py): flow i (file order)
+Which packets a flow sends where follows the flows (testbed/scenario/flows/): flow i (file order)
 listens on port(i) at its server/receiver, every program of a flow marks its packets with the
 flow's TOS except the HTTP server (nginx), whose responses carry TOS 0.
 """
@@ -24,7 +24,7 @@ from dataclasses import astuple, dataclass
 
 from testbed.router.plan import RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.flows import BulkFlow, CommandFlow, Flow, HttpFlow, UdpFlow
+from testbed.scenario.flows import FLOW_TYPES, Flow, UdpFlow
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig
 from testbed.scenario.loader import Scenario, udp_end_us
 
@@ -155,10 +155,9 @@ def _router_warnings(router: RouterConfig, flows: tuple[Flow, ...]) -> list[tupl
         up = [p for p in packets if p.link_direction == "up" and _matches(f, p)]
         key = f"router.filters[{i}]"
         if not down and not up:
+            ports = ", ".join(f"{t.TITLE} {t.PORT_BASE} + i" for t in FLOW_TYPES.values())
             found.append((key, "matches no packet of this cell's flows, so it classifies nothing (ports: "
-                          f"HTTP {HttpFlow.PORT_BASE} + i, bulk {BulkFlow.PORT_BASE} + i, UDP {UdpFlow.PORT_BASE} + i, "
-                          f"command {CommandFlow.PORT_BASE} + i "
-                          "for flow i in file order, on the server/receiver)"))
+                          f"{ports} for flow i in file order, on the server/receiver)"))
         elif not down:
             hint = ""
             if any(p.what == "requests" for p in up):     # only HTTP clients send requests

@@ -3,7 +3,7 @@ replications done/failed/degraded/timed out/total, and an ETA.
 
 The ETA is there from the start: before a replication has ended it comes from each cell's
 planned replication time (`planned_replication_s`: set-up plus the flows' planned durations,
-testbed/scenario/flows.py, at most the timeout); once replications end, a cell's measured mean
+testbed/scenario/flows/, at most the timeout); once replications end, a cell's measured mean
 replaces its plan, and cells not yet measured have their plan scaled by how the measured ones
 compared with theirs. The work left (replications not started, and what the running ones
 still have to do) is divided by the lanes.

@@ -5,7 +5,7 @@
 One job: check such a list when the scenario loads (a list of strings, the program a plain
 word or an absolute path, only known placeholders) and fill it in when a replication starts it.
 A placeholder is `{name}`; `{{` and `}}` are a literal brace. The names and their values are
-the flow's (testbed/scenario/flows.py, CommandFlow); this module knows none of them.
+the flow's (testbed/scenario/flows/command.py, CommandFlow); this module knows none of them.
 """
 from __future__ import annotations
 

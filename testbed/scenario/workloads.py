@@ -1,7 +1,7 @@
 """Workload profiles (scenarios/profiles/workloads.toml).
 
 One job: turn a workload name into validated data (an HTTP page, a bulk transfer or a
-CBR stream). The generators' command lines are the flows' (testbed/scenario/flows.py).
+CBR stream). The generators' command lines are the flows' (testbed/scenario/flows/).
 """
 from __future__ import annotations
 
