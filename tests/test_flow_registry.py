@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from analysis.flows import FLOW_KINDS, KindTraits, match_flow, parse_workloads
+from analysis.join.flows import FLOW_KINDS, KindTraits, match_flow, parse_workloads
 from testbed.errors import ConfigError
 from testbed.run.status import main_metrics
 from testbed.scenario.flows import FLOW_TYPES, FlowBase, LinkPackets, parse_flows_section

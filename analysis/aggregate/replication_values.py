@@ -13,7 +13,7 @@ failed when aggregated). Names (README "Run analysis"):
   name (no column repeats another).
 - `run.*`: totals; `queue.*`: router queue statistics, `queue.<class>.*` per DiffServ class.
 - `host.<side>.*`: every TCP segment a host sent, by class, and `.kernel` the host's own
-  counters (analysis.kernel_truth).
+  counters (analysis.metrics.kernel_truth).
 
 Besides the values, each replication gives its time series (analysis/series.py): the
 throughput of each flow over time and every packet's link delay."""

@@ -5,7 +5,7 @@ Tidy tables: one row per observation, and after `cell` one column per matrix axi
 cell's label on that axis (the axis name; `axis.<name>` where it would clash with another
 column).
 - connections: one row per TCP connection / UDP flow (cell, axes, replication, status,
-  flow, flow_kind, class, then the metrics of `analysis.rows`).
+  flow, flow_kind, class, then the metrics of `analysis.metrics.rows`).
 - runs: one row per replication (cell, axes, replication, status, reason, analysed, error,
   counted (whether it enters the cell statistics: analysis/censoring.py), then every run-level
   value, e.g. `<flow>.response_time_s`, `run.congestion_drops`).
@@ -16,7 +16,7 @@ column).
 - tcpinfo: one row per TCP connection, host and 50 ms sample of the kernel's tcp_info (cwnd,
   ssthresh, RTT, RTO, retransmissions; tcp_samples.py).
 - kernel: per replication, host and quantity the analysis' count beside the kernel's
-  counters (analysis.kernel_truth).
+  counters (analysis.metrics.kernel_truth).
 - analysis.json: the run-level data for `squall report` and `squall plot`.
 
 The Parquet files hold the same rows with typed columns (integers, floats, booleans,

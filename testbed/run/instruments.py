@@ -108,7 +108,7 @@ def check_samplers(exit_codes: dict[str, int | None], outcome: Outcome, details:
 class Capture:
     """One capture point's file read back."""
     side: str                         # fixed | mobile
-    records: np.ndarray | None        # IP frames (analysis.pcap records); None: unreadable
+    records: np.ndarray | None        # IP frames (analysis.read.pcap records); None: unreadable
     sources: list[str]                # each IP frame's source address
     frames: int = 0                   # every frame in the file
     error: str | None = None

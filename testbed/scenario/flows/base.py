@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
-from analysis.flows import KindTraits
+from analysis.join.flows import KindTraits
 from testbed.scenario.flows.running import LinkPackets, PacedStream, Readiness
 from testbed.scenario.link_section import LinkConfig
 from testbed.scenario.units import format_time_us

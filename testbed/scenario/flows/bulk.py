@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from analysis.flows import FLOW_KINDS
+from analysis.join.flows import FLOW_KINDS
 from testbed.errors import ConfigError
 from testbed.scenario.flows.running import TCP, LinkPackets
 from testbed.scenario.flows.sender_receiver import SenderReceiverFlow

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from analysis.flows import FLOW_KINDS
+from analysis.join.flows import FLOW_KINDS
 from testbed.errors import ConfigError
 from testbed.scenario import argv_template
 from testbed.scenario.flows.base import FlowBase
