@@ -10,6 +10,7 @@ from pathlib import Path
 
 from testbed.run import calibrate, meta, runner
 from testbed.run import status, worker
+from testbed.run import drain_bound
 from testbed.run.lint import scenario_warnings
 from testbed.run.slurm import SlurmError, SlurmOptions
 from testbed.scenario import describe
@@ -36,6 +37,7 @@ def _show(args: argparse.Namespace) -> int:
     for cell in sc.cells:
         print()
         print("\n".join(describe.cell_lines(cell)))
+        print(drain_bound.bound_text(cell, sc.timeout_us))
     return 0
 
 

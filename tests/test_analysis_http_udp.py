@@ -12,7 +12,12 @@ from analysis.metrics.http import group_pages, page_response_time
 from analysis.join.by_identity import join_capture
 from analysis.read.pcap import read_packets
 from analysis.metrics.tcp import tcp_metrics
-from analysis.metrics.udp import against_sender, udp_metrics
+from analysis.metrics.connections import UdpFlow
+from analysis.metrics.rows import udp_row
+from analysis.metrics.udp import (UdpMetrics, sequence_disagreements, udp_metrics,
+                                  with_generator_count)
+from scapy.all import IP, UDP, Raw  # type: ignore[attr-defined]
+from scapy.packet import Packet as ScapyPacket
 from test_analysis_support import (FIXED, MOBILE, START_REALTIME_US, ScriptedLink, tcp,
                                    udp_datagram)
 
@@ -103,24 +108,39 @@ def test_page_missing_server_fin_has_no_response_time(tmp_path: Path) -> None:
 UDP_DELAYS = [100, 100, 105, 95, 100, None, 100, 115, 100, 100]
 
 
-def test_udp_stream_with_gap_and_known_jitter(tmp_path: Path) -> None:
+def plain_datagram(k: int, size: int = 132) -> ScapyPacket:
+    """A datagram of any program: no squall-udp header, every payload alike."""
+    return IP(src=FIXED, dst=MOBILE) / UDP(sport=40000, dport=6001) / Raw(bytes(size))
+
+
+def measured(link: ScriptedLink, tmp_path: Path) -> UdpMetrics:
+    """The stream's metrics as analyse_replication joins it: both captures with the log."""
+    fixed, mobile, log_path = link.write(tmp_path)
+    log = read_emulator_log(log_path)
+    sent_packets, received_packets = read_packets(fixed), read_packets(mobile)
+    [sent] = udp_flows(sent_packets)
+    [received] = udp_flows(received_packets) or [UdpFlow(sent.src, sent.dst)]
+    return udp_metrics(received, sent, join_capture(sent_packets, log, "fixed"),
+                       join_capture(received_packets, log, "mobile"))
+
+
+@pytest.mark.parametrize("datagram,sequence", [
+    (lambda k, t: udp_datagram(k, START_REALTIME_US + t), (9, 0)),
+    (lambda k, t: plain_datagram(k), (None, None))], ids=["squall-udp", "any-program"])
+def test_udp_stream_with_gap_and_known_jitter(tmp_path: Path, datagram, sequence) -> None:
+    """The same numbers whatever the payload: counted from the captures and the log."""
     link = ScriptedLink()
     for seq, delay in enumerate(UDP_DELAYS):
         t = seq * 20 * MS
-        pkt = udp_datagram(seq, START_REALTIME_US + t)
         if delay is None:
-            link.send(t, pkt, fate="drop_err", hits=3)
+            link.send(t, datagram(seq, t), fate="drop_err", hits=3)
         else:
-            link.send(t, pkt, delay_us=delay * MS)
-    fixed, mobile, log_path = link.write(tmp_path)
-
-    sent_packets = read_packets(fixed)
-    fates = join_capture(sent_packets, read_emulator_log(log_path))
-    [received] = udp_flows(read_packets(mobile))
-    [sent] = udp_flows(sent_packets)
-    m = udp_metrics(received, sent, fates)
+            link.send(t, datagram(seq, t), delay_us=delay * MS)
+    m = measured(link, tmp_path)
 
     assert m.received == 9 and m.sent == 10 and m.lost == 1 and m.duplicates == 0
+    assert (m.lost_congestion, m.lost_error, m.lost_unseen) == (0, 1, 0)
+    assert m.reordered == 0
     assert m.bytes == 9 * 132
     assert m.last_recv_us - m.first_recv_us == 180 * MS
     assert m.throughput_bytes_per_s == pytest.approx(9 * 132 / 0.18)
@@ -131,34 +151,73 @@ def test_udp_stream_with_gap_and_known_jitter(tmp_path: Path) -> None:
     # receive spacing over the same 7 pairs: 20+25+10+25 and 35+5+20 ms (not the 40 ms across the loss)
     assert m.spacing_mean_us == pytest.approx(140 * MS / 7)
     assert m.fates == {"out": 9, "drop_err": 1}
+    # the link's delays (in -> out) and the captures' (the same here: no stack time)
+    assert m.link_delay_median_us == m.owd_median_us == 100 * MS
+    assert m.link_delay_variation_us == pytest.approx(50 * MS / 7)
+    assert m.reasons == []
+    # squall-udp's sequence numbers agree with the captures; a plain payload has none
+    assert (m.sequence_received, m.sequence_duplicates) == sequence
+    assert sequence_disagreements(m) == []
 
 
-def test_udp_without_sender_capture_uses_sequence_numbers(tmp_path: Path) -> None:
+def test_udp_reordering_is_capture_order_against_send_order(tmp_path: Path) -> None:
+    """Datagram 2 is held 50 ms longer: captured after 3 and 4, it is the one reordered."""
     link = ScriptedLink()
-    for seq in (0, 1, 3):  # 2 is lost before the capture ever saw it
-        link.send(seq * 20 * MS, udp_datagram(seq, START_REALTIME_US + seq * 20 * MS))
-    link.send(61 * MS, udp_datagram(1, START_REALTIME_US + 20 * MS))  # duplicate
-    _, mobile, _ = link.write(tmp_path)
-    [flow] = udp_flows(read_packets(mobile))
-    m = udp_metrics(flow)
-    assert (m.received, m.duplicates, m.expected, m.lost) == (3, 1, 4, 1)
-    assert m.sent is None and m.fates is None
+    for k in range(6):
+        link.send(k * 20 * MS, plain_datagram(k), delay_us=(150 if k == 2 else 100) * MS)
+    m = measured(link, tmp_path)
+    assert (m.sent, m.received, m.lost, m.reordered, m.duplicates) == (6, 6, 0, 1, 0)
 
 
-def test_udp_loss_at_the_end_of_a_stream_counts_against_the_senders_count(tmp_path: Path) -> None:
-    """The receiver's sequence numbers cannot show the last datagrams lost: the sender's own
-    summary (squall-udp send's `packets`) can."""
+def test_udp_losses_by_cause_and_a_duplicate_copy(tmp_path: Path) -> None:
+    """Congestion (send buffer, router stage), error, never seen by the link; a copy of a
+    delivered datagram captured again is a duplicate, not a datagram received."""
     link = ScriptedLink()
-    for seq in range(10):  # the last 3 are error-dropped
+    fates = ["out", "drop_sbuf", "drop_router", "drop_err", "out", "out"]
+    for k, fate in enumerate(fates):
+        link.send(k * 20 * MS, plain_datagram(k), fate=fate, hits=1)
+    link.send(200 * MS, plain_datagram(9), in_log=False)       # dropped before the link
+    link.mobile_frames.append(link.mobile_frames[-1])         # captured twice
+    m = measured(link, tmp_path)
+    assert (m.sent, m.received, m.duplicates, m.lost) == (7, 3, 1, 4)
+    assert (m.lost_congestion, m.lost_error, m.lost_unseen) == (2, 1, 1)
+
+
+def test_udp_without_sender_capture_is_unknown_not_zero(tmp_path: Path) -> None:
+    """What only the sender's capture can tell (sent, lost, jitter) is None, with the reason."""
+    link = ScriptedLink()
+    for k in range(4):
+        link.send(k * 20 * MS, plain_datagram(k))
+    _, mobile, log_path = link.write(tmp_path)
+    packets = read_packets(mobile)
+    [flow] = udp_flows(packets)
+    m = udp_metrics(flow, None, None, join_capture(packets, read_emulator_log(log_path), "mobile"))
+    assert (m.received, m.duplicates, m.reordered, m.bytes) == (4, 0, 0, 4 * 132)
+    assert (m.sent, m.lost, m.lost_error, m.fates, m.jitter_mean_us) == (None,) * 5
+    assert m.link_delay_median_us == 100 * MS
+    assert any("sender's capture" in r for r in m.reasons)
+    assert udp_row("mobile", m)["lost"] is None and "sender's capture" in udp_row("mobile", m)["na_reason"]
+
+
+def test_squall_udp_sequence_numbers_are_checked_against_the_captures(tmp_path: Path) -> None:
+    """A datagram squall-udp sends again (the same sequence number, a new packet for the
+    link) is two datagrams to the captures, a copy to the sequence numbers: they disagree,
+    and so does a summary that claims more than its host's capture shows."""
+    link = ScriptedLink()
+    for seq in range(10):  # the last 3 are error-dropped: the sender's capture counts them
         link.send(seq * 20 * MS, udp_datagram(seq, START_REALTIME_US + seq * 20 * MS),
                   fate="drop_err" if seq >= 7 else "out", hits=1)
-    _, mobile, _ = link.write(tmp_path)
-    [flow] = udp_flows(read_packets(mobile))
-    m = udp_metrics(flow)
-    assert (m.received, m.expected, m.lost) == (7, 7, 0)
-    m = against_sender(m, 10)
-    assert (m.received, m.generator_sent, m.expected, m.lost) == (7, 10, 10, 3)
-    assert against_sender(udp_metrics(flow), None).lost == 0
+    m = with_generator_count(measured(link, tmp_path), 10)
+    assert (m.received, m.sent, m.lost, m.lost_error) == (7, 10, 3, 3)
+    assert sequence_disagreements(m) == []
+    assert "says it sent 11" in " ".join(sequence_disagreements(with_generator_count(m, 11)))
+
+    again = ScriptedLink()
+    for seq in (0, 1, 1, 2):
+        again.send(seq * 20 * MS, udp_datagram(seq, START_REALTIME_US))
+    m = measured(again, tmp_path)
+    assert (m.received, m.duplicates, m.sequence_received, m.sequence_duplicates) == (4, 0, 3, 1)
+    assert "sequence numbers say 3 received" in sequence_disagreements(m)[0]
 
 
 def test_http10_classes_rank_inline_objects_by_throughput(tmp_path: Path) -> None:

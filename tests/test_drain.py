@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from testbed.link.control import LinkState
-from testbed.run import replication
+from testbed.run import drain_bound, replication
+from testbed.scenario import loader
+from testbed.scenario.cell import ResolvedCell
 
 HEADER = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
 FIXED, MOBILE = "011412C6", "021412C6"       # 198.18.20.1, .2 as the tables write them
@@ -65,7 +68,7 @@ def test_a_settled_end_within_the_worst_case_says_nothing_more() -> None:
 
 
 def test_the_wait_for_a_retransmission_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(replication, "DRAIN_LIMIT_S", 0.3)
+    monkeypatch.setattr(drain_bound, "DRAIN_LIMIT_S", 0.3)
     t = time.monotonic()
     drain = replication._drain(EmptyLink(), ends(60.0, None), longest_s=0.1, stop=threading.Event())
     assert drain["ended_by"] == "longest" and drain["unsettled_connections"] == 1, drain
@@ -97,3 +100,64 @@ def test_a_packet_still_in_the_link_at_the_worst_case_does_not_hide_a_waiting_fi
     drain = replication._drain(BusyLink(0.2), ends(0.4, 0.5), longest_s=0.1, stop=threading.Event())
     assert drain["ended_by"] == "settled", drain
     assert 0.45 <= drain["waited_for_retransmission_s"] < 2.0
+
+
+def test_a_link_whose_worst_case_exceeds_the_limit_is_drained_no_longer_than_the_limit(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A packet that never leaves (a 30 s delay): the drain ends at DRAIN_LIMIT_S, not at the
+    link's worst case (it waited 60 s and more before)."""
+    monkeypatch.setattr(drain_bound, "DRAIN_LIMIT_S", 0.3)
+    t = time.monotonic()
+    drain = replication._drain(BusyLink(60.0), ends(None, None), longest_s=60.2, stop=threading.Event())
+    assert drain["ended_by"] == "longest" and drain["pending"] == 1, drain
+    assert 0.3 <= time.monotonic() - t < 1.0
+
+
+def link(tmp_path: Path, text: str) -> ResolvedCell:
+    path = tmp_path / "s.toml"
+    path.write_text('seed = 1\ntimeout = "60s"\n' + text)
+    return loader.load(path).cells[0]
+
+
+def test_the_send_buffer_and_the_router_stage_count_in_the_worst_case(tmp_path: Path) -> None:
+    """What is queued ahead of a packet leaves at the link's rate before it: 12 000 B at
+    64 kbit/s is 1.5 s (the UDP receiver was stopped after the delay and 1 s, before the
+    link had delivered what its send buffer held); a router's 10 packets of 576 B 0.72 s more."""
+    base = ('[link]\nbandwidth = "64kbit"\ndelay = "100ms"\nmtu = "576B"\nsend_buffer = "12000B"\n'
+            'arq = { retransmissions = 2, delay = "700ms" }\nerror = { good = 0.0, bad = 0.5 }\n'
+            'channel = "iip-short"\n')
+    cell = link(tmp_path, base)
+    assert drain_bound.queued_s(cell.link, "down") == pytest.approx(1.5)
+    assert drain_bound.receiver_wait_s(cell.link, "up") == pytest.approx(1.5 + 0.1 + 1.4 + 1.0)
+    routed = link(tmp_path, base + '[router]\nqueue = { discipline = "pfifo", limit = 10 }\n')
+    assert drain_bound.queued_s(routed.link, "down", routed.router) == pytest.approx(1.5 + 0.72)
+    assert drain_bound.queued_s(routed.link, "up", routed.router) == pytest.approx(1.5)
+    assert drain_bound.link_drain_s(routed.link, routed.router) == pytest.approx(
+        2 * (1.5 + 0.1 + 1.4) + 0.72 + drain_bound.DRAIN_MARGIN_S)
+
+
+def test_a_udp_receiver_is_kept_until_the_send_buffer_has_drained(tmp_path: Path) -> None:
+    """The receiver of a stream that ended is signalled only once the link's worst case for
+    its last datagram (send buffer at the rate, delay, retries) is over."""
+    cell = link(tmp_path, '[link]\nbandwidth = "64kbit"\ndelay = "100ms"\nmtu = "576B"\nsend_buffer = "12000B"\n'
+                          '[flows.voice]\nkind = "udp"\nsize = "132B"\nrate = "16kbit"\nduration = "2s"\n')
+
+    class Receiver:
+        signalled: list[int] = []
+
+        class proc:
+            returncode = 0
+
+            @staticmethod
+            def poll() -> None:
+                return None
+
+            @staticmethod
+            def send_signal(sig: int) -> None:
+                Receiver.signalled.append(sig)
+
+    item = replication.RunningFlow(cell.flows[0], 6001, None, None)
+    item.ended_at, item.passive = 100.0, Receiver
+    replication._advance(item, cell, 100.0 + 2.5)     # long after the delay and 1 s, the old rule
+    replication._advance(item, cell, 100.0 + 1.5 + 0.1 + 1.0 + 0.01)
+    assert Receiver.signalled and item.passive_stopped

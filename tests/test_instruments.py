@@ -298,3 +298,28 @@ def test_a_short_cpu_wait_or_none_measured_changes_nothing() -> None:
     failed = _Outcome("failed")           # a failed replication stays failed
     instruments.check_cpu_wait(_workloads(5_000_000), failed, {})
     assert failed.status == "failed" and failed.reasons == []
+
+
+def test_a_receiver_that_ended_early_fails_its_replication_whatever_its_exit_status(tmp_path: Path) -> None:
+    """The receiver ended (exit 0) after datagram 6: the mobile host's kernel answers the last
+    three with ICMP port unreachable. Every capture is complete and on time, yet what the
+    receiver counted is not what was sent: the replication fails, naming the host and port."""
+    from scapy.all import ICMP, IP  # type: ignore[attr-defined]
+
+    from test_analysis_support import FIXED
+
+    link = ScriptedLink()
+    for i in range(10):
+        sent = link.send(i * 10_000, udp_datagram(i, i * 10_000))
+        if i >= 7:       # the datagram as the mobile host got it, quoted in its ICMP error
+            quoted = bytes(sent[IP])[:28]
+            link.send(i * 10_000 + 100_001, IP(src=MOBILE, dst=FIXED) / ICMP(type=3, code=3) / quoted)
+    link.write(tmp_path)
+    outcome, details = check(tmp_path, {"fixed": healthy(13), "mobile": healthy(13)})
+    assert outcome.status == "failed"
+    (reason,) = outcome.reasons
+    assert reason.startswith("the mobile host answered 3 datagrams to port 6001 with ICMP port unreachable "
+                             "(the first 0.17 s after t = 0): their receiver was not listening")
+    assert details["captures"]["mobile"]["unreachable"] == {"port_unreachable": 3, "ports": [6001],
+                                                            "first_s": 0.17}
+    assert details["captures"]["fixed"]["unreachable"] == {"port_unreachable": 0}

@@ -108,3 +108,20 @@ def test_show_prints_warnings_on_stderr_and_exits_0(tmp_path: Path, capsys: pyte
     captured = capsys.readouterr()
     assert "squall show: warning: " in captured.err and "flows.voice" in captured.err
     assert "warning" not in captured.out
+
+
+def test_a_link_whose_worst_case_the_drain_cannot_wait_for(tmp_path: Path) -> None:
+    """`delay = "30s"`: a packet and its ACK take a minute; the drain waits 30 s at most."""
+    slow = 'seed = 1\ntimeout = "5s"\n[link]\nbandwidth = "64kbit"\ndelay = "30s"\nmtu = "576B"\n'
+    (line,) = warnings(tmp_path, slow)
+    assert ": link: a packet and its acknowledgement can take 62.6 s through the link" in line
+    assert "(30 s): what is still inside then is cut off" in line
+    assert warnings(tmp_path, slow.replace('"30s"', '"10s"')) == []
+
+
+def test_a_udp_receiver_kept_past_the_timeout_for_the_send_buffer(tmp_path: Path) -> None:
+    """The stream ends at 30 s of a 32 s timeout; its receiver is kept for the link's worst case
+    for its last datagram: 9600 B of send buffer at 64 kbit/s (1.2 s), 100 ms, 1 s."""
+    (line,) = warnings(tmp_path, LINK.replace('"60s"', '"32s"') + voice(duration="30s"))
+    assert "flows.voice: the stream ends at 30 s, but its receiver is kept until 32.3 s" in line
+    assert warnings(tmp_path, LINK.replace('"60s"', '"33s"') + voice(duration="30s")) == []

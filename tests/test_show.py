@@ -129,3 +129,14 @@ def test_units_formatting() -> None:
         "0 s", "120 us", "1.5 ms", "300 ms", "2.5 s", "3600 s"]
     assert [format_rate_bps(b) for b in (None, 500, 64_000, 1_500_000, 10**9)] == [
         "unlimited", "500 bit/s", "64 kbit/s", "1.5 Mbit/s", "1 Gbit/s"]
+
+
+def test_show_prints_when_a_replication_has_ended_at_the_latest(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The timeout, the drain (capped at DRAIN_LIMIT_S whatever the link) and the stopping."""
+    path = tmp_path / "s.toml"
+    path.write_text('seed = 1\ntimeout = "5s"\n[link]\nbandwidth = "64kbit"\ndelay = "30s"\nmtu = "576B"\n'
+                    '[flows.voice]\nkind = "udp"\nsize = "132B"\nrate = "16kbit"\nduration = "1s"\n')
+    lines = show(path, capsys).splitlines()
+    assert ("  ends: at the latest 51 s after t = 0: the timeout 5 s, the drain up to 30 s (the link's worst "
+            "case 62.6 s, at most 30 s), stopping the programs and captures up to 16 s") in lines

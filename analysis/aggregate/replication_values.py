@@ -44,7 +44,7 @@ from analysis.read.tcp_samples import FlowOf, read_tcp_samples, tcpinfo_rows
 from analysis.metrics.rows import Row, tcp_row, udp_row
 from analysis.results.layout import ReplicationRef
 from analysis.metrics.tcp import RTO_FLOOR_US, TcpMetrics
-from analysis.metrics.udp import UdpMetrics, against_sender, combined
+from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, with_generator_count
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
@@ -200,6 +200,9 @@ def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
         return None if us is None else us / 1000
 
     values[f"{flow}.throughput_Bps"] = u.throughput_bytes_per_s
+    values[f"{flow}.bytes"] = u.bytes
+    values[f"{flow}.duplicates"] = u.duplicates
+    values[f"{flow}.reordered"] = u.reordered
     values[f"{flow}.jitter_mean_ms"] = ms(u.jitter_mean_us)
     values[f"{flow}.jitter_min_ms"] = ms(u.jitter_min_us)
     values[f"{flow}.jitter_max_ms"] = ms(u.jitter_max_us)
@@ -207,7 +210,12 @@ def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
     values[f"{flow}.sent"] = u.sent
     values[f"{flow}.received"] = u.received
     values[f"{flow}.lost"] = u.lost
-    values[f"{flow}.loss_pct"] = 100 * u.lost / u.expected if u.expected else None
+    values[f"{flow}.loss_pct"] = 100 * u.lost / u.sent if u.lost is not None and u.sent else None
+    values[f"{flow}.lost_congestion"] = u.lost_congestion
+    values[f"{flow}.lost_error"] = u.lost_error
+    values[f"{flow}.lost_unseen"] = u.lost_unseen
+    values[f"{flow}.link_delay_variation_ms"] = ms(u.link_delay_variation_us)
+    values[f"{flow}.owd_median_ms"] = ms(u.owd_median_us)
     fates = u.fates
     values[f"{flow}.congestion_drops"] = None if fates is None else sum(
         fates.get(f, 0) for f in ("drop_sbuf", "drop_router", "unseen"))
@@ -215,7 +223,8 @@ def _udp_values(flow: str, u: UdpMetrics, values: Values) -> None:
 
 
 def _generator_sent(specs: list[FlowSpec] | None, flow: str) -> int | None:
-    """The datagrams the flow's sender says it sent (squall-udp send's `packets`)."""
+    """The datagrams the flow's sender says it sent (squall-udp send's `packets`): a check
+    of its capture's count."""
     spec = next((f for f in specs or [] if f.name == flow), None)
     return next((s["packets"] for s in (spec.summaries if spec else [])
                  if s.get("mode") == "send" and isinstance(s.get("packets"), int)), None)
@@ -328,7 +337,9 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
     for side, u in r.udp:
         match = match_flow(specs, "udp", u.src, u.dst)
         matches[match.name] = match
-        u = against_sender(u, _generator_sent(specs, match.name))
+        u = with_generator_count(u, _generator_sent(specs, match.name))
+        result.warnings += sequence_disagreements(u) + [
+            f"{match.name}: UDP {u.src} -> {u.dst}: {why}" for why in u.reasons]
         udp.append(u)
         streams.setdefault(udp_prefix(match), []).append(u)
         result.rows.append(_row(ref, match, match.kind, udp_row(side, u)))

@@ -161,11 +161,12 @@ def analyse_replication(directory: str | os.PathLike[str],
                     and _same_flow(other.udp, flow) is None:
                 # sent through the link and nothing of it arrived: all of it lost
                 nothing = UdpFlow(flow.src, flow.dst)
-                result.udp.append((other_side, udp_metrics(nothing, flow, cap.fates)))
+                result.udp.append((other_side, udp_metrics(nothing, flow, cap.fates, other.fates)))
             if flow.src[0] not in sides[other_side]:
                 continue  # not received through the link at this host
             sent = _same_flow(other.udp, flow) if other is not None else None
-            result.udp.append((side, udp_metrics(flow, sent, other.fates if other else None)))
+            result.udp.append((side, udp_metrics(flow, sent, other.fates if other else None,
+                                                  cap.fates)))
             result.received.append(Received(
                 "udp", flow.src, flow.dst,
                 np.fromiter((p.ts_us for p in flow.packets), np.int64, len(flow.packets)),

@@ -62,12 +62,17 @@ def udp_row(side: str, m: UdpMetrics) -> Row:
         "kind": "udp", "received_at": side, "src": _endpoint(m.src), "dst": _endpoint(m.dst),
         "sent": m.sent, "generator_sent": m.generator_sent, "received": m.received,
         "expected": m.expected, "lost": m.lost,
+        "lost_congestion": m.lost_congestion, "lost_error": m.lost_error,
+        "lost_unseen": m.lost_unseen,
         "duplicates": m.duplicates, "reordered": m.reordered, "bytes": m.bytes,
         "first_recv_us": m.first_recv_us, "last_recv_us": m.last_recv_us,
         "throughput_bytes_per_s": m.throughput_bytes_per_s,
         "jitter_min_us": m.jitter_min_us, "jitter_max_us": m.jitter_max_us,
         "jitter_mean_us": m.jitter_mean_us, "jitter_samples": m.jitter_samples,
         "spacing_mean_us": m.spacing_mean_us,
+        "link_delay_median_us": m.link_delay_median_us,
+        "link_delay_variation_us": m.link_delay_variation_us, "owd_median_us": m.owd_median_us,
+        "sequence_received": m.sequence_received,
         "dscp": m.dscp,
         # as for TCP connections: congestion = send buffer + router (+ unseen: tc router)
         "congestion_drops": None if m.fates is None else sum(
@@ -76,4 +81,5 @@ def udp_row(side: str, m: UdpMetrics) -> Row:
     }
     for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
         row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)
+    row["na_reason"] = "; ".join(m.reasons) or None  # why the empty cells are empty
     return row

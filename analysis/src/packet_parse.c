@@ -207,6 +207,8 @@ static void parse_icmp(struct span t, uint32_t l4_len, struct sq_packet_record *
 	rec->icmp_type = t.p[0];
 	rec->icmp_code = t.p[1];
 	rec->payload_len = l4_len >= 8 ? l4_len - 8 : 0;
+	/* an error's quoted datagram: an IPv4 header of 20 bytes and its ports fit in head[] */
+	copy_head(t, 8, rec->payload_len, rec);
 }
 
 static void parse_transport(struct span t, uint32_t l4_len, struct sq_packet_record *rec)

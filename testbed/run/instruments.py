@@ -7,6 +7,8 @@
   host (`in`) and leave the link towards it (`out`), and each of those itself (joined by
   packet identity); more is fine (a packet a tc router dropped before the link is in the
   sender's capture only);
+- no host answered datagrams with ICMP port unreachable: a receiver that ended early, with
+  whatever exit status, did not receive what was sent to it (testbed/run/unreachable.py);
 - the end-to-end timing error is within the scenario's tolerance (testbed/run/timing.py);
 - no flow's programs waited long for a CPU (`check_cpu_wait`).
 
@@ -36,6 +38,7 @@ from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE, share_text
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, describe_code
 from testbed.run import timing
+from testbed.run.unreachable import unreachable_evidence
 from testbed.scenario.flows import PacedStream
 
 LOG_FILE = "emulator.log"
@@ -132,6 +135,7 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
         if outcome.status == "ok":
             outcome.fail(f"{LOG_FILE} cannot be read, so the captures cannot be checked: {log_error}")
         return
+    _check_unreachable(files, log, outcome, details)
     measured = _timing_error(log, files, tolerance_us, router_between, _schedules(files, paced or {}))
     if measured is None:
         return
@@ -140,6 +144,22 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
     if beyond and outcome.status == "ok":
         outcome.fail(f"timing error beyond the tolerance of {tolerance_us} us: {'; '.join(beyond)}",
                      status="degraded")
+
+
+def _check_unreachable(files: dict[str, Capture], log: EmulatorLog, outcome: Outcome,
+                       details: dict[str, Any]) -> None:
+    """Datagrams that arrived at a host where nothing listened (run/unreachable.py); judged
+    while the replication is ok (at a timeout squall itself stops receivers that still get
+    datagrams)."""
+    sides = side_addresses(log)
+    for stem, f in files.items():
+        if f.records is None:
+            continue
+        evidence, problem = unreachable_evidence(f.side, f.records, f.sources, sides[f.side],
+                                                 log.start_realtime_us)
+        details["captures"][stem]["unreachable"] = evidence
+        if problem is not None and outcome.status == "ok":
+            outcome.fail(problem)
 
 
 def _timing_error(log: EmulatorLog, files: dict[str, Capture], tolerance_us: int,

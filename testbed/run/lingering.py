@@ -2,7 +2,7 @@
 kept lane, a warm-up's lane, lab hosts).
 
 A segment lost at the very end (typically the receiver's FIN) is retransmitted at the
-sender's RTO, which the drain waits for only so long (replication.DRAIN_LIMIT_S); a
+sender's RTO, which the drain waits for only so long (drain_bound.DRAIN_LIMIT_S); a
 connection still open after it would send that retransmission through the next
 replication's link, where its capture shows a connection no flow declares. Before every
 replication and warm-up each such connection is destroyed (`ss -K`, the kernel's

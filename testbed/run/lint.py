@@ -4,7 +4,11 @@ Not errors: such a run is valid and may be intended (an overloaded link is an ex
 but it is said on stderr by `squall show` and `squall run`:
 - a UDP stream faster than its link (the send buffer overflows; most datagrams are dropped),
   one alone or the UDP streams of one direction together;
-- a UDP stream still sending at the timeout (every replication ends as `timeout`);
+- a UDP stream still sending at the timeout, or whose receiver is kept past it for the
+  link's worst case for its last datagram (every replication ends as `timeout`);
+- a link whose worst case (what its queues hold at its rate, the delay and every ARQ retry,
+  testbed/run/drain_bound.py) is longer than the drain may wait: what is still inside at the
+  end is cut off;
 - a DiffServ filter that classifies nothing: it matches no packet of the cell's flows, or only
   packets going up (the router shapes the downlink only), or only uplink flows' ACKs/requests.
 (A class no filter sends packets to is not said: the studies' routers keep their UDP class in the
@@ -23,6 +27,7 @@ from __future__ import annotations
 from dataclasses import astuple, dataclass
 
 from testbed.router.plan import RouterConfig, RouterFilter
+from testbed.run import drain_bound
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.flows import FLOW_TYPES, Flow, UdpFlow
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig
@@ -63,7 +68,7 @@ def scenario_warnings(sc: Scenario) -> list[str]:
 
 def cell_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     """(key path, message) pairs for one cell."""
-    found = _udp_warnings(cell, timeout_us)
+    found = _udp_warnings(cell, timeout_us) + _drain_warnings(cell)
     if cell.router is not None and cell.router.diffserv:
         found += _router_warnings(cell.router, cell.flows)
     else:
@@ -92,6 +97,16 @@ def _bad_state_possible(channel: ChannelConfig, timeout_us: int) -> bool:
 
 # --- UDP streams and the link ------------------------------------------------------------------
 
+def _drain_warnings(cell: ResolvedCell) -> list[tuple[str, str]]:
+    worst = drain_bound.link_drain_s(cell.link, cell.router)
+    if worst <= drain_bound.DRAIN_LIMIT_S:
+        return []
+    return [("link", f"a packet and its acknowledgement can take {worst:.4g} s through the link (the queues "
+                     "at its rate, the delay and every ARQ retry, both ways), longer than the drain after the "
+                     f"flows may wait ({drain_bound.DRAIN_LIMIT_S:g} s): what is still inside then is cut "
+                     "off (pending in the analysis)")]
+
+
 def _wire_bps(flow: UdpFlow, link: DirectionConfig) -> float:
     """The stream's rate on the link: its payload rate with IP/UDP headers and the link's overhead."""
     size = flow.stream.size
@@ -109,9 +124,16 @@ def _udp_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     udp = [f for f in cell.flows if f.FIXED_RATE]
     for flow in udp:
         end = udp_end_us(flow)
+        kept = end / 1e6 + drain_bound.receiver_wait_s(cell.link, flow.direction, cell.router)
         if end >= timeout_us:
             found.append((f"flows.{flow.name}", f"the stream sends until {end / 1e6:g} s, not before the "
                           f"scenario's timeout ({timeout_us / 1e6:g} s): every replication will end as timeout"))
+        elif kept * 1e6 >= timeout_us:
+            found.append((f"flows.{flow.name}", f"the stream ends at {end / 1e6:g} s, but its receiver is kept "
+                          f"until {kept:.4g} s for the link's worst case for its last datagram (the queues "
+                          "ahead of it at the link's rate, the delay, every ARQ retry, and 1 s), not before "
+                          f"the scenario's timeout ({timeout_us / 1e6:g} s): every replication will end as "
+                          "timeout"))
     for direction in ("down", "up"):
         link = cell.link.direction(direction)
         link_bps = _fastest_bps(link)

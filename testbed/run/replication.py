@@ -25,9 +25,9 @@ from testbed import tcp_profile, tcp_table
 from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
 from testbed.hosts import Host, Link, Router, Testbed
-from testbed.scenario.link_section import DirectionConfig, LinkConfig
 from testbed.processes import START_POLL_S, Program, ready_line, wait_for
-from testbed.run import instruments
+from testbed.run import drain_bound, instruments
+from testbed.run.drain_bound import STOP_GRACE_S
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.kernel_counters import KernelCounters
 from testbed.run.results import Status, utc_stamp, write_json_atomic
@@ -38,18 +38,12 @@ from testbed.scenario.tolerances import Tolerances
 POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
 LISTEN_POLL_S = 0.02       # a listening socket is an `ss` process away (a ready line: START_POLL_S)
-STOP_GRACE_S = 3.0
 TCPINFO_SUFFIX = "tcpinfo.tsv"
 TCPINFO_INTERVAL = "50ms"
-DRAIN_MARGIN_S = 0.2
 # Where a host cannot tell its connections' state, the drain ends once the link is empty and
 # quiet this long: longer than a delayed ACK (40 ms on Linux, up to 200 ms with TCP_QUICKACK
 # off) answering the last packet delivered.
 DRAIN_QUIET_S = 0.25
-# A connection still waiting when the link's worst case is over has lost a segment (often the
-# last FIN) and retransmits it at its RTO, seconds on a slow link; the drain waits for that
-# retransmission, up to this long after the flows.
-DRAIN_LIMIT_S = 30.0
 STDERR_TAIL = 400
 WORKLOADS_FILE = "workloads.json"
 
@@ -246,7 +240,8 @@ class _Replication:
             # a timed-out flow's connections still send: waiting for their retransmissions would
             # only keep the link up to the limit
             self.details["drain"] = _drain(self.link, (self.testbed.fixed, self.testbed.mobile),
-                                           _link_drain_s(self.job.cell.link), self.stop,
+                                           drain_bound.drain_s(self.job.cell.link, self.job.cell.router),
+                                           self.stop,
                                            wait_for_retransmissions=self.outcome.status != "timeout")
         _stop_programs(self.running)
         self.timings["drain_s"] = round(time.monotonic() - t_drain, 3)
@@ -361,37 +356,17 @@ def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
     item.active = host.start(flow.program_name(role), argv, work)
 
 
-def _delay_and_retries_s(d: DirectionConfig) -> float:
-    """A packet's time in one direction of the link once sent: the delay and every ARQ retry."""
-    return (d.delay_us + d.arq_retransmissions * d.arq_delay_us) / 1e6
-
-
-def _drain_s(link: LinkConfig, flow: FlowBase) -> float:
-    """How long the last packet of a flow can still be in the link after it was sent."""
-    return _delay_and_retries_s(link.direction(flow.direction)) + 1.0
-
-
-def _link_drain_s(link: LinkConfig) -> float:
-    """Longest time until a segment sent now is acknowledged: in each direction a full send
-    buffer ahead of it at the slowest rate, the propagation delay and every ARQ retry (the
-    last FIN one way, its ACK the other)."""
-    def one(d: DirectionConfig) -> float:
-        rates = [s.rate_bps for s in d.bandwidth if s.rate_bps]
-        serialisation = d.send_buffer * 8 / min(rates) if rates else 0.0
-        return serialisation + _delay_and_retries_s(d)
-    return one(link.down) + one(link.up) + DRAIN_MARGIN_S
-
-
 def _drain(link: Link, ends: tuple[Host, Host], longest_s: float, stop: threading.Event,
            wait_for_retransmissions: bool = True) -> dict[str, Any]:
     """Until the link is empty and no connection between the two ends waits for an
     acknowledgement (the last FIN's ACK delivered, a lost FIN retransmitted); where a host
     cannot tell, until the link was empty and quiet for DRAIN_QUIET_S; at most `longest_s`
     (the link's worst case), longer while a waiting connection's retransmission timer is armed
-    (its RTO can exceed the link's worst case), up to DRAIN_LIMIT_S, unless
-    `wait_for_retransmissions` is off. What ended it, for status.json."""
+    (its RTO can exceed the link's worst case), unless `wait_for_retransmissions` is off;
+    never longer than drain_bound.DRAIN_LIMIT_S. What ended it, for status.json."""
     started = time.monotonic()
-    deadline, limit = started + longest_s, started + max(longest_s, DRAIN_LIMIT_S)
+    limit = started + drain_bound.DRAIN_LIMIT_S
+    deadline = min(started + longest_s, limit)
     extended = False
     while True:
         try:
@@ -460,7 +435,7 @@ def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: thr
         for item in running:
             if item.launch_at is not None and now >= item.launch_at:
                 _launch(item, work, t0, job)
-            _advance(item, job.cell.link, now)
+            _advance(item, job.cell, now)
         if all(item.finished() for item in running):
             return True
         if now >= deadline:
@@ -472,7 +447,7 @@ def _wait(running: list[RunningFlow], link: Link, job: Job, t0: float, stop: thr
         time.sleep(max(0.0, min([POLL_S, *due])))
 
 
-def _advance(item: RunningFlow, link: LinkConfig, now: float) -> None:
+def _advance(item: RunningFlow, cell: ResolvedCell, now: float) -> None:
     if item.ended_at is None and item.active is not None and item.active.proc.poll() is not None:
         item.ended_at = now
     if item.ended_at is None or item.passive is None or item.passive_stopped:
@@ -480,7 +455,9 @@ def _advance(item: RunningFlow, link: LinkConfig, now: float) -> None:
     failed = item.active is not None and item.active.proc.returncode != 0
     # A receiver still waiting after the sender failed, or a UDP receiver after the last
     # datagram could have arrived, is ended (SIGTERM: it prints its summary).
-    if failed or now - item.ended_at >= _drain_s(link, item.flow):
+    # (drain_bound.py: the queues ahead of it at the link's rate, the delay, every ARQ retry)
+    if failed or now - item.ended_at >= drain_bound.receiver_wait_s(cell.link, item.flow.direction,
+                                                                     cell.router):
         if _signal(item.passive, signal.SIGTERM):
             item.stopped.add(item.flow.ROLES[1])
         item.passive_stopped = True

@@ -31,3 +31,6 @@ class Discipline(Protocol):
 
     def describe(self) -> str:
         """The queue as `squall show` prints it."""
+
+    def most_bytes(self, mtu: int) -> int:
+        """The most the queue can hold, in bytes (a packet limit counts packets of the MTU)."""

@@ -38,5 +38,8 @@ class FifoQueue:
     def emulator_ignores(self, default_rate_bps: int) -> list[tuple[str, str]]:
         return []
 
+    def most_bytes(self, mtu: int) -> int:
+        return self.limit if self.in_bytes else self.limit * mtu
+
     def describe(self) -> str:
         return f"{self.drop} ({self.discipline}) at {self.limit} {'B' if self.in_bytes else 'packets'}"

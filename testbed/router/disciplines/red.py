@@ -82,6 +82,9 @@ class RedQueue:
         return [("bandwidth", f"{self.bandwidth_bps} bit/s is ignored; RED's idle-time decay uses the "
                               "link's current rate")]
 
+    def most_bytes(self, mtu: int) -> int:
+        return self.limit
+
     def describe(self) -> str:
         return (f"RED limit {format_size(self.limit)}, min {format_size(self.min)}, max {format_size(self.max)}, "
                 f"avpkt {format_size(self.avpkt)}, burst {self.burst} packets, w_q {self.w_q:g}, "
