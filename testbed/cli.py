@@ -17,6 +17,7 @@ from testbed.scenario import loader as scenario_mod
 from testbed.scenario.tolerances import share_text
 from testbed.scenario.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
+from testbed.lanes.lane import LaneBusy
 from testbed.link.session import npa_priority_for, realtime_priority
 
 
@@ -236,6 +237,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"squall: {e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:
+        print(f"squall: {e}", file=sys.stderr)
+        return 2
+    except LaneBusy as e:           # found before anything is created (run.runner.check_lanes_free)
         print(f"squall: {e}", file=sys.stderr)
         return 2
     except SlurmError as e:

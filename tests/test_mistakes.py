@@ -334,3 +334,37 @@ def test_a_scenario_that_is_a_device_or_a_pipe_is_refused_without_reading_it(tmp
             assert proc.returncode == 2, proc.stderr
             assert f"{scenario}: is not a regular file" in proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("how", ["claimed by another squall", "namespaces squall did not make"])
+def test_a_busy_lane_is_found_before_the_run_directory_exists(how: str, tmp_path: Path, no_run: None,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 and no run directory: a run made first would be empty, and its "Resume with" hint would
+    meet the same lane."""
+    from testbed.lanes import claim as lane_claim
+    from testbed.lanes import lane as lanes
+
+    number = LANE + 4      # the lane tests' last lane; the run asks for LANE+3 and LANE+4
+    (tmp_path / "s.toml").write_text(GOOD)
+    results = tmp_path / "results"
+    foreign = namespaces(number).fixed
+    held = lane_claim.claim(number) if how.startswith("claimed") else None
+    if held is None:
+        lanes.teardown(number)
+        subprocess.run(["ip", "netns", "add", foreign], check=True)
+    try:
+        code = cli.main(["run", str(tmp_path / "s.toml"), "--results", str(results), "--lane-base", str(LANE + 3),
+                         "--parallel", "2"])
+        err = capsys.readouterr().err
+        if held is None:
+            assert netns.exists(foreign), "a namespace squall did not make was removed"
+    finally:
+        if held is not None:
+            held.release()
+        else:
+            subprocess.run(["ip", "netns", "delete", foreign], check=False)
+    assert code == 2, err
+    expected = "is claimed by another squall process" if held is not None else f"namespaces {foreign} exist without"
+    assert f"squall: lane {number}" in err and expected in err, err
+    assert not results.exists() or not any(results.iterdir()), "a run directory was created"
