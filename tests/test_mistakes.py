@@ -140,6 +140,9 @@ MISTAKES = [
             ("s.toml", "link.channel.trace", "c.trace:2")),
     Mistake("trace is a device", {"s.toml": HEAD + LOSSY + 'channel = { trace = "/dev/zero" }\n' + WEB},
             ("s.toml", "link.channel.trace", "/dev/zero", "cannot read")),
+    Mistake("trace through .. with an unknown state", {"s.toml": HEAD + LOSSY + 'channel = { trace = "sub/../c.trace" }\n'
+                                                      + WEB, "sub/keep": "", "c.trace": "good 2s\nugly 700ms\n"},
+            ("s.toml", "link.channel.trace", "c.trace:2", "good DURATION")),
     Mistake("trace beside distributions", {"s.toml": HEAD + LOSSY + 'channel = { trace = "c.trace", good = "fixed(1s)" }\n'
                                            + WEB, "c.trace": "good 1s\n"},
             ("s.toml", "link.channel.good", "a trace replaces")),
@@ -368,3 +371,23 @@ def test_a_busy_lane_is_found_before_the_run_directory_exists(how: str, tmp_path
     expected = "is claimed by another squall process" if held is not None else f"namespaces {foreign} exist without"
     assert f"squall: lane {number}" in err and expected in err, err
     assert not results.exists() or not any(results.iterdir()), "a run directory was created"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to a bad trace"])
+def test_a_trace_that_is_a_pipe_or_behind_a_symlink_is_refused_under_its_key(kind: str, tmp_path: Path) -> None:
+    """A FIFO would hold the emulator's check until it timed out (a traceback after 30 s)."""
+    trace = tmp_path / "c.trace"
+    if kind == "fifo":
+        os.mkfifo(trace)
+    else:
+        (tmp_path / "real.trace").write_text("good 2s\nugly 700ms\n")
+        trace.symlink_to(tmp_path / "real.trace")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(HEAD + LOSSY + 'channel = { trace = "c.trace" }\n' + WEB)
+    for argv in (["show", str(scenario)], ["run", str(scenario), "--results", str(tmp_path / "results")]):
+        proc = subprocess.run([sys.executable, "-m", "testbed.cli", *argv], capture_output=True, text=True, timeout=20)
+        assert proc.returncode == 2, proc.stderr
+        expected = "c.trace: cannot read: not a regular file" if kind == "fifo" else "real.trace:2: "
+        assert proc.stderr.startswith(f"squall: {scenario}: link.channel.trace: ") and expected in proc.stderr, \
+            proc.stderr
+    assert not (tmp_path / "results").exists()
