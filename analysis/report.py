@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from analysis.aggregate import sum_of_maxima
 from analysis.describe import parameter_tables, read_json, run_facts
+from analysis.printable import escaped
 from analysis.run import CellResult, RunAnalysis
 from analysis.run_metrics import role_names
 from analysis.table import Cell, Count, Table, count, fmt, markdown_table
@@ -584,7 +585,7 @@ def overview(analysis: RunAnalysis) -> list[str]:
     unanalysable = sum(r.error is not None for r in reps)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     description = str(read_json(analysis.layout.root / "expanded.json").get("description") or "")
-    lines = [description] if description else []
+    lines = [escaped(description)] if description else []
     lines.append(f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
                  f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
                  f"{counting} in the statistics, {unanalysable} unanalysable.")

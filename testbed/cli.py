@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from analysis.printable import escaped
 from testbed.run import calibrate, meta, runner
 from testbed.run import status, worker
 from testbed.run.lint import scenario_warnings
@@ -33,7 +34,7 @@ def _show(args: argparse.Namespace) -> int:
           f"timing tolerance {format_time_us(sc.tolerances.timing_us)}, "
           f"CPU wait tolerance {share_text(sc.tolerances.cpu_wait_share)}")
     if sc.description:
-        print(f"  {sc.description}")
+        print(f"  {escaped(sc.description)}")
     for cell in sc.cells:
         print()
         print("\n".join(describe.cell_lines(cell)))

@@ -129,3 +129,12 @@ def test_units_formatting() -> None:
         "0 s", "120 us", "1.5 ms", "300 ms", "2.5 s", "3600 s"]
     assert [format_rate_bps(b) for b in (None, 500, 64_000, 1_500_000, 10**9)] == [
         "unlimited", "500 bit/s", "64 kbit/s", "1.5 Mbit/s", "1 Gbit/s"]
+
+
+def test_a_description_with_control_characters_is_printed_escaped(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('description = "mix\\u001b[2J\\nforged line\\u0007"\n' + textwrap.dedent(EVERYTHING))
+    out = show(path, capsys)
+    assert "\x1b" not in out and "\x07" not in out and "\nforged line" not in out
+    assert "  mix\\x1b[2J\\nforged line\\x07" in out.splitlines()
