@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+from analysis.printable import escaped
 from testbed.run import calibrate, meta, runner
 from testbed.run import status, worker
 from testbed.run import drain_bound
@@ -18,6 +19,7 @@ from testbed.scenario import loader as scenario_mod
 from testbed.scenario.tolerances import share_text
 from testbed.scenario.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
+from testbed.lanes.lane import LaneBusy
 from testbed.link.session import npa_priority_for, realtime_priority
 
 
@@ -33,7 +35,7 @@ def _show(args: argparse.Namespace) -> int:
           f"timing tolerance {format_time_us(sc.tolerances.timing_us)}, "
           f"CPU wait tolerance {share_text(sc.tolerances.cpu_wait_share)}")
     if sc.description:
-        print(f"  {sc.description}")
+        print(f"  {escaped(sc.description)}")
     for cell in sc.cells:
         print()
         print("\n".join(describe.cell_lines(cell)))
@@ -238,6 +240,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"squall: {e}", file=sys.stderr)
         return 2
     except FileNotFoundError as e:
+        print(f"squall: {e}", file=sys.stderr)
+        return 2
+    except LaneBusy as e:           # found before anything is created (run.runner.check_lanes_free)
         print(f"squall: {e}", file=sys.stderr)
         return 2
     except SlurmError as e:

@@ -401,3 +401,18 @@ def test_an_axis_that_sets_one_key_is_not_listed_twice() -> None:
     differ = parameter_tables(specs, labels)[1]
     assert differ.header == ["cell", "flows.web.http", "mtu", "link.mtu"]
     assert differ.rows == [["a", "1.0", "small", "576 B"], ["b", "1.1", "big", "1500 B"]]
+
+
+def test_a_description_with_control_characters_is_printed_escaped(tmp_path: Path) -> None:
+    """An ESC sequence would drive the reader's terminal, a newline would forge a line of the report."""
+    root = build_user_run(tmp_path / "umts-mix-20261122T030000Z")
+    data = json.loads((root / "expanded.json").read_text())
+    data["description"] = "mix\x1b[2J\n## Forged heading\rover\x07"
+    (root / "expanded.json").write_text(json.dumps(data))
+    assert squall(["report", str(root), "--jobs", "1"]) == 0
+    md = (root / "summary" / "report.md").read_text()
+    assert not any(ch in md for ch in "\x1b\r\x07")
+    assert "\n## Forged heading" not in md
+    assert "mix\\x1b[2J\\n## Forged heading\\rover\\x07" in md.split("\n## ")[0]
+    run = {r[0]: r[1] for r in _table(md, "The run")[1:]}
+    assert run["description"] == "mix\\x1b[2J\\n## Forged heading\\rover\\x07"

@@ -346,3 +346,19 @@ def test_degraded_replications_are_analysed_not_counted(tmp_path: Path) -> None:
     assert iw4.summaries["web.response_time_s"].failed == 1
     assert [r.ref.status for r in iw4.replications] == ["ok", "ok", "degraded"]
     assert iw4.replications[2].analysed and not iw4.replications[2].counts
+
+
+def test_tcpinfo_plot_draws_only_the_data_sending_end(mixture: Path, tmp_path: Path, drawn_figures) -> None:
+    """A receiver whose own bytes are acknowledged too (an HTTP client's requests, iperf3's control
+    messages) is not drawn under the caption that says the sender is."""
+    import analysis.plots as plots
+
+    samples = analysis.load_run(mixture, analyse=False).tcpinfo
+    samples.loc[samples.host == "mobile", "bytes_acked"] = 300       # the receiver's requests
+    assert "the receiving end is not drawn" in plots.CAPTIONS["tcpinfo"]
+    rep_dir = mixture / "cells" / CELL / "rep-01"
+    out = plots.plot_tcpinfo(CELL, 1, rep_dir, tmp_path / "tcpinfo.png", samples)
+    assert out is not None
+    window, _ = drawn_figures[out.name].axes
+    labels = [line.get_label() for line in window.get_lines() if not line.get_label().startswith("_")]
+    assert labels == ["bulkA fixed:40001->5001 cwnd"]

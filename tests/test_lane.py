@@ -105,3 +105,24 @@ def test_a_lane_of_a_live_process_is_not_taken_over() -> None:
             other.wait()
     finally:
         lanes.teardown(number)
+
+
+@pytest.mark.netns
+def test_namespaces_without_an_owner_record_are_refused_by_name_never_torn_down() -> None:
+    """cleanup_leftovers()'s rule holds for create() too: what squall did not make, it leaves alone."""
+    number = lane_base() + 4
+    lanes.teardown(number)
+    foreign = lane_addresses(number).ns.fixed
+    subprocess.run(["ip", "netns", "add", foreign], check=True)
+    sleeper = netns.popen_in(foreign, ["sleep", "600"])
+    try:
+        with pytest.raises(lanes.LaneBusy, match=f"lane {number}: namespaces {foreign} exist without squall's "
+                                                 "owner record"):
+            lanes.create(number)
+        assert sleeper.poll() is None and netns.exists(foreign)
+        assert not any(netns.exists(ns) for ns in lane_addresses(number).ns.all() if ns != foreign)
+        assert number not in lanes.cleanup_leftovers() and netns.exists(foreign)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        subprocess.run(["ip", "netns", "delete", foreign], check=False)

@@ -125,3 +125,18 @@ def test_a_udp_receiver_kept_past_the_timeout_for_the_send_buffer(tmp_path: Path
     (line,) = warnings(tmp_path, LINK.replace('"60s"', '"32s"') + voice(duration="30s"))
     assert "flows.voice: the stream ends at 30 s, but its receiver is kept until 32.3 s" in line
     assert warnings(tmp_path, LINK.replace('"60s"', '"33s"') + voice(duration="30s")) == []
+
+
+def test_a_bulk_or_http_flow_that_cannot_cross_the_link_before_the_timeout(tmp_path: Path) -> None:
+    """60 s at 64 kbit/s carry 480 000 B: 600 000 B of bulk data cannot, neither can a 10 MB page."""
+    bulk = '[flows.big]\nkind = "bulk"\ncount = 1\nlength = "600000B"\n'
+    (line,) = warnings(tmp_path, LINK + bulk)
+    assert line.startswith(f"{tmp_path / 'w.toml'}: flows.big: its bytes cross the downlink at 64 kbit/s")
+    assert "by 75.4 s at the earliest" in line and "timeout (60 s): every replication will end as timeout" in line
+    page = '[flows.web]\nkind = "http"\nobjects = [10000000]\n'
+    (line,) = warnings(tmp_path, LINK + page)
+    assert "flows.web: its bytes cross the downlink at 64 kbit/s" in line
+    late = '[flows.late]\nkind = "bulk"\ncount = 1\nlength = "100000B"\nstart = "50s"\n'
+    (line,) = warnings(tmp_path, LINK + late)
+    assert "flows.late:" in line and "(start 50 s)" in line
+    assert warnings(tmp_path, LINK + bulk.replace("600000B", "300000B")) == []

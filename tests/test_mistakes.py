@@ -109,6 +109,14 @@ MISTAKES = [
             ("s.toml", "link.down.mtu", "65535B")),
     Mistake("send buffer beyond 32 bits", {"s.toml": replace(GOOD, 'mtu = "576B"', 'mtu = "576B"\nsend_buffer = "8000MB"')},
             ("s.toml", "link.down.send_buffer", "too large")),
+    Mistake("send buffer of 0 B", {"s.toml": replace(GOOD, 'mtu = "576B"', 'mtu = "576B"\nsend_buffer = "0B"')},
+            ("s.toml", "link.down.send_buffer", "0 B is below the MTU 576 B")),
+    Mistake("1 B buffers", {"s.toml": replace(GOOD, 'mtu = "576B"', 'mtu = "576B"\nsend_buffer = "1B"\nrecv_buffer = "1B"')},
+            ("s.toml", "link.down.send_buffer", "1 B is below the MTU 576 B", "never fit")),
+    Mistake("send buffer below the MTU uplink only", {"s.toml": GOOD + '[link.up]\nsend_buffer = "575B"\n'},
+            ("s.toml", "link.up.send_buffer", "575 B is below the MTU 576 B")),
+    Mistake("4 GiB per-packet overhead", {"s.toml": replace(GOOD, 'mtu = "576B"', 'mtu = "576B"\noverhead = "4294967295B"')},
+            ("s.toml", "link.down.overhead", "more than the limit 65535 B")),
     Mistake("5000 ARQ retransmissions", {"s.toml": replace(GOOD, 'mtu = "576B"', 'mtu = "576B"\narq = { retransmissions = 5000, delay = "700ms" }')},
             ("s.toml", "link.down.arq.retransmissions", "limit 1000")),
     Mistake("rate with a slash unit", {"s.toml": replace(GOOD, '"64kbit"', '"64 kbit/s"')},
@@ -140,6 +148,9 @@ MISTAKES = [
             ("s.toml", "link.channel.trace", "c.trace:2")),
     Mistake("trace is a device", {"s.toml": HEAD + LOSSY + 'channel = { trace = "/dev/zero" }\n' + WEB},
             ("s.toml", "link.channel.trace", "/dev/zero", "cannot read")),
+    Mistake("trace through .. with an unknown state", {"s.toml": HEAD + LOSSY + 'channel = { trace = "sub/../c.trace" }\n'
+                                                      + WEB, "sub/keep": "", "c.trace": "good 2s\nugly 700ms\n"},
+            ("s.toml", "link.channel.trace", "c.trace:2", "good DURATION")),
     Mistake("trace beside distributions", {"s.toml": HEAD + LOSSY + 'channel = { trace = "c.trace", good = "fixed(1s)" }\n'
                                            + WEB, "c.trace": "good 1s\n"},
             ("s.toml", "link.channel.good", "a trace replaces")),
@@ -333,4 +344,58 @@ def test_a_scenario_that_is_a_device_or_a_pipe_is_refused_without_reading_it(tmp
                                   text=True, timeout=60)
             assert proc.returncode == 2, proc.stderr
             assert f"{scenario}: is not a regular file" in proc.stderr
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("how", ["claimed by another squall", "namespaces squall did not make"])
+def test_a_busy_lane_is_found_before_the_run_directory_exists(how: str, tmp_path: Path, no_run: None,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 and no run directory: a run made first would be empty, and its "Resume with" hint would
+    meet the same lane."""
+    from testbed.lanes import claim as lane_claim
+    from testbed.lanes import lane as lanes
+
+    number = LANE + 4      # the lane tests' last lane; the run asks for LANE+3 and LANE+4
+    (tmp_path / "s.toml").write_text(GOOD)
+    results = tmp_path / "results"
+    foreign = namespaces(number).fixed
+    held = lane_claim.claim(number) if how.startswith("claimed") else None
+    if held is None:
+        lanes.teardown(number)
+        subprocess.run(["ip", "netns", "add", foreign], check=True)
+    try:
+        code = cli.main(["run", str(tmp_path / "s.toml"), "--results", str(results), "--lane-base", str(LANE + 3),
+                         "--parallel", "2"])
+        err = capsys.readouterr().err
+        if held is None:
+            assert netns.exists(foreign), "a namespace squall did not make was removed"
+    finally:
+        if held is not None:
+            held.release()
+        else:
+            subprocess.run(["ip", "netns", "delete", foreign], check=False)
+    assert code == 2, err
+    expected = "is claimed by another squall process" if held is not None else f"namespaces {foreign} exist without"
+    assert f"squall: lane {number}" in err and expected in err, err
+    assert not results.exists() or not any(results.iterdir()), "a run directory was created"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink to a bad trace"])
+def test_a_trace_that_is_a_pipe_or_behind_a_symlink_is_refused_under_its_key(kind: str, tmp_path: Path) -> None:
+    """A FIFO would hold the emulator's check until it timed out (a traceback after 30 s)."""
+    trace = tmp_path / "c.trace"
+    if kind == "fifo":
+        os.mkfifo(trace)
+    else:
+        (tmp_path / "real.trace").write_text("good 2s\nugly 700ms\n")
+        trace.symlink_to(tmp_path / "real.trace")
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(HEAD + LOSSY + 'channel = { trace = "c.trace" }\n' + WEB)
+    for argv in (["show", str(scenario)], ["run", str(scenario), "--results", str(tmp_path / "results")]):
+        proc = subprocess.run([sys.executable, "-m", "testbed.cli", *argv], capture_output=True, text=True, timeout=20)
+        assert proc.returncode == 2, proc.stderr
+        expected = "c.trace: cannot read: not a regular file" if kind == "fifo" else "real.trace:2: "
+        assert proc.stderr.startswith(f"squall: {scenario}: link.channel.trace: ") and expected in proc.stderr, \
+            proc.stderr
     assert not (tmp_path / "results").exists()

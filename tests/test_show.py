@@ -140,3 +140,12 @@ def test_show_prints_when_a_replication_has_ended_at_the_latest(tmp_path: Path,
     lines = show(path, capsys).splitlines()
     assert ("  ends: at the latest 51 s after t = 0: the timeout 5 s, the drain up to 30 s (the link's worst "
             "case 62.6 s, at most 30 s), stopping the programs and captures up to 16 s") in lines
+
+
+def test_a_description_with_control_characters_is_printed_escaped(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.toml"
+    path.write_text('description = "mix\\u001b[2J\\nforged line\\u0007"\n' + textwrap.dedent(EVERYTHING))
+    out = show(path, capsys)
+    assert "\x1b" not in out and "\x07" not in out and "\nforged line" not in out
+    assert "  mix\\x1b[2J\\nforged line\\x07" in out.splitlines()

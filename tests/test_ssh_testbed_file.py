@@ -143,3 +143,20 @@ def test_the_ssh_command_line() -> None:
         assert option in argv
     assert argv[argv.index("-p") + 1] == "2222" and argv[argv.index("-i") + 1] == "/k"
     assert quote(["echo", "a b", "$HOME"]) == "echo 'a b' '$HOME'"
+
+
+@pytest.mark.parametrize("option", ["ProxyCommand=nc %h %p", "proxycommand=touch /tmp/owned", "LocalCommand=id",
+                                    "PermitLocalCommand=yes", "KnownHostsCommand=/bin/true", "ProxyJump=jump",
+                                    "SecurityKeyProvider=/tmp/x.so", "ControlPath=/tmp/x", "RemoteCommand=id"])
+def test_ssh_options_that_run_a_local_command_or_are_squalls_are_refused(tmp_path: Path, option: str) -> None:
+    """squall runs ssh as root: an option that runs a local command would run it as root."""
+    message = refused(tmp_path, GOOD.replace('"StrictHostKeyChecking=yes"', f'"{option}"'))
+    key = option.split("=")[0]
+    assert message.startswith(f"{tmp_path / 'lab.toml'}: fixed.ssh_options: {key} is not an option squall passes "
+                              "to ssh"), message
+
+
+def test_ssh_options_for_host_keys_and_authentication_are_passed(tmp_path: Path) -> None:
+    options = ["StrictHostKeyChecking=yes", "UserKnownHostsFile=/etc/squall/known_hosts", "ciphers=aes128-ctr"]
+    lab = load(tmp_path, GOOD.replace('"StrictHostKeyChecking=yes"', ", ".join(f'"{o}"' for o in options)))
+    assert lab.fixed.ssh.options == tuple(options)

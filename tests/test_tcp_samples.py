@@ -67,3 +67,41 @@ def test_any_file_reads_or_is_refused_by_name(tmp_path: Path, lines: list[str]) 
         read_tcp_samples(path)
     except AnalysisInputError as e:
         assert str(path) in str(e)
+
+
+def test_a_dual_stack_listeners_samples_are_attributed_to_their_flow(tmp_path: Path) -> None:
+    """iperf3's server listens on AF_INET6: its connections' addresses come IPv4-mapped."""
+    mapped = ROW.format(ssthresh=5).replace("198.18.1.1", "::ffff:198.18.1.1").replace("198.19.1.2",
+                                                                                      "::ffff:198.19.1.2")
+    samples = read_tcp_samples(write(tmp_path, HEADER + mapped))
+    flows = {(("198.18.1.1", 40000), ("198.19.1.2", 5001)): "bulk1"}
+    (row,) = tcpinfo_rows(samples, 1_100_000, "fixed", lambda proto, a, b: flows.get((a, b)))
+    assert (row["flow"], row["src"], row["dst"]) == ("bulk1", "198.18.1.1", "198.19.1.2")
+    assert str(samples.rows[0]["src"]) == "198.18.1.1"
+    (v6,) = read_tcp_samples(write(tmp_path, HEADER + ROW.format(ssthresh=5).replace("198.18.1.1", "2001:db8::1"))).rows
+    assert v6["src"] == "2001:db8::1"
+
+
+@pytest.mark.parametrize("info", ["\t".join([""] * 14), "\t".join(["0"] * 14)],
+                         ids=["empty (this sampler)", "zeros (an older sampler)"])
+def test_a_socket_without_tcp_info_has_no_values_not_zeros(tmp_path: Path, info: str) -> None:
+    """TIME_WAIT (state 6): the kernel gives no tcp_info; an all-zero row would read as cwnd 0, RTT 0."""
+    time_wait = f"300000\t198.18.1.1\t40000\t198.19.1.2\t5001\t6\t{info}\n"
+    samples = read_tcp_samples(write(tmp_path, HEADER + ROW.format(ssthresh=5) + time_wait))
+    rows = tcpinfo_rows(samples, 1_000_000, "fixed", lambda proto, a, b: "bulk1")
+    assert rows[1]["state"] == 6 and rows[1]["flow"] == "bulk1"
+    values = ("ca_state", "cwnd", "ssthresh", "srtt_ms", "rttvar_ms", "rto_ms", "mss", "unacked", "retrans", "lost",
+              "total_retrans", "delivered", "bytes_acked", "bytes_received")
+    assert all(rows[1][c] is None for c in values), rows[1]
+    assert rows[0]["cwnd"] == 1 and rows[0]["srtt_ms"] == 650.0
+    # summary/tcpinfo: an empty CSV cell and a Parquet null
+    import pandas as pd
+
+    from analysis.summary import write_table
+    from analysis.tcp_samples import TCPINFO_FIELDS
+
+    write_table(tmp_path, "tcpinfo", list(TCPINFO_FIELDS), rows)
+    csv_row = (tmp_path / "tcpinfo.csv").read_text().splitlines()[2].split(",")
+    assert all(csv_row[TCPINFO_FIELDS.index(c)] == "" for c in values), csv_row
+    frame = pd.read_parquet(tmp_path / "tcpinfo.parquet", dtype_backend="numpy_nullable")
+    assert frame.loc[1, list(values)].isna().all() and frame.loc[0, "cwnd"] == 1

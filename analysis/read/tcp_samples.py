@@ -9,10 +9,17 @@ connection's flow (or "" for none of the scenario's), its endpoints, and `cwnd` 
 `rttvar_ms`, `rto_ms`, `mss`, `unacked`, `retrans` (retransmitted segments in flight),
 `lost`, `total_retrans`, `delivered`, `bytes_acked`, `bytes_received`, `state` (the kernel's
 TCP state number, 1 = ESTABLISHED) and `ca_state` (0 Open, 1 Disorder, 2 CWR, 3 Recovery,
-4 Loss)."""
+4 Loss).
+
+Two things are settled once, where a file is read: an address is plain IPv4 also where a
+dual-stack socket reports it IPv4-mapped (`::ffff:198.18.1.1`, e.g. iperf3's server), so the
+connection is found under its flow; and a socket the kernel gives no tcp_info for (TIME_WAIT,
+a request socket; the sampler leaves those fields empty, an older sampler wrote zeros) has
+`None` for every tcp_info value — an empty CSV cell and a Parquet null, never 0."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +32,7 @@ COLUMNS = ("time_us", "src", "sport", "dst", "dport", "state", "ca_state", "cwnd
            "rttvar_us", "rto_us", "mss", "unacked", "retrans", "lost", "total_retrans", "delivered",
            "bytes_acked", "bytes_received")
 TEXT = ("src", "dst")
+INFO = COLUMNS[COLUMNS.index("ca_state"):]      # the tcp_info fields, absent for some sockets
 INFINITE_SSTHRESH = 0x7FFFFFFF      # TCP_INFINITE_SSTHRESH: no loss yet
 Endpoint = tuple[str, int]
 FlowOf = Callable[[str, Endpoint, Endpoint], str | None]
@@ -76,7 +84,24 @@ def _row(line: str, path: Path, number: int) -> dict[str, Any]:
     fields = line.split("\t")
     if len(fields) != len(COLUMNS):
         raise AnalysisInputError(f"{path}:{number}: {len(fields)} tab-separated columns; expected {len(COLUMNS)}")
-    return {c: v if c in TEXT else _int(v, path, number, c) for c, v in zip(COLUMNS, fields)}
+    row = {c: _address(v) if c in TEXT else None if v == "" and c in INFO else _int(v, path, number, c)
+           for c, v in zip(COLUMNS, fields)}
+    if all(row[c] == 0 for c in INFO):     # no tcp_info, written as zeros by an older sampler
+        row.update(dict.fromkeys(INFO))
+    return row
+
+
+def _address(text: str) -> str:
+    """The address as the captures and the flows write it: IPv4-mapped IPv6 as plain IPv4."""
+    try:
+        mapped = ipaddress.ip_address(text)
+    except ValueError:
+        return text
+    return str(mapped.ipv4_mapped) if isinstance(mapped, ipaddress.IPv6Address) and mapped.ipv4_mapped else text
+
+
+def _ms(us: int | None) -> float | None:
+    return None if us is None else us / 1e3
 
 
 def tcpinfo_rows(samples: TcpSamples, t0_us: int, host: str, flow_of: FlowOf) -> list[dict[str, Any]]:
@@ -87,8 +112,8 @@ def tcpinfo_rows(samples: TcpSamples, t0_us: int, host: str, flow_of: FlowOf) ->
             "t_s": (samples.t0_realtime_us + s["time_us"] - t0_us) / 1e6, "host": host,
             "flow": flow_of("tcp", src, dst) or "", "src": s["src"], "sport": s["sport"], "dst": s["dst"],
             "dport": s["dport"], "state": s["state"], "ca_state": s["ca_state"], "cwnd": s["cwnd"],
-            "ssthresh": None if s["ssthresh"] >= INFINITE_SSTHRESH else s["ssthresh"],
-            "srtt_ms": s["srtt_us"] / 1e3, "rttvar_ms": s["rttvar_us"] / 1e3, "rto_ms": s["rto_us"] / 1e3,
+            "ssthresh": None if s["ssthresh"] is None or s["ssthresh"] >= INFINITE_SSTHRESH else s["ssthresh"],
+            "srtt_ms": _ms(s["srtt_us"]), "rttvar_ms": _ms(s["rttvar_us"]), "rto_ms": _ms(s["rto_us"]),
             **{c: s[c] for c in ("mss", "unacked", "retrans", "lost", "total_retrans", "delivered",
                                  "bytes_acked", "bytes_received")},
         })

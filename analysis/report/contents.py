@@ -35,6 +35,7 @@ from analysis.aggregate.replication_values import role_names
 from analysis.report.table import Cell, Count, Table, count, fmt, markdown_table
 from analysis.report.kernel_table import kernel_table
 from analysis.report.timing_table import timing_table
+from analysis.printable import escaped
 
 __all__ = ["Cell", "Count", "Table", "build_tables", "fmt", "markdown_table", "render_markdown"]
 
@@ -584,7 +585,7 @@ def overview(analysis: RunAnalysis) -> list[str]:
     unanalysable = sum(r.error is not None for r in reps)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
     description = str(read_json(analysis.layout.root / "expanded.json").get("description") or "")
-    lines = [description] if description else []
+    lines = [escaped(description)] if description else []
     lines.append(f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
                  f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
                  f"{counting} in the statistics, {unanalysable} unanalysable.")

@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from analysis.printable import escaped
 from analysis.report.table import Table
 
 SIZE_KEYS = frozenset({"mtu", "send_buffer", "recv_buffer", "overhead", "length", "size",
@@ -193,7 +194,7 @@ def run_facts(root: Path, scenario: dict[str, Any], meta: dict[str, Any]) -> Tab
     timeout = scenario.get("timeout_us")
     rows: list[list[Any]] = [
         ["scenario", scenario.get("name", "–")],
-        ["description", scenario.get("description") or "–"],
+        ["description", escaped(str(scenario.get("description") or "–"))],
         ["run directory", root.name],
         ["seed", scenario.get("seed", "–")],
         ["replications per cell", _replications(run, scenario)],

@@ -76,7 +76,8 @@ CAPTIONS = {
               "delivered; crosses at the top: dropped). Grey: bad channel state.",
     "tcpinfo": "One replication: the kernel's view of each TCP connection of the scenario's "
                "flows (squall-tcp-sampler, tcp_info every 50 ms at the host that sent the "
-               "connection's data, once data was acknowledged): congestion "
+               "connection's data — of its two ends the one whose bytes were acknowledged "
+               "most; the receiving end is not drawn — once data was acknowledged): congestion "
                "window and slow-start threshold (segments), smoothed RTT and RTO. Grey: bad "
                "channel state.",
     "queues": "Router queue (tc router: router-queue.tsv; the emulator's router stage "
@@ -476,6 +477,13 @@ def plot_tcpinfo(cell: str, rep: int, rep_dir: Path, out: Path, tcpinfo) -> Path
                 & (tcpinfo["bytes_acked"] > 1) & tcpinfo["flow"].notna()]
     if t.empty:
         return None
+    # of a connection's two ends only its data sender, the end whose bytes were acknowledged most
+    # (an HTTP client's requests are acknowledged too): the caption's "the host that sent the data"
+    ends = ["|".join(sorted((f"{s}:{sp}", f"{d}:{dp}"))) for s, sp, d, dp in
+            zip(t["src"], t["sport"], t["dst"], t["dport"])]
+    acked = t.assign(connection=ends).groupby(["connection", "host"])["bytes_acked"].max()
+    senders = set(acked.groupby(level=0).idxmax())
+    t = t[[(e, h) in senders for e, h in zip(ends, t["host"])]]
     periods, _ = bad_periods(stored(rep_dir, LOG_NAME))
     fig, (wa, ra) = plt.subplots(2, 1, figsize=(11, 7), sharex=True)
     for (flow, host, sport, dport), g in t.groupby(["flow", "host", "sport", "dport"], sort=False):

@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "config_file.h"
+#include "config_text.h"
 #include "config_trace.h"
 #include "config_write.h"
 #include "test_config_minimal.h"
@@ -593,6 +597,26 @@ static void test_missing_section_and_nul_byte(void **state)
 	free_config(cfg);
 }
 
+/* A FIFO nobody writes to (or a device) is refused at once, never waited on. */
+static void test_only_a_regular_file_is_read(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/sq-config-test.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char fifo[sizeof(dir) + 16];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	char err[256];
+	size_t len = 0;
+	assert_null(sq_config_read_file(fifo, &len, err, sizeof(err)));
+	assert_non_null(strstr(err, "fifo: cannot read: not a regular file"));
+	assert_null(sq_config_read_file("/dev/zero", &len, err, sizeof(err)));
+	assert_string_equal(err, "/dev/zero: cannot read: not a regular file (a pipe, a device or a socket); "
+				 "expected a file");
+	unlink(fifo);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),
 		cmocka_unit_test(test_router_bad_inputs),
+		cmocka_unit_test(test_only_a_regular_file_is_read),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -170,6 +170,7 @@ static void send_buffer_fits_at_the_limit_and_drops_one_byte_more(void **state)
 {
 	struct fixture *f = *state;
 	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1000;
+	f->tl.cfg.dir[SQ_DOWN].mtu = 1000;         /* the send buffer holds a packet of the MTU */
 	struct sq_model *m = tl_model(&f->tl, &f->rec);
 	uint64_t a = tl_send(m, SQ_DOWN, 0, 600);   /* in transmission, still occupies */
 	uint64_t b = tl_send(m, SQ_DOWN, 1, 400);   /* 1000 == limit: fits */
@@ -348,6 +349,23 @@ static void config_errors_name_the_field_and_what_was_expected(void **state)
 	tl_defaults(&tl);
 	tl.cfg.dir[SQ_DOWN].mtu = 0;
 	expect_refused(&tl, "down.mtu: must be >= 1 byte, got 0");
+
+	/* Links that could carry nothing: a send buffer below the MTU (router stage or not), an
+	 * overhead of gigabytes per packet. */
+	tl_defaults(&tl);
+	tl.cfg.dir[SQ_DOWN].send_buffer = 0;
+	expect_refused(&tl, "down.send_buffer: 0 B is below the MTU 1500 B; a packet of the MTU would never fit "
+			    "(expected send_buffer >= mtu)");
+
+	tl_defaults(&tl);
+	tl.cfg.dir[SQ_UP].send_buffer = 1499;
+	expect_refused(&tl, "up.send_buffer: 1499 B is below the MTU 1500 B; a packet of the MTU would never fit "
+			    "(expected send_buffer >= mtu)");
+
+	tl_defaults(&tl);
+	tl.cfg.dir[SQ_DOWN].overhead = 4294967295u;
+	expect_refused(&tl, "down.overhead: 4294967295 B per packet is more than the limit 65535 B (a link "
+			    "layer's headers, not a multiple of the packet)");
 
 	tl_defaults(&tl);
 	tl.cfg.dir[SQ_DOWN].arq_retransmissions = 5000;

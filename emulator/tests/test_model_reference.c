@@ -75,7 +75,7 @@ static void random_direction(struct run *r, enum sq_dir d, uint64_t *x)
 	}
 	tl_set_rates(&r->tl, d, n, steps);
 	c->mtu = (uint32_t)pick(x, 600, 1500);
-	c->send_buffer = (uint32_t)pick(x, 1000, 8000);
+	c->send_buffer = (uint32_t)pick(x, c->mtu, 8000);    /* at least a packet of the MTU */
 	c->recv_buffer = (uint32_t)pick(x, 300, 6000);
 	c->overhead = (uint32_t)pick(x, 0, 40);
 	c->delay = pick(x, 1, 60000);

@@ -780,10 +780,6 @@ static void test_config_messages_name_the_field(void **state)
 	flt->class_index = 7;
 	expect_refused(f, "down.router.filter.web.class: index 7 names no class (there are 2)");
 	flt->class_index = 0;
-	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1000;
-	expect_refused(f, "down.router: needs send_buffer >= mtu (1500 B) so every packet can move on "
-			  "from the router, got send_buffer 1000 B");
-	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
 	f->tl.cfg.dir[SQ_UP].router.enabled = true;
 	expect_refused(f, "up.router.classes: 0 classes, expected 1 to 16");
 	f->tl.cfg.dir[SQ_UP].router.enabled = false;

@@ -89,6 +89,12 @@ static void write_row(const struct tcp_diag_socket *k, void *ctx)
 	inet_ntop(k->family, k->src, src, sizeof src);
 	inet_ntop(k->family, k->dst, dst, sizeof dst);
 	const struct tcp_info *i = &k->info;
+	if (!k->has_info) {     /* TIME_WAIT, a request socket: no tcp_info, so no values (not zeros) */
+		fprintf(s->out, "%" PRId64 "\t%s\t%u\t%s\t%u\t%u\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", s->now_us, src,
+			k->sport, dst, k->dport, k->state);
+		s->rows++;
+		return;
+	}
 	fprintf(s->out, "%" PRId64 "\t%s\t%u\t%s\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%u\t%" PRIu64 "\t%" PRIu64 "\n",
 		s->now_us, src, k->sport, dst, k->dport, k->state, i->tcpi_ca_state, i->tcpi_snd_cwnd,
 		i->tcpi_snd_ssthresh, i->tcpi_rtt, i->tcpi_rttvar, i->tcpi_rto, i->tcpi_snd_mss, i->tcpi_unacked,

@@ -33,6 +33,20 @@ ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9_.+/-]*")                  # absolute, n
 DEVICE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,14}")  # a Linux interface name (at most 15)
 DESTINATION = re.compile(r"([A-Za-z0-9_.-]+@)?[A-Za-z0-9_][A-Za-z0-9_.:-]*")   # user@host or an alias
 SSH_OPTION = re.compile(r"[A-Za-z]+=\S.*")                                      # Key=Value
+# The ssh options a testbed file may set: host keys, authentication, algorithms and keepalives.
+# An allow-list because ssh runs local commands or loads libraries for many others (ProxyCommand,
+# ProxyJump, LocalCommand, KnownHostsCommand, PermitLocalCommand, PKCS11Provider, ...), and squall
+# runs ssh as root; the master connection's own options (Control*) and forwarding stay squall's.
+# A jump host belongs in root's ssh_config under the alias named by `ssh`.
+SSH_OPTIONS_ALLOWED = frozenset(key.lower() for key in (
+    "AddressFamily", "BindAddress", "BindInterface", "CASignatureAlgorithms", "CertificateFile", "CheckHostIP",
+    "Ciphers", "Compression", "ConnectionAttempts", "ConnectTimeout", "FingerprintHash", "GlobalKnownHostsFile",
+    "GSSAPIAuthentication", "HostbasedAcceptedAlgorithms", "HostKeyAlgorithms", "HostKeyAlias", "HostName",
+    "IdentitiesOnly", "IdentityFile", "IPQoS", "KbdInteractiveAuthentication", "KexAlgorithms", "LogLevel", "MACs",
+    "NumberOfPasswordPrompts", "PasswordAuthentication", "Port", "PreferredAuthentications",
+    "PubkeyAcceptedAlgorithms", "PubkeyAcceptedKeyTypes", "PubkeyAuthentication", "RekeyLimit",
+    "RequiredRSASize", "ServerAliveCountMax", "ServerAliveInterval", "StrictHostKeyChecking", "TCPKeepAlive",
+    "UpdateHostKeys", "User", "UserKnownHostsFile", "VerifyHostKeyDNS"))
 
 
 @dataclass(frozen=True)
@@ -164,6 +178,8 @@ def _common(role: str, table: Mapping[str, Any], defaults: Mapping[str, Any], wh
     options = table.get("ssh_options", [])
     if not isinstance(options, list) or not all(isinstance(o, str) and SSH_OPTION.fullmatch(o) for o in options):
         raise ConfigError(where(f"{role}.ssh_options"), f"{options!r}: expected a list of \"Key=Value\" strings")
+    for option in options:
+        _allowed_ssh_option(option, where(f"{role}.ssh_options"))
     target = SshTarget(destination, None if port is None else _port(port, where(f"{role}.port")),
                        None if identity is None else str(Path(identity).expanduser()), tuple(options))
     merged = {**defaults, **{k: table[k] for k in ("work_dir", "bin_dir", "nginx") if k in table}}
@@ -173,6 +189,15 @@ def _common(role: str, table: Mapping[str, Any], defaults: Mapping[str, Any], wh
         raise ConfigError(where(f"{role}.nginx"), f"{nginx!r} is not an absolute path of letters, digits "
                           "and . _ + - /")
     return {"role": role, "ssh": target, "work_dir": paths["work_dir"], "bin_dir": paths["bin_dir"], "nginx": nginx}
+
+
+def _allowed_ssh_option(option: str, where: str) -> None:
+    key = option.split("=", 1)[0]
+    if key.lower() not in SSH_OPTIONS_ALLOWED:
+        raise ConfigError(where, f"{key} is not an option squall passes to ssh (it may run a local command as root "
+                          "or is squall's own); allowed: host keys, authentication, algorithms, timeouts and "
+                          "keepalives (see docs/lab-hosts.md); put anything else, such as a jump host, in root's "
+                          "ssh_config under the alias named by `ssh`")
 
 
 def _absolute(table: Mapping[str, Any], key: str, where: str) -> PurePosixPath:

@@ -39,20 +39,37 @@ class Owner:
 
 
 class LaneBusy(RuntimeError):
-    """The lane belongs to another process that is still running."""
+    """The lane is not this process's to build: another live process owns it, or its namespaces
+    were not made by squall."""
+
+
+def check_free(lane: int) -> None:
+    """Raises LaneBusy unless lane `lane` is absent, this process's, or a dead run's leftover.
+
+    The rule of cleanup_leftovers(): namespaces without an owner record were not made by this
+    module (another tool, another user's experiment) and are never torn down.
+    """
+    present = sorted(ns for ns in netns.list_namespaces() if lane_of_namespace(ns) == lane)
+    if not present:
+        return
+    owner = read_owner(lane)
+    if owner is None:
+        raise LaneBusy(f"lane {lane}: namespaces {', '.join(present)} exist without squall's owner record "
+                       f"({_owner_path(lane)}), so squall did not make them and leaves them alone; use another "
+                       "lane number, or delete them yourself (ip netns delete NAME) if they are yours to remove")
+    if owner.pid != os.getpid() and owner.alive():
+        raise LaneBusy(f"lane {lane} (namespaces {', '.join(present)}) is in use by process {owner.pid}; "
+                       "use another lane number, or stop that process")
 
 
 def create(lane: int) -> LaneAddresses:
     """Builds lane `lane`; a leftover of the same lane (a crashed run) is removed first.
 
-    Raises LaneBusy if another live process created the lane: two runs on one lane
-    would corrupt each other's measurements.
+    Raises LaneBusy (check_free) if another live process created the lane, since two runs on one
+    lane would corrupt each other's measurements, or if its namespaces are not squall's.
     """
     addr = lane_addresses(lane)
-    owner = read_owner(lane)
-    if owner is not None and owner.pid != os.getpid() and owner.alive() and lane in lanes_present():
-        raise LaneBusy(f"lane {lane} (namespaces sq{lane}-*) is in use by process {owner.pid}; "
-                       "use another lane number, or stop that process")
+    check_free(lane)
     teardown(lane)
     _write_owner(lane)
     try:

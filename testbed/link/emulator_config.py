@@ -72,7 +72,7 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
         "[channel]",
     ]
     if ch.trace is not None:
-        lines.append(f"trace = {Path(ch.trace).resolve()}")
+        lines.append(f"trace = {ch.trace}")      # absolute and resolved (link_section.parse_channel)
     else:
         lines += [f"initial = {ch.initial}", f"start = {ch.start}", f"good = {ch.good.render()}",
                   f"bad = {ch.bad.render()}"]

@@ -86,12 +86,12 @@ def after_timeout_s(link: LinkConfig, router: RouterConfig | None, tcp: bool) ->
 
 def cell_after_timeout_s(cell: ResolvedCell) -> float:
     """after_timeout_s for a cell: TCP unless every flow is a squall-udp stream."""
-    return after_timeout_s(cell.link, cell.router, any(f.kind != "udp" for f in cell.flows))
+    return after_timeout_s(cell.link, cell.router, any(f.OPENS_TCP for f in cell.flows))
 
 
 def bound_text(cell: ResolvedCell, timeout_us: int) -> str:
     """What `squall show` prints per cell: when a replication has ended at the latest."""
-    tcp = any(f.kind != "udp" for f in cell.flows)
+    tcp = any(f.OPENS_TCP for f in cell.flows)
     drain = DRAIN_LIMIT_S if tcp else drain_s(cell.link, cell.router)
     return (f"  ends: at the latest {format_time_us(round((timeout_us / 1e6 + cell_after_timeout_s(cell)) * 1e6))}"
             f" after t = 0: the timeout {format_time_us(timeout_us)}, the drain up to "

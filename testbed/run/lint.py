@@ -9,6 +9,8 @@ but it is said on stderr by `squall show` and `squall run`:
 - a link whose worst case (what its queues hold at its rate, the delay and every ARQ retry,
   testbed/run/drain_bound.py) is longer than the drain may wait: what is still inside at the
   end is cut off;
+- a bulk or HTTP flow whose bytes cannot cross the link before the timeout even without errors
+  (the flow's own estimate, FlowBase.planned_us: its bytes at the link's rate and its round trips);
 - a DiffServ filter that classifies nothing: it matches no packet of the cell's flows, or only
   packets going up (the router shapes the downlink only), or only uplink flows' ACKs/requests.
 (A class no filter sends packets to is not said: the studies' routers keep their UDP class in the
@@ -34,6 +36,7 @@ from testbed.scenario.link_section import ChannelConfig, DirectionConfig
 from testbed.scenario.loader import Scenario, udp_end_us
 
 IP_UDP_HEADERS = 28          # IPv4 (no options) + UDP header bytes on the link per datagram
+UNBOUNDED_US = 1 << 62       # a flow's planned time not cut at the timeout
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,7 @@ def scenario_warnings(sc: Scenario) -> list[str]:
 
 def cell_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     """(key path, message) pairs for one cell."""
-    found = _udp_warnings(cell, timeout_us) + _drain_warnings(cell)
+    found = _udp_warnings(cell, timeout_us) + _transfer_warnings(cell, timeout_us) + _drain_warnings(cell)
     if cell.router is not None and cell.router.diffserv:
         found += _router_warnings(cell.router, cell.flows)
     else:
@@ -152,6 +155,22 @@ def _udp_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
             found.append(("flows", f"the UDP streams {', '.join(f.name for f in streams)} together send "
                           f"{total / 1e3:.4g} kbit/s on the {direction}link (headers included), above its "
                           f"{link_bps / 1e3:g} kbit/s (if they overlap in time, the link drops datagrams)"))
+    return found
+
+
+def _transfer_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
+    found = []
+    for flow in cell.flows:
+        if not flow.SIZED_BY_BYTES:
+            continue
+        need_us = flow.start_us + flow.planned_us(cell.link, UNBOUNDED_US)
+        if need_us >= timeout_us:
+            rates = [s.rate_bps for s in cell.link.direction(flow.direction).bandwidth if s.rate_bps]
+            rate = f" at {min(rates) / 1e3:g} kbit/s" if rates else ""
+            found.append((f"flows.{flow.name}", f"its bytes cross the {flow.direction}link{rate} (with its round "
+                          f"trips) by {need_us / 1e6:.4g} s at the earliest on an error-free link (start "
+                          f"{flow.start_us / 1e6:g} s), not before the scenario's timeout ({timeout_us / 1e6:g} s): "
+                          "every replication will end as timeout"))
     return found
 
 

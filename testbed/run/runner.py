@@ -124,6 +124,14 @@ def check_options(options: RunOptions) -> None:
         raise ConfigError("--results", f"{str(existing)!r} is not writable; cannot create run directories there")
 
 
+def check_lanes_free(options: RunOptions) -> None:
+    """LaneBusy naming the first of the run's lanes that another squall process holds or whose
+    namespaces are not squall's, before the run directory exists (the workers claim again)."""
+    for number in range(options.lane_base, options.lane_base + options.lanes):
+        with lane_claim.claim(number):
+            lanes.check_free(number)
+
+
 def check_runnable(sc: scenario_mod.Scenario, cells: list[scenario_mod.ResolvedCell]) -> None:
     """What loads but cannot run: a cell without flows would run "ok" and measure nothing."""
     empty = [c.cell_id for c in cells if not c.flows]
@@ -370,6 +378,7 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
     removed = lanes.cleanup_leftovers()
     if removed:
         print(f"squall run: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
+    check_lanes_free(options)
     sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, sc=sc)
     lane_runner = Runner(sc, run_dir, units, options, err) if units else None
     spare = " and a spare lane setting up the next replication (--prepare-ahead)" \

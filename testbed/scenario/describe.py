@@ -6,6 +6,7 @@ described here, from their typed configurations.
 """
 from __future__ import annotations
 
+from analysis.printable import escaped
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig
@@ -115,7 +116,7 @@ def filter_text(f: RouterFilter) -> str:
 # --- the TCP variant ---------------------------------------------------------------------------
 
 def tcp_lines(t: TcpProfile) -> list[str]:
-    lines = [f"  tcp {t.name}" + (f": {t.description}" if t.description else "")]
+    lines = [f"  tcp {t.name}" + (f": {escaped(t.description)}" if t.description else "")]
     window = []
     if t.initcwnd is not None:
         window.append(f"initial congestion window {t.initcwnd} segments")

@@ -9,6 +9,7 @@ shape) are the emulator's alone: scenario loading renders the link and asks
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,7 +141,9 @@ def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None
         if beside:
             raise ConfigError(f"{where}.{beside[0]}", "a trace replaces good, bad, initial and start (it starts "
                               "with its first line); give either trace or the distributions")
-        return ChannelConfig(initial, None, None, str((base or Path()) / trace))
+        # The one spelling of the path: what the emulator opens and names in its messages
+        # (through `..` and symlinks), so a problem with the file is found under this key.
+        return ChannelConfig(initial, None, None, os.path.realpath((base or Path()) / trace))
     for state in STATES:
         if state not in table:
             raise ConfigError(f"{where}.{state}", "missing: the length distribution of the state")

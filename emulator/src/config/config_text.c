@@ -3,9 +3,12 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 char *sq_config_trim(char *s)
 {
@@ -44,11 +47,26 @@ char *sq_config_read_stream(FILE *f, const char *name, size_t *len, char *err, s
 	return buf;
 }
 
+/* Only a regular file is read: opening a FIFO nobody writes to would block, and a device may never
+ * end. O_NONBLOCK makes the open itself return at once; the check follows on the descriptor. */
 char *sq_config_read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: cannot read: not a regular file (a pipe, a device or a socket); "
+			 "expected a file", path);
+		close(fd);
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "rb");
 	if (!f) {
 		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	char *buf = sq_config_read_stream(f, path, len, err, errlen);

@@ -42,6 +42,18 @@ static bool check_retry_delay(const struct sq_direction_config *d, const char *d
 	return false;
 }
 
+/* A packet of the MTU must fit into the empty send buffer: otherwise it is dropped every time
+ * (drop_sbuf), or, behind a router stage, waits there for ever. */
+static bool check_send_buffer(const struct sq_direction_config *d, const char *dn, char *err,
+			      size_t errlen)
+{
+	if (d->send_buffer >= d->mtu)
+		return true;
+	snprintf(err, errlen, "%s.send_buffer: %u B is below the MTU %u B; a packet of the MTU would never fit "
+		 "(expected send_buffer >= mtu)", dn, d->send_buffer, d->mtu);
+	return false;
+}
+
 static bool check_direction(const struct sq_direction_config *d, const char *dn, char *err,
 			    size_t errlen)
 {
@@ -49,6 +61,13 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 		snprintf(err, errlen, "%s.mtu: must be >= 1 byte, got 0", dn);
 		return false;
 	}
+	if (d->overhead > SQ_MAX_OVERHEAD) {
+		snprintf(err, errlen, "%s.overhead: %u B per packet is more than the limit %u B (a link layer's "
+			 "headers, not a multiple of the packet)", dn, d->overhead, SQ_MAX_OVERHEAD);
+		return false;
+	}
+	if (!check_send_buffer(d, dn, err, errlen))
+		return false;
 	if (d->arq_retransmissions > SQ_MAX_ARQ_RETRANSMISSIONS) {
 		snprintf(err, errlen, "%s.arq_retransmissions: %u is more than the limit %u", dn,
 			 d->arq_retransmissions, SQ_MAX_ARQ_RETRANSMISSIONS);

@@ -10,6 +10,8 @@
 /* Limits that keep all time arithmetic of the model inside int64. */
 #define SQ_MAX_DELAY_US 1000000000000LL     /* delay and arq_delay: about 11.6 days */
 #define SQ_MAX_ARQ_RETRANSMISSIONS 1000u
+/* Bytes a link layer adds per packet: its headers, never more than an IP packet can be. */
+#define SQ_MAX_OVERHEAD 65535u
 
 /* true if cfg is usable; otherwise false with e.g.
  * "down.error[bad]: 1.5 is outside [0, 1]" in err. */

@@ -148,11 +148,6 @@ bool sq_router_check(const struct sq_direction_config *d, const char *dn, char *
 		return true;
 	if (!check_shape(rc, dn, err, errlen))
 		return false;
-	if (d->send_buffer < d->mtu) {
-		snprintf(err, errlen, "%s.router: needs send_buffer >= mtu (%u B) so every packet can "
-			 "move on from the router, got send_buffer %u B", dn, d->mtu, d->send_buffer);
-		return false;
-	}
 	for (size_t i = 0; i < rc->n_classes; i++)
 		if (!check_class(rc, i, dn, err, errlen))
 			return false;

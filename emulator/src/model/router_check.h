@@ -8,7 +8,7 @@
 
 #include "link_config.h"
 
-/* d is the whole direction (the router needs send_buffer >= mtu); dn is "down"
+/* d is the whole direction (its send_buffer >= mtu is link_check.c's rule); dn is "down"
  * or "up". A disabled router is always fine. */
 bool sq_router_check(const struct sq_direction_config *d, const char *dn, char *err,
 		     size_t errlen);

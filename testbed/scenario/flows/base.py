@@ -54,6 +54,10 @@ class FlowBase(ABC):
                                             # False: the replication starts it at the flow's start
     FIXED_RATE: ClassVar[bool] = False      # the active program sends at its own rate whatever the
                                             # link takes (UDP), so it can overflow the link
+    OPENS_TCP: ClassVar[bool] = True        # it may open TCP connections (a drain then waits for
+                                            # a lost FIN's retransmission); squall-udp does not
+    SIZED_BY_BYTES: ClassVar[bool] = False  # it ends when its bytes have crossed (HTTP, bulk), so
+                                            # planned_us says when it can end at the earliest
 
     # --- parsing (registry.parse_flow calls it with the keys every kind has) ---
 

@@ -33,6 +33,7 @@ class BulkFlow(SenderReceiverFlow):
     PROGRAM = ANALYSIS.tool or ""
     PORT_BASE = 5001
     METRICS_ROLE = "sender"
+    SIZED_BY_BYTES = True
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str, workload: BulkTransfer | None,

@@ -49,6 +49,7 @@ class HttpFlow(FlowBase):
     ACTIVE_SENDS = False
     PORT_BASE = 8080
     METRICS_ROLE = "client"
+    SIZED_BY_BYTES = True
 
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str, workload: HttpPage | None,

@@ -31,6 +31,7 @@ class UdpFlow(SenderReceiverFlow):
     PROGRAM = ANALYSIS.tool or ""
     PORT_BASE = 6001
     METRICS_ROLE = "receiver"
+    OPENS_TCP = False
     FIXED_RATE = True
 
     @classmethod
