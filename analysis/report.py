@@ -35,6 +35,7 @@ from analysis.run_metrics import role_names
 from analysis.table import Cell, Count, Table, count, fmt, markdown_table
 from analysis.kernel_report import kernel_table
 from analysis.timing_report import timing_table
+from analysis.warnings_table import warnings_table
 
 __all__ = ["Cell", "Count", "Table", "build_tables", "fmt", "markdown_table", "render_markdown"]
 
@@ -564,6 +565,7 @@ def build_tables(analysis: RunAnalysis) -> list[Table]:
     tables += result_tables(analysis)
     tables += [t for t in [queue_table(analysis.cells)] if t]
     tables += [t for t in [timing_table(analysis), kernel_table(analysis)] if t]
+    tables += [t for t in [warnings_table(analysis)] if t]
     return tables
 
 
