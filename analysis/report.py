@@ -31,6 +31,7 @@ from __future__ import annotations
 from analysis.aggregate import sum_of_maxima
 from analysis.describe import parameter_tables, read_json, run_facts
 from analysis.run import CellResult, RunAnalysis
+from analysis.round_trip_report import round_trip_table
 from analysis.run_metrics import role_names
 from analysis.table import Cell, Count, Table, count, fmt, markdown_table
 from analysis.kernel_report import kernel_table
@@ -563,7 +564,7 @@ def build_tables(analysis: RunAnalysis) -> list[Table]:
     tables = description_tables(analysis)
     tables += [t for t in [failures_table(analysis)] if t]
     tables += result_tables(analysis)
-    tables += [t for t in [queue_table(analysis.cells)] if t]
+    tables += [t for t in [queue_table(analysis.cells), round_trip_table(analysis.cells)] if t]
     tables += [t for t in [timing_table(analysis), kernel_table(analysis)] if t]
     tables += [t for t in [warnings_table(analysis)] if t]
     return tables
