@@ -28,7 +28,7 @@ def round_trip_table(cells: list[CellResult]) -> Table | None:
                  ["cell", "flow", "link state", "requests median", "answered median",
                   "RTT median (ms)", "RTT 95th percentile (ms)"], rows,
                  "A flow's UDP requests (from the endpoint that sent first) and the replies matched "
-                 "to them in the emulator log (a reply entering the link within 10 ms of its "
-                 "request's delivery), grouped by the link's state when the request entered it; "
+                 "to them in the emulator log (a reply entering the link within 100 ms of the "
+                 "latest request's delivery), grouped by the link's state when the request entered it; "
                  "RTT in the client's capture; medians over replications of each one's median and "
                  "95th percentile. Per request: summary/round_trips.csv.")
