@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from analysis.printable import escaped
+from analysis.report.printable import escaped
 from testbed.run import calibrate, meta, runner
 from testbed.run import status, worker
 from testbed.run import drain_bound

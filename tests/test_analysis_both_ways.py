@@ -186,3 +186,25 @@ def test_the_http_table_shows_the_clients_packets_beside_the_servers(tmp_path: P
     assert (row["error drops median (packets)"], row["retransmissions median (packets)"]) == (0, 0)
     assert (row["client's packets: error drops median (packets)"],
             row["client's packets: retransmissions median (packets)"]) == (3, 3)
+
+
+def test_squall_udps_own_count_is_checked_and_the_report_says_so(tmp_path: Path) -> None:
+    """A sender's summary claiming more than its host's capture shows is a warning of the
+    replication, and the report's table of warnings shows it (the count stays the capture's)."""
+    from analysis.aggregate.run_analysis import CellResult, RunAnalysis
+    from analysis.results.layout import CellInfo, RunLayout
+    from analysis.report.warnings_table import warnings_table
+
+    rep_dir = write_replication(tmp_path / "rep-01")
+    claims = json.loads((rep_dir / "workloads.json").read_text())
+    claims["voice"]["sender"]["summary"]["packets"] = 12
+    (rep_dir / "workloads.json").write_text(json.dumps(claims))
+    ref = ReplicationRef("c", 1, rep_dir, "ok", "")
+    r = analyse_run_replication(ref)
+    assert r.values["voice.sent"] == 10 and r.values["voice.lost"] == 3
+    [warning] = [w for w in r.warnings if "says it sent" in w]
+    assert warning.endswith("squall-udp says it sent 12 datagrams, its host's capture shows 10")
+    analysis = RunAnalysis(RunLayout(tmp_path, "x", [CellInfo("c", {})], [ref]),
+                           [CellResult("c", {}, [], [r], {})])
+    table = warnings_table(analysis)
+    assert table is not None and ["c", 1, warning] in table.rows

@@ -351,7 +351,7 @@ def test_degraded_replications_are_analysed_not_counted(tmp_path: Path) -> None:
 def test_tcpinfo_plot_draws_only_the_data_sending_end(mixture: Path, tmp_path: Path, drawn_figures) -> None:
     """A receiver whose own bytes are acknowledged too (an HTTP client's requests, iperf3's control
     messages) is not drawn under the caption that says the sender is."""
-    import analysis.plots as plots
+    import analysis.report.plots as plots
 
     samples = analysis.load_run(mixture, analyse=False).tcpinfo
     samples.loc[samples.host == "mobile", "bytes_acked"] = 300       # the receiver's requests

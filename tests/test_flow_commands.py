@@ -315,18 +315,13 @@ def test_main_metrics_of_each_kind_from_workloads_json() -> None:
            "receiver": {"summary": {"throughput_bps": 31000, "loss": 0.5}}}
     assert main_metrics(http) == {"page time": 4.5}
     assert main_metrics(bulk) == {"elapsed": 1.0, "goodput": 8000.0}
-    assert main_metrics(udp) == {"throughput": 31000.0, "loss": 0.5}
+    assert main_metrics(udp) == {}      # the analysis' numbers (testbed/run/status.py), not its own
     # What a failed or odd replication leaves: no summary, no end, a zero time, an unknown kind.
     assert main_metrics({"kind": "http", "client": {"summary": None}}) == {}
     assert main_metrics({"kind": "bulk", "sender": {"summary": {"bytes": 1, "connect_start_us": 5}}}) == {}
     assert main_metrics({"kind": "bulk", "sender": {"summary": {"bytes": 1, "connect_start_us": 5,
                                                                 "end_us": 5}}}) == {"elapsed": 0.0, "goodput": 0.0}
     assert main_metrics({"kind": "udp"}) == {}
-    # The receiver's own loss misses the datagrams lost at the end of the stream (its highest
-    # sequence number was 7 of 10): counted against what the sender sent.
-    tail = {"kind": "udp", "sender": {"summary": {"packets": 10}},
-            "receiver": {"summary": {"received": 6, "expected": 8, "loss": 0.25}}}
-    assert main_metrics(tail) == {"loss": 0.4}
     assert main_metrics({"kind": "video", "client": http["client"]}) == {}
     assert main_metrics({}) == {}
 

@@ -202,17 +202,27 @@ def test_planned_replication_time_from_the_flows() -> None:
                                                                                   + 2.4)
 
 
-def test_end_table_medians_of_the_generators_summaries() -> None:
-    def rep(page_us: int, bulk_us: int, throughput: float) -> dict:
-        return {"web": {"kind": "http", "client": {"summary": {"ok": True, "response_time_us": page_us}}},
-                "b": {"kind": "bulk", "sender": {"summary": {"bytes": 100_000, "connect_start_us": 0,
-                                                             "end_us": bulk_us}}},
-                "v": {"kind": "udp", "receiver": {"summary": {"throughput_bps": throughput, "jitter_mean_us": 2000,
-                                                              "loss": 0.01}}}}
-    text = medians_text(median_metrics([rep(4_000_000, 10_000_000, 32_000), rep(6_000_000, 20_000_000, 31_000),
-                                        rep(5_000_000, 16_000_000, 30_000)]))
-    assert text == ("web: page time 5.00 s; b: elapsed 16.00 s, goodput 50.0 kbit/s; "
-                    "v: throughput 31.0 kbit/s, jitter 2.0 ms, loss 1.0 %")
+def test_end_table_medians_of_the_generators_summaries_and_the_analysed_udp_numbers() -> None:
+    """A page's and a transfer's from their generators; a UDP stream's from the analysis only
+    (one source of truth: the report's numbers), whatever squall-udp's receiver says; loss in
+    percent, jitter in seconds."""
+    def rep(page_us: int, bulk_us: int, throughput_Bps: float) -> tuple[dict, dict]:
+        return ({"web": {"kind": "http", "client": {"summary": {"ok": True, "response_time_us": page_us}}},
+                 "b": {"kind": "bulk", "sender": {"summary": {"bytes": 100_000, "connect_start_us": 0,
+                                                              "end_us": bulk_us}}},
+                 "v": {"kind": "udp", "receiver": {"summary": {"throughput_bps": 1, "jitter_mean_us": 1,
+                                                               "loss": 0.75}}},
+                 "c": {"kind": "command", "client": {"run_time_us": 2_000_000}}},
+                {"v.throughput_Bps": throughput_Bps, "v.jitter_mean_ms": 2.0, "v.loss_pct": 1.0,
+                 "c.udp.throughput_Bps": 500.0, "c.udp.jitter_mean_ms": None, "c.udp.loss_pct": 0.0})
+    medians = median_metrics([rep(4_000_000, 10_000_000, 4000), rep(6_000_000, 20_000_000, 3875),
+                              rep(5_000_000, 16_000_000, 3750)])
+    assert medians["v"] == {"throughput": 31_000.0, "jitter": 0.002, "loss_pct": 1.0}
+    assert medians_text(medians) == ("web: page time 5.00 s; b: elapsed 16.00 s, goodput 50.0 kbit/s; "
+                                     "v: throughput 31.0 kbit/s, jitter 2.0 ms, loss 1.0 %; "
+                                     "c: run time 2.00 s, throughput 4.0 kbit/s, loss 0.0 %")
+    # before the analysis: nothing of the UDP stream, not its receiver's numbers
+    assert median_metrics([(rep(4_000_000, 10_000_000, 4000)[0], {})])["v"] == {}
     assert medians_text(median_metrics([])) == "-"
 
 
@@ -279,7 +289,12 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
     sc = scenario.load(path)
     run_dir = RunDir.create(tmp_path / "results", sc.name, sc.source, expanded(sc),
                             {"testbed": {"run": {"replications": 2, "cells": None}}})
-    page = {"web": {"kind": "http", "client": {"summary": {"ok": True, "response_time_us": 4_000_000}}}}
+    page = {"web": {"kind": "http", "client": {"summary": {"ok": True, "response_time_us": 4_000_000}}},
+            "v": {"kind": "udp", "receiver": {"summary": {"loss": 0.75, "jitter_mean_us": 3000}}}}
+    (run_dir.root / "summary").mkdir()      # the analysis' numbers: what the report prints
+    (run_dir.root / "summary" / "analysis.json").write_text(json.dumps({"cells": [
+        {"cell": "tcp-baseline", "replications": [{"rep": 1, "values": {"v.loss_pct": 1.5,
+                                                                        "v.jitter_mean_ms": 2.5}}]}]}))
     for cell, rep, state, reason in (("tcp-baseline", 1, "ok", ""), ("tcp-baseline", 2, "failed", "flow web: x"),
                                      ("tcp-cbi", 1, "degraded", "timing error p99 2 ms")):
         work = run_dir.begin(cell, rep)
@@ -295,7 +310,9 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
     assert (state["name"], state["replications"], state["complete"]) == (sc.name, 2, False)
     assert state["counts"] == {"ok": 1, "failed": 1, "timeout": 0, "degraded": 1, "missing": 1}
     baseline, cbi = state["cells"]
-    assert baseline["cell"] == "tcp-baseline" and baseline["medians"] == {"web": {"page time": 4.0}}
+    assert baseline["cell"] == "tcp-baseline"
+    # a loss in percent, a jitter in seconds: the analysis', not squall-udp's 75 % and 3 ms
+    assert baseline["medians"] == {"web": {"page time": 4.0}, "v": {"jitter": 0.0025, "loss_pct": 1.5}}
     assert baseline["counts"] == {"ok": 1, "failed": 1, "timeout": 0, "degraded": 0, "missing": 0}
     assert baseline["replications"] == [
         {"replication": 1, "status": "ok", "reason": "", "started_utc": "20260101T000000Z", "duration_s": 12.5},

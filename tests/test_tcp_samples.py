@@ -97,8 +97,8 @@ def test_a_socket_without_tcp_info_has_no_values_not_zeros(tmp_path: Path, info:
     # summary/tcpinfo: an empty CSV cell and a Parquet null
     import pandas as pd
 
-    from analysis.summary import write_table
-    from analysis.tcp_samples import TCPINFO_FIELDS
+    from analysis.aggregate.summary import write_table
+    from analysis.read.tcp_samples import TCPINFO_FIELDS
 
     write_table(tmp_path, "tcpinfo", list(TCPINFO_FIELDS), rows)
     csv_row = (tmp_path / "tcpinfo.csv").read_text().splitlines()[2].split(",")

@@ -11,7 +11,9 @@ each tool's own JSON is the other witness. The expected relations:
   `true_down`. irtt's one-way delay of a probe (its send → the server's receive; the server's
   send → its receive) is squall's end-to-end delay of the same datagram (one capture to the
   other) plus both hosts' stack time: never less, and the median a fraction of a millisecond
-  more; squall's link delay (the log's in → out) is below its end-to-end one.
+  more; squall's link delay (the log's in → out) is below its end-to-end one. squall's round
+  trips (requests matched to replies in the log, the link's state beside each) are irtt's
+  answered probes plus its handshake, their median RTT below irtt's by the hosts' stack time.
 - iperf3 -u (client at the mobile host sends 400 kbit/s of 500 B for 2 s): squall's datagrams
   up are iperf3's `packets` plus the one it sends to set the stream up (again if the link lost
   it; its server answers it with the one datagram down); squall's losses of iperf3's
@@ -136,6 +138,15 @@ def test_irtt_counts_losses_and_one_way_delays_agree_with_squalls(run: Path, cel
         link, e2e = float(row["link_delay_median_us"]) / 1e3, float(row["owd_median_us"]) / 1e3
         theirs = stats[delay]["median"] / 1e6
         assert 25 < link < e2e < theirs < e2e + 1.0, (direction, link, e2e, theirs)
+    # round trips matched in the log (requests up, replies down) beside the link's state: every
+    # probe answered in both captures is a round trip of irtt's, a fraction of a ms shorter
+    with open(run / "summary" / "round_trips.csv", newline="") as f:
+        trips_seen = [r for r in csv.DictReader(f) if r["cell"] == cell and r["flow"] == "rtt"]
+    assert {r["request_state"] for r in trips_seen} == {"good"}          # an always-good channel
+    ours_rtt = statistics.median(float(r["rtt_ms"]) for r in trips_seen if r["rtt_ms"])
+    answered = sum(t["lost"] == "false" for t in trips)
+    assert answered <= sum(bool(r["rtt_ms"]) for r in trips_seen) <= answered + 2   # + the handshake
+    assert ours_rtt < stats["rtt"]["median"] / 1e6 < ours_rtt + 1.0, (ours_rtt, stats["rtt"]["median"])
     # per probe: irtt's one-way delay - squall's end-to-end delay of the same datagram
     for direction, kept, key in (("up", lambda t: t["lost"] != "true_up", "send"),
                                  ("down", lambda t: t["lost"] == "false", "receive")):

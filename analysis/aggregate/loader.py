@@ -64,7 +64,7 @@ def stale(root: Path) -> bool:
 # columns of numbers with a fraction that a CSV may write without one ("100" ms)
 FLOAT_COLUMNS = {"delays": ("t_s", "delay_ms", "e2e_delay_ms"), "tcpinfo": ("t_s", "srtt_ms", "rttvar_ms", "rto_ms")}
 TEXT_COLUMNS = ("cell", "status", "reason", "error", "flow", "flow_kind", "class", "metric",
-                "fate", "dir", "host", "src", "dst", "quantity", "relation", "counters")
+                "fate", "dir", "host", "src", "dst", "quantity", "relation", "counters", "na_reason")
 
 
 def read_table(root: Path, name: str, source: Literal["parquet", "csv"] = "parquet",

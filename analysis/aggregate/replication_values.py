@@ -16,7 +16,9 @@ failed when aggregated). Names (README "Run analysis"):
   counters (analysis.metrics.kernel_truth).
 
 Besides the values, each replication gives its time series (analysis/series.py): the
-throughput of each flow over time and every packet's link delay."""
+throughput of each flow over time and every packet's link delay; and the round trips of a
+flow's UDP requests and replies with the link's state (analysis/metrics/round_trips.py,
+`<flow>.rtt.<state>.*`)."""
 
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ from analysis.metrics.rows import Row, tcp_row, udp_row
 from analysis.results.layout import ReplicationRef
 from analysis.metrics.tcp import RTO_FLOOR_US, TcpMetrics
 from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, with_generator_count
+from analysis.metrics.round_trips import round_trip_rows, round_trip_values
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
@@ -73,6 +76,7 @@ class ReplicationResult:
     throughput: list[Row] = field(default_factory=list)            # series.throughput_rows
     delays: dict[str, np.ndarray] = field(default_factory=dict)    # series.link_delays
     tcpinfo: list[Row] = field(default_factory=list)                # tcp_samples.tcpinfo_rows
+    round_trips: list[Row] = field(default_factory=list)            # round_trips.round_trip_rows
 
     @property
     def counts(self) -> bool:
@@ -316,6 +320,7 @@ def analyse_run_replication(ref: ReplicationRef, rto_floor_us: int = RTO_FLOOR_U
     except AnalysisInputError as e:
         result.error = str(e)
         result.rows, result.values, result.throughput, result.delays, result.tcpinfo = [], {}, [], {}, []
+        result.round_trips = []
     return result
 
 
@@ -389,6 +394,8 @@ def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
     if r.log is not None:
         result.delays = link_delays(r.log, flow_of, r.capture_times)
         _delay_values(result.delays, result.values)
+        result.round_trips = round_trip_rows(r.log, r.capture_times, flow_of)
+        result.values.update(round_trip_values(result.round_trips))
     if t0 is not None:
         result.tcpinfo = _tcpinfo(r.directory, t0, flow_of, result.warnings)
 

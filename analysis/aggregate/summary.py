@@ -15,6 +15,9 @@ column).
 - delays: one row per packet the link took in (series.py).
 - tcpinfo: one row per TCP connection, host and 50 ms sample of the kernel's tcp_info (cwnd,
   ssthresh, RTT, RTO, retransmissions; tcp_samples.py).
+- round_trips: one row per request of a flow's UDP requests and replies (irtt's probes): its
+  round-trip time and the link's state then (round_trips.py); written only, not among the
+  TABLES `analysis.load_run` reads (most runs have none).
 - kernel: per replication, host and quantity the analysis' count beside the kernel's
   counters (analysis.metrics.kernel_truth).
 - analysis.json: the run-level data for `squall report` and `squall plot`.
@@ -40,6 +43,7 @@ from analysis.results.layout import CellInfo, ReplicationRef, RunLayout
 from analysis.aggregate.replication_values import FlowInfo, ReplicationResult
 from analysis.metrics.series import DELAY_COLUMNS, empty_delays
 from analysis.read.tcp_samples import TCPINFO_FIELDS
+from analysis.metrics.round_trips import ROUND_TRIP_COLUMNS
 
 SUMMARY_DIR = "summary"
 ANALYSIS_JSON = "analysis.json"
@@ -197,6 +201,9 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
         "tcpinfo": (["cell", "replication", "status", *TCPINFO_FIELDS],
                     [{"cell": r.ref.cell, "replication": r.ref.rep, "status": r.ref.status, **row}
                      for r in reps for row in r.tcpinfo]),
+        "round_trips": (["cell", "replication", "status", *ROUND_TRIP_COLUMNS],
+                        [{"cell": r.ref.cell, "replication": r.ref.rep, "status": r.ref.status, **row}
+                         for r in reps for row in r.round_trips]),
     }
     columns = axis_columns(analysis.layout, [*(f for fields, _ in tables.values() for f in fields),
                                              "status", *DELAY_COLUMNS])

@@ -128,7 +128,8 @@ def _arrivals(received: UdpFlow, received_fates: Mapping[int, PacketFate] | None
     for p in received.packets:
         fate = received_fates.get(p.frame_no) if received_fates is not None else None
         pkt_id = fate.pkt_id if fate is not None else None
-        order = sends[pkt_id][0] if pkt_id in sends else pkt_id  # else the link's entry order
+        # the place in the sender's capture, else (without it) the link's entry order
+        order = sends[pkt_id][0] if pkt_id in sends else None if sends else pkt_id
         out.append(_Arrival(p.ts_us, p.payload_len, pkt_id, order))
     return out
 
@@ -217,25 +218,8 @@ def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
     if received_fates is None and arrivals:
         reasons.append("the receiver's capture is not joined with the emulator log: "
                        "duplicates and reordering unknown")
-    seen: set[int] = set()
-    unique: list[_Arrival] = []
-    duplicates = 0
-    identities: set[PacketIdentity] | None = None
-    for p, a in zip(received.packets, arrivals):
-        if a.pkt_id is None and received_fates is not None:
-            # a copy the link did not deliver (each `out` joins one frame): a duplicate when
-            # a delivered datagram has its identity
-            identities = identities if identities is not None else {
-                packet_identity(q) for q, b in zip(received.packets, arrivals) if b.pkt_id is not None}
-            if packet_identity(p) in identities:
-                duplicates += 1
-                continue
-        if a.pkt_id is not None and a.pkt_id in seen:
-            duplicates += 1
-            continue
-        if a.pkt_id is not None:
-            seen.add(a.pkt_id)
-        unique.append(a)
+    unique, seen = _distinct(received, arrivals, joined=received_fates is not None)
+    duplicates = len(arrivals) - len(unique)
     reordered = _reordered(unique) if received_fates is not None else None
     n_bytes = sum(a.payload_len for a in unique)
     first = arrivals[0].ts_us if arrivals else None
@@ -266,6 +250,29 @@ def udp_metrics(received: UdpFlow, sent: UdpFlow | None = None,
         reasons.append("no two datagrams sent one after the other were both received: "
                        "no jitter")
     return m
+
+
+def _distinct(received: UdpFlow, arrivals: list[_Arrival], joined: bool,
+              ) -> tuple[list[_Arrival], set[int]]:
+    """The arrivals without the copies, and the link's packets among them. Each `out` joins
+    one frame: a frame no `out` joins (joined: the capture was joined with the log) is a copy
+    when a delivered datagram has its identity, or a datagram that did not come through the
+    link."""
+    seen: set[int] = set()
+    unique: list[_Arrival] = []
+    identities: set[PacketIdentity] | None = None
+    for p, a in zip(received.packets, arrivals):
+        if a.pkt_id is None and joined:
+            identities = identities if identities is not None else {
+                packet_identity(q) for q, b in zip(received.packets, arrivals) if b.pkt_id is not None}
+            if packet_identity(p) in identities:
+                continue
+        if a.pkt_id is not None and a.pkt_id in seen:
+            continue
+        if a.pkt_id is not None:
+            seen.add(a.pkt_id)
+        unique.append(a)
+    return unique, seen
 
 
 def _reordered(unique: list[_Arrival]) -> int:

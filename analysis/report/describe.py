@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from analysis.printable import escaped
+from analysis.report.printable import escaped
 from analysis.report.table import Table
 
 SIZE_KEYS = frozenset({"mtu", "send_buffer", "recv_buffer", "overhead", "length", "size",

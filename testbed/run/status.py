@@ -2,8 +2,11 @@
 (or, with --json, one JSON object).
 
 Per cell: ok/failed/timeout/degraded/missing counts and the median over the ok replications of
-each flow's main metric, read from the generators' own summaries (workloads.json), so it needs
-no analysis; per replication its status and reason; the Slurm jobs of a --slurm run.
+each flow's main metric: a page's and a transfer's from the generators' own summaries
+(workloads.json), which need no analysis; UDP throughput, jitter and loss (of a UDP flow, or a
+command flow's datagrams) from the run's analysis (summary/analysis.json, the numbers the
+report prints), absent until it has run; per replication its status and reason; the Slurm jobs
+of a --slurm run.
 """
 from __future__ import annotations
 
@@ -28,7 +31,8 @@ COUNTED = (*STATUSES, "missing")      # the table's count columns, in this order
 
 def print_report(run_dir: RunDir, cells: list[ResolvedCell], reps: range, out: TextIO) -> None:
     print(f"results: {run_dir.root}", file=out)
-    rows = [cell_row(run_dir, cell.cell_id, reps) for cell in cells]
+    analysed = analysed_values(run_dir.root)
+    rows = [cell_row(run_dir, cell.cell_id, reps, analysed) for cell in cells]
     print_table(rows, out)
 
 
@@ -39,14 +43,45 @@ def print_table(rows: list[list[Any]], out: TextIO) -> None:
         print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)) + "  " + str(row[-1]), file=out)
 
 
-def cell_row(run_dir: RunDir, cell_id: str, reps: range) -> list[Any]:
+def cell_row(run_dir: RunDir, cell_id: str, reps: range,
+             analysed: Mapping[tuple[str, int], Mapping[str, float | None]] | None = None) -> list[Any]:
     """The table's row: the cell, its counts, the medians as text."""
-    state = cell_state(run_dir, cell_id, reps)
+    state = cell_state(run_dir, cell_id, reps, analysed)
     return [cell_id, *state["counts"].values(), medians_text(state["medians"])]
 
 
-def cell_state(run_dir: RunDir, cell_id: str, selected: range) -> dict[str, Any]:
-    """A cell's counts per status, its flows' median main metrics and each replication's status."""
+def analysed_values(root: Path) -> dict[tuple[str, int], dict[str, float | None]]:
+    """(cell, replication) -> the run-level values of the run's analysis; {} before it ran."""
+    from analysis.aggregate.summary import ANALYSIS_JSON, SUMMARY_DIR
+
+    path = root / SUMMARY_DIR / ANALYSIS_JSON
+    if not path.is_file():
+        return {}
+    return {(c["cell"], r["rep"]): r["values"] for c in json.loads(path.read_text())["cells"]
+            for r in c["replications"]}
+
+
+# a UDP main metric -> (the analysis' value after `<flow>.` or `<flow>.udp.`, its factor)
+UDP_METRICS = {"throughput": ("throughput_Bps", 8.0),    # bit/s
+               "jitter": ("jitter_mean_ms", 1e-3),        # s
+               "loss_pct": ("loss_pct", 1.0)}             # %
+
+
+def udp_main_metrics(values: Mapping[str, float | None], flow: str, kind: str) -> dict[str, float]:
+    """A flow's UDP main metrics from its replication's analysed values."""
+    prefix = f"{flow}.udp" if kind == "command" else flow
+    out = {}
+    for metric, (name, factor) in UDP_METRICS.items():
+        value = values.get(f"{prefix}.{name}")
+        if value is not None:
+            out[metric] = value * factor
+    return out
+
+
+def cell_state(run_dir: RunDir, cell_id: str, selected: range,
+               analysed: Mapping[tuple[str, int], Mapping[str, float | None]] | None = None) -> dict[str, Any]:
+    """A cell's counts per status, its flows' median main metrics and each replication's status;
+    `analysed`: the run's analysed values (analysed_values)."""
     counts = dict.fromkeys(COUNTED, 0)
     workloads, reps = [], []
     for rep in selected:
@@ -57,18 +92,21 @@ def cell_state(run_dir: RunDir, cell_id: str, selected: range) -> dict[str, Any]
                      "started_utc": status.started_utc, "duration_s": status.duration_s})
         path = run_dir.replication(cell_id, rep) / WORKLOADS_FILE
         if status is not None and status.status == "ok" and path.is_file():
-            workloads.append(json.loads(path.read_text()))
+            workloads.append((json.loads(path.read_text()), (analysed or {}).get((cell_id, rep), {})))
     return {"cell": cell_id, "counts": counts, "medians": median_metrics(workloads), "replications": reps}
 
 
-def median_metrics(workloads: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def median_metrics(workloads: list[tuple[dict[str, Any], Mapping[str, float | None]]]) -> dict[str, dict[str, float]]:
     """Per flow (in the order of the first replication), the median over the ok replications of each
-    of its main metrics, from the generators' summaries (seconds, bit/s, a fraction for loss)."""
+    of its main metrics: from the generators' summaries and (UDP) the replication's analysed values,
+    given as (workloads.json, values) pairs; in seconds, bit/s and percent (`loss_pct`)."""
     medians: dict[str, dict[str, float]] = {}
-    for name in workloads[0] if workloads else {}:
+    for name in workloads[0][0] if workloads else {}:
         values: dict[str, list[float]] = {}
-        for w in workloads:
-            for metric, value in main_metrics(w.get(name, {})).items():
+        for w, analysed in workloads:
+            entry = w.get(name, {})
+            found = main_metrics(entry) | udp_main_metrics(analysed, name, entry.get("kind", ""))
+            for metric, value in found.items():
                 values.setdefault(metric, []).append(value)
         medians[name] = {metric: statistics.median(v) for metric, v in values.items()}
     return medians
@@ -77,8 +115,11 @@ def median_metrics(workloads: list[dict[str, Any]]) -> dict[str, dict[str, float
 def medians_text(medians: Mapping[str, Mapping[str, float]]) -> str:
     if not medians:
         return "-"
-    return "; ".join(f"{name}: {', '.join(f'{m} {_fmt(m, v)}' for m, v in metrics.items()) or '-'}"
+    return "; ".join(f"{name}: {', '.join(f'{_LABELS.get(m, m)} {_fmt(m, v)}' for m, v in metrics.items()) or '-'}"
                      for name, metrics in medians.items())
+
+
+_LABELS = {"loss_pct": "loss"}
 
 
 def main_metrics(entry: Mapping[str, Any]) -> dict[str, float]:
@@ -93,9 +134,9 @@ def _fmt(metric: str, value: float) -> str:
     if metric in ("goodput", "throughput"):
         return f"{value / 1000:.1f} kbit/s"
     if metric == "jitter":
-        return f"{value / 1000:.1f} ms"
-    if metric == "loss":
-        return f"{value * 100:.1f} %"
+        return f"{value * 1000:.1f} ms"
+    if metric == "loss_pct":
+        return f"{value:.1f} %"
     return f"{value:g}"
 
 
@@ -132,7 +173,8 @@ def run_state(root: Path) -> dict[str, Any]:
     cell_ids = [c["cell"] for c in exp["cells"]]
     pattern = stored.get("cells")
     cell_ids = [c for c in cell_ids if cell_selection.selected(c, pattern)]
-    cells = [cell_state(run_dir, cell_id, reps) for cell_id in cell_ids]
+    analysed = analysed_values(root)
+    cells = [cell_state(run_dir, cell_id, reps, analysed) for cell_id in cell_ids]
     totals = {status: sum(c["counts"][status] for c in cells) for status in COUNTED}
     return {"run": str(root), "name": exp.get("name"), "replications": last, "first_replication": first,
             "cells_selected": pattern, "complete": totals["ok"] == len(cells) * len(reps), "counts": totals, "cells": cells,

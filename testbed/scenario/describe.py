@@ -6,7 +6,7 @@ described here, from their typed configurations.
 """
 from __future__ import annotations
 
-from analysis.printable import escaped
+from analysis.report.printable import escaped
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig

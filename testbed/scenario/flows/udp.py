@@ -84,18 +84,7 @@ class UdpFlow(SenderReceiverFlow):
 
     @staticmethod
     def _metrics(summary: Mapping[str, Any]) -> dict[str, float]:
-        keys = {"throughput": "throughput_bps", "jitter": "jitter_mean_us", "loss": "loss"}
-        return {k: float(summary[v]) for k, v in keys.items() if v in summary}
-
-    @classmethod
-    def main_metrics(cls, entry: Mapping[str, Any]) -> dict[str, float]:
-        """The receiver's loss counts against its highest sequence number, which misses the
-        datagrams lost at the end of the stream: against what the sender's summary says it
-        sent (`packets`) when that is there."""
-        metrics = super().main_metrics(entry)
-        sent = ((entry.get("sender") or {}).get("summary") or {}).get("packets")
-        received = ((entry.get("receiver") or {}).get("summary") or {}).get("received")
-        if isinstance(sent, int) and sent > 0 and isinstance(received, int):
-            metrics["loss"] = max(0, sent - received) / sent
-        return metrics
+        """None from squall-udp's own summary: a stream's throughput, jitter and loss are the
+        analysis' (testbed/run/status.py), one source of truth for every UDP program."""
+        return {}
 
