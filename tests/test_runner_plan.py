@@ -93,10 +93,10 @@ def test_degraded_and_timed_out_replications_are_kept_unless_asked_to_redo_them(
     assert [u.replications for u in plan(baseline, range(1, 6), run_dir, redo=("degraded",))] == [(1,), (2,), (5,)]
     assert [u.replications for u in plan(baseline, range(1, 6), run_dir, redo=("timeout",))] == [(2,), (4,), (5,)]
     # the end of a run says what it kept and how to run those again, and is not all ok
-    from testbed.run.runner import _say_kept
+    from testbed.run.ending import say_kept
 
     err = io.StringIO()
-    assert _say_kept(run_dir, baseline, range(1, 6), err) == 2
+    assert say_kept(run_dir, baseline, range(1, 6), err) == 2
     said = err.getvalue()
     assert "1 replication(s) degraded" in said and f"squall run --resume {run_dir.root} --redo-degraded" in said
     assert "1 replication(s) timed out with flows unfinished: kept as results" in said

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+from typing import Iterable
 
 from testbed.lanes.lane import OWNER_DIR, LaneBusy
 
@@ -46,6 +47,15 @@ def try_claim(number: int) -> LaneClaim | None:
         os.close(fd)
         return None
     return LaneClaim(number, fd)
+
+
+def first_free(numbers: Iterable[int]) -> LaneClaim | None:
+    """The claim on the first of `numbers` no other process holds; None when all are held."""
+    for number in numbers:
+        held = try_claim(number)
+        if held is not None:
+            return held
+    return None
 
 
 def claim(number: int) -> LaneClaim:

@@ -15,7 +15,6 @@ import json
 import os
 import queue
 import shutil
-import signal
 import sys
 import tempfile
 import threading
@@ -29,8 +28,10 @@ from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
 from testbed.lanes.hosts import NamespaceTestbed
 from testbed.run import meta
+from testbed.run.backends.lanes import remove_dead_leftovers
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.results import RunDir, Status, failure_text
+from testbed.run.stop import Stop, stop_on_signals
 from testbed.run.submission import Submission
 from testbed.run.unit import Unit, UnitRunner
 from testbed.scenario import loader as scenario_mod
@@ -50,10 +51,8 @@ def worker_command(root: Path, unit_index: int, submission: int | None, err: Tex
     if not todo:
         print(f"squall worker: units {indices[0]}..{indices[-1]} are already complete", file=err)
         return 0
-    removed = lanes.cleanup_leftovers()
-    if removed:
-        print(f"squall worker: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
-    with _claimed_lane(sub, err) as number, _local_work(root) as work_root, _stop_on_signals() as stop:
+    remove_dead_leftovers("worker", err)
+    with _claimed_lane(sub, err) as number, _local_work(root) as work_root, stop_on_signals(Stop()) as stop:
         spare = _try_spare_lane(sub, len(todo))      # after the task's own lane, so no task waits holding one
         slots = FlowSlots(1) if spare is not None else None
 
@@ -137,7 +136,7 @@ def _unit(sc: scenario_mod.Scenario, sub: Submission, index: int) -> Unit:
     return Unit(cells[planned.cell], planned.replications, planned.keep_lane)
 
 
-def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, work_root: Path, stop: "_Stop",
+def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, work_root: Path, stop: Stop,
          err: TextIO, slots: FlowSlots | None = None) -> int:
     statuses: list[Status] = []
 
@@ -168,12 +167,11 @@ def _claimed_lane(sub: Submission, err: TextIO) -> Iterator[int]:
     numbers = sub.node_lanes
     said = False
     while True:
-        for number in numbers:
-            held = lane_claim.try_claim(number)
-            if held is not None:
-                with held:
-                    yield number
-                return
+        held = lane_claim.first_free(numbers)
+        if held is not None:
+            with held:
+                yield held.number
+            return
         if not said:
             print(f"squall worker: lanes {numbers.start}..{numbers.stop - 1} are all claimed; waiting",
                   file=err, flush=True)
@@ -186,11 +184,7 @@ def _try_spare_lane(sub: Submission, units: int) -> lane_claim.LaneClaim | None:
     one now (never waited for: the task runs on its one lane otherwise)."""
     if not sub.prepare_ahead or units < 2:
         return None
-    for number in sub.node_lanes:
-        held = lane_claim.try_claim(number)
-        if held is not None:
-            return held
-    return None
+    return lane_claim.first_free(sub.node_lanes)
 
 
 @contextmanager
@@ -202,27 +196,3 @@ def _local_work(root: Path) -> Iterator[Path]:
         yield work
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-class _Stop(threading.Event):
-    signal_number = 0
-
-    @property
-    def signal_name(self) -> str:
-        return signal.Signals(self.signal_number).name if self.signal_number else "a stop"
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[_Stop]:
-    stop = _Stop()
-
-    def handle(signum: int, frame: object) -> None:
-        stop.signal_number = signum
-        stop.set()
-
-    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        yield stop
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)

@@ -1,0 +1,89 @@
+"""The end of a run: the analysis of its results (summary tables, report), the status table,
+and what is left to do (resume, redo the degraded or timed-out replications kept as results)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from testbed.run.local_runner import RunResult
+from testbed.run.results import RunDir
+from testbed.run.status import print_report
+from testbed.scenario.cell import ResolvedCell
+
+
+def finish(run_dir: RunDir, cells: list[ResolvedCell], reps: range, result: RunResult, analyse_at_end: bool,
+           out: TextIO, err: TextIO) -> int:
+    """The end of a run whose replications ran here: the analysis (`analyse_at_end`, unless it was
+    interrupted), the status table, what went wrong and how to resume; the exit code."""
+    if analyse_at_end and result.interrupted_by is None:
+        analyse(run_dir.root, out, err, run_dir.incomplete([c.cell_id for c in cells], reps))
+    print_report(run_dir, cells, reps, out)
+    for error in result.errors:
+        print(f"squall run: {error}", file=err)
+    if result.interrupted_by is not None or result.errors:
+        print(f"squall run: stopped; every lane is torn down. Resume with:\n"
+              f"  squall run --resume {run_dir.root}", file=err)
+    elif any(s == "failed" for s in result.statuses.values()):
+        print(f"squall run: some replications failed (reasons in their status.json); redo them with:\n"
+              f"  squall run --resume {run_dir.root}", file=err)
+    if result.interrupted_by is not None:
+        return result.exit_code
+    # Degraded and timed-out ones a resume kept count too: the run is not all ok.
+    kept = say_kept(run_dir, cells, reps, err)
+    return max(result.exit_code, 1 if kept else 0)
+
+
+KEPT_NOT_OK = {
+    "degraded": ("degraded (timing error or CPU wait beyond the scenario's timing_tolerance or "
+                 "cpu_wait_tolerance; numbers in their status.json)", "--redo-degraded"),
+    "timeout": ("timed out with flows unfinished: kept as results, their unfinished times counted "
+                "as longer than the timeout (analysis/README.md)", "--redo-timeouts"),
+}
+
+
+def say_kept(run_dir: RunDir, cells: list[ResolvedCell], reps: range, err: TextIO,
+              engine: str = "") -> int:
+    """How many of the selected replications are results that are not ok (degraded, timed
+    out), and how to run them again."""
+    statuses = [s.status for c in cells for r in reps if (s := run_dir.status(c.cell_id, r)) is not None]
+    for status, (what, flag) in KEPT_NOT_OK.items():
+        if statuses.count(status):
+            print(f"squall run: {statuses.count(status)} replication(s) {what}; to run them again:\n"
+                  f"  squall run --resume {run_dir.root} {flag}{engine}", file=err)
+    return sum(statuses.count(status) for status in KEPT_NOT_OK)
+
+
+# --- the report ------------------------------------------------------------------------------
+
+def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None = None) -> None:
+    """The analysis package's report of the run (summary/*.csv, report.md, report.html, no plots).
+
+    Its failure is reported, never the run's: the replications are recorded either way and
+    `squall report RUN_DIR` can be run again. `incomplete`: the replications without an ok
+    result (RunDir.incomplete), named either way."""
+    incomplete = incomplete or []
+    if incomplete:
+        shown = "; ".join(incomplete[:20]) + (f"; and {len(incomplete) - 20} more" if len(incomplete) > 20 else "")
+        recorded = f"{len(incomplete)} replication(s) are missing, partial or failed ({shown})"
+        print(f"squall run: {recorded}; the analysis counts them as failed", file=err)
+    else:
+        recorded = "every replication is recorded ok"
+    try:
+        from analysis.results.atomic_file import write_text_atomically
+        from analysis.report.contents import build_tables, render_markdown
+        from analysis.report.html import render_html
+        from analysis.aggregate.run_analysis import analyse_run
+        from analysis.aggregate.summary import write_summary
+
+        analysis = analyse_run(root, progress=err)
+        summary = write_summary(analysis)
+        tables = build_tables(analysis)
+        markdown = render_markdown(analysis, tables)
+        write_text_atomically(summary / "report.md", markdown)
+        write_text_atomically(summary / "report.html", render_html(analysis, tables, []))
+        print(markdown, file=out)
+        print(f"squall run: analysis in {summary} (report.md, report.html, connections.csv, runs.csv, "
+              f"cells.csv); plots with `squall plot {root}`", file=err)
+    except Exception as e:   # noqa: BLE001 — another package's failure must not lose the run
+        print(f"squall run: the analysis failed ({type(e).__name__}: {e}); {recorded}; "
+              f"retry with `squall report {root}`", file=err)
