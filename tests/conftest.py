@@ -19,7 +19,7 @@ import pytest
 from testbed.lanes import lane as lanes
 from testbed import netns
 from testbed.addresses import LaneAddresses, namespaces
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.link.measure import summary as program_summary
 
 

@@ -13,7 +13,7 @@ from conftest import require_programs
 from testbed.link.emulator_config import EmulatorRun, render
 from testbed.router.emulator_stage import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.router.plan import RouterConfig, parse_router
 from testbed.router.session import RouterStatsError, emulator_note, read_router_stats
 from testbed.link.simple import direction, error_free

@@ -191,7 +191,7 @@ def test_the_loader_and_the_emulator_judge_arq_alike(tmp_path, retransmissions, 
     import subprocess
 
     from testbed.link import emulator_config
-    from testbed.link.session import program_path
+    from testbed.paths import program_path
 
     path = write(tmp_path, HEAD + f'[link]\nprofile = "e0"\narq = {{ retransmissions = {retransmissions}, '
                                   f'delay = "{delay}" }}\n')

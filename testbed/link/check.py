@@ -14,7 +14,7 @@ from pathlib import Path
 
 from testbed.errors import ConfigError
 from testbed.link import emulator_config
-from testbed.link.session import program_path
+from testbed.paths import program_path
 from testbed.router.plan import RouterConfig
 from testbed.scenario.link_section import LinkConfig
 
