@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import require_programs
 
-from testbed.link.emulator_config import EmulatorRun, render
+from testbed.scenario.emulator_config import EmulatorRun, render
 from testbed.router.emulator_stage import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
 from testbed.paths import bin_dir

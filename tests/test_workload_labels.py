@@ -11,7 +11,7 @@ from testbed.scenario import workloads as workload_profiles
 from testbed.errors import ConfigError
 from testbed.paths import bin_dir
 from testbed.paths import PROFILE_DIR
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:

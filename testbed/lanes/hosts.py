@@ -11,7 +11,7 @@ from typing import Sequence
 from testbed import netns, tcp_apply
 from testbed.addresses import LaneAddresses
 from testbed.hosts import Host
-from testbed.lanes import cpu_wait
+from testbed import cpu_wait
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture
 from testbed.lanes.http_server import HttpServer, HttpServerConfig

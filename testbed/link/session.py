@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from testbed.errors import ConfigError
-from testbed.link import emulator_config
+from testbed.scenario import emulator_config
 from testbed.addresses import LaneAddresses
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig

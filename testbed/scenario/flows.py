@@ -30,7 +30,7 @@ from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
 from testbed.scenario import argv_template
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 from testbed.router.plan import PROTOCOL_NUMBERS, parse_dscp
 from testbed.scenario.units import (MAX_SIZE_BYTES, format_rate_bps, format_size, format_time_us, parse_size_bytes,
                                     parse_time_us)

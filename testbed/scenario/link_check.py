@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 from testbed.errors import ConfigError
-from testbed.link import emulator_config
+from testbed.scenario import emulator_config
 from testbed.paths import program_path
 from testbed.router.plan import RouterConfig
 from testbed.scenario.link_section import LinkConfig

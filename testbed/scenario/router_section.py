@@ -12,7 +12,7 @@ from typing import Any
 from testbed.router.emulator_stage import emulator_router
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 from testbed.router.plan import RouterConfig, parse_router, positive_rate
 from testbed.scenario.link_section import DirectionConfig
 
