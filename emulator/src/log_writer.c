@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "quiet_thread.h"
+#include "helper_thread.h"
 
 /* The thread looks at the ring this often when nothing wakes it: at the
  * log rates seen (~5 MB/s at 10 000 packets/s, ~60 MB/s at full relay speed)
@@ -192,7 +192,7 @@ static int start_thread(struct sq_log_writer *w)
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &normal);
-	int rc = sq_quiet_thread_start(&w->thread, &attr, run_writer, w, "sq-log-writer");
+	int rc = sq_helper_thread_start(&w->thread, &attr, run_writer, w, "sq-log-writer");
 	pthread_attr_destroy(&attr);
 	return rc;
 }

@@ -1,0 +1,23 @@
+/* The emulator's event loop: the UDP socket to the NPAs, the control socket, signals, the
+ * timer and the link model around one run. emulator/PROTOCOL.md calls this process the SP
+ * (Simulation Process, after Seawind), the name its wire role keeps (SQ_ROLE_SP). */
+#ifndef SQ_EVENT_LOOP_H
+#define SQ_EVENT_LOOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+
+enum sq_exit {
+	SQ_EXIT_OK = 0,
+	SQ_EXIT_USAGE = 1,
+	SQ_EXIT_RUNTIME = 2,
+	SQ_EXIT_PEER_LOST = 3,
+};
+
+/* Runs until STOP, a signal or a lost peer; returns the process exit code. The
+ * configuration has passed sq_config_check (config_check.h). */
+int sq_event_loop_run(const struct sq_emu_config *cfg);
+
+#endif
