@@ -11,10 +11,11 @@
 #include <time.h>
 
 #include "arrival.h"
+#include "clock_ns.h"
 #include "config.h"
 #include "control_socket.h"
 #include "event_log.h"
-#include "event_loop.h"
+#include "exit_codes.h"
 #include "lateness.h"
 #include "link_model.h"
 #include "packet_pool.h"
@@ -69,15 +70,6 @@ struct emu {
 	struct sq_control *control;            /* the Unix socket of START/STOP; NULL if none */
 	int stop_conn;                         /* the STOP to answer once the log is complete */
 };
-
-static inline int64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static inline int64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 /* The model time of the instant now_ns; never earlier than a time the model
  * already had (a batch's receive time may precede a later event's). */

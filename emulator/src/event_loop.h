@@ -8,13 +8,7 @@
 #include <stddef.h>
 
 #include "config.h"
-
-enum sq_exit {
-	SQ_EXIT_OK = 0,
-	SQ_EXIT_USAGE = 1,
-	SQ_EXIT_RUNTIME = 2,
-	SQ_EXIT_PEER_LOST = 3,
-};
+#include "exit_codes.h"
 
 /* Runs until STOP, a signal or a lost peer; returns the process exit code. The
  * configuration has passed sq_config_check (config_check.h). */

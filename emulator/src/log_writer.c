@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock_ns.h"
 #include "helper_thread.h"
 
 /* The thread looks at the ring this often when nothing wakes it: at the
@@ -44,13 +45,6 @@ struct sq_log_writer {
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
 	return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static bool write_all(int fd, const char *data, size_t len)

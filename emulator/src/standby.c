@@ -10,19 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock_ns.h"
 #include "helper_thread.h"
 
 /* A thread that finds the lock taken tries again this much later. */
 #define RETRY_NS (20 * 1000)
 /* With nothing due, the standby looks again this often. */
 #define IDLE_NS (100 * 1000 * 1000)
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static struct timespec timespec_of(int64_t ns)
 {
