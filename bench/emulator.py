@@ -58,8 +58,9 @@ from bench.cyclictest import Cyclictest
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture, parse_tcpdump_statistics
 from testbed.addresses import LaneAddresses
-from testbed.link.session import realtime_priority, REPO_ROOT, LinkSession, npa_priority_for, program_path, top_link_priority
-from testbed.link.measure import summary as program_summary
+from testbed.link.session import realtime_priority, LinkSession, npa_priority_for, top_link_priority
+from testbed.paths import REPO_ROOT, program_path
+from testbed.lanes.link_measure import summary as program_summary
 from testbed.processes import ProgramGroup
 from testbed.link.simple import error_free
 from testbed.run.instruments import capture_timing

@@ -107,9 +107,9 @@ def _worker(args: argparse.Namespace) -> int:
 
 
 def _demo_link(args: argparse.Namespace) -> int:
-    from testbed.link import demo
+    from testbed.lanes import link_demo
 
-    return demo.main(args.args)
+    return link_demo.main(args.args)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -220,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo_link = sub.add_parser("demo-link", add_help=False,
                                help="one lane, one link: ping and bulk TCP against the prediction "
-                                    "(python -m testbed.link.demo; --help for its options)")
+                                    "(python -m testbed.lanes.link_demo; --help for its options)")
     demo_link.add_argument("args", nargs=argparse.REMAINDER)
     demo_link.set_defaults(func=_demo_link)
 

@@ -64,8 +64,8 @@ def pids(ns: str) -> list[int]:
 
 def delete(ns: str) -> None:
     """Kills every process in ns, then removes it and the CPU-wait cgroups of its programs
-    (testbed/lanes/cpu_wait.py). Missing ns is not an error."""
-    from testbed.lanes import cpu_wait
+    (testbed/cpu_wait.py). Missing ns is not an error."""
+    from testbed import cpu_wait
 
     if exists(ns):
         for pid in pids(ns):

@@ -118,7 +118,7 @@ class Program:
     proc: subprocess.Popen
     stdout_path: Path
     stderr_path: Path
-    # its time waiting for a CPU so far (µs), from its host (lanes/cpu_wait.py); None: not measured
+    # its time waiting for a CPU so far (µs), from its host (cpu_wait.py); None: not measured
     cpu_wait: Callable[[], int | None] | None = None
 
     def cpu_wait_us(self) -> int | None:

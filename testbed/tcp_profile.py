@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from analysis.results.atomic_file import write_text_atomically
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 
 PROFILE_KEYS = {"sysctl", "optional", "initcwnd", "initrwnd", "flush_metrics"}
 CONGESTION_KEY = "net.ipv4.tcp_congestion_control"

@@ -19,8 +19,8 @@ import pytest
 from testbed.lanes import lane as lanes
 from testbed import netns
 from testbed.addresses import LaneAddresses, namespaces
-from testbed.link.session import bin_dir
-from testbed.link.measure import summary as program_summary
+from testbed.paths import bin_dir
+from testbed.lanes.link_measure import summary as program_summary
 
 
 LANES_PER_SESSION = 5     # the lane tests use lane_base() ... lane_base() + 4

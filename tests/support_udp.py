@@ -5,7 +5,7 @@ import json
 import subprocess
 
 from testbed import netns
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 
 def udp_in(ns: str, argv: list[str]) -> subprocess.Popen:

@@ -14,7 +14,7 @@ from conftest import require_programs, run_to_completion, workload_lane
 from support_tcp import data_segments, payload_len, pure_acks
 from testbed import netns
 from testbed.lanes.capture import Capture, read_packets
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.processes import ProgramGroup
 from support_testnet import veth_net
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.errors import ConfigError
-from testbed.link.emulator_config import EmulatorRun, render
+from testbed.scenario.emulator_config import EmulatorRun, render
 from testbed.scenario import loader
 
 SCENARIO = """

@@ -1,4 +1,4 @@
-"""A lane program's CPU wait (testbed/lanes/cpu_wait.py), as root: the kernel's pressure stall
+"""A lane program's CPU wait (testbed/cpu_wait.py), as root: the kernel's pressure stall
 information of a cgroup holding the program alone counts the time it waited behind another
 task on its CPU, starts at zero for a later program of the same name, and goes with the lane."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from testbed.lanes import cpu_wait
+from testbed import cpu_wait
 
 NS = "test-cpu-wait"      # a name only, of no lane: no namespace is needed to hold a cgroup
 

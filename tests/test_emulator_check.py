@@ -1,6 +1,6 @@
 """`squall-emulator --check CONFIG`: the emulator's own validator on a rendered configuration.
 
-The valid file has the form testbed/link/emulator_config.py renders (a cell of the IIP mixture
+The valid file has the form testbed/scenario/emulator_config.py renders (a cell of the IIP mixture
 study with its RED router stage). Runs the built program only; no root, no namespace.
 """
 from __future__ import annotations

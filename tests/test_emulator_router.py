@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from conftest import require_programs
 
-from testbed.link.emulator_config import EmulatorRun, render
+from testbed.scenario.emulator_config import EmulatorRun, render
 from testbed.router.emulator_stage import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.router.parse import parse_router
 from testbed.router.plan import RouterConfig
 from testbed.router.emulator_engine import emulator_note

@@ -17,7 +17,7 @@ import pytest
 
 from conftest import require_programs
 from support_loopback_server import LoopbackServer
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 MAIN_CHUNKS = [1500, 1500, 1500, 1500]   # the main object, 6000 bytes, one chunk per PAUSE
 PAUSE = 0.25

@@ -15,7 +15,8 @@ from testbed.lanes.hosts import NamespaceTestbed
 from testbed import tcp_profile
 from testbed.lanes.capture import Capture, read_packets
 from testbed.lanes.http_server import HttpServer, HttpServerConfig
-from testbed.link.session import LinkSession, bin_dir
+from testbed.link.session import LinkSession
+from testbed.paths import bin_dir
 from testbed.processes import ProgramGroup
 from testbed.link.simple import error_free
 from testbed.scenario.workloads import load

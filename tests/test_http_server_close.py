@@ -15,7 +15,7 @@ import pytest
 
 from conftest import require_programs
 from support_loopback_server import LoopbackServer
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.scenario.workloads import load
 
 S8M = load("s+8m").sizes

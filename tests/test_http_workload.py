@@ -16,7 +16,7 @@ from support_tcp import pure_acks
 from testbed import netns
 from testbed.lanes.capture import read_packets
 from testbed.lanes.http_server import ACCESS_LOG_COLUMNS, HttpServer, HttpServerConfig, HttpServerError
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.processes import ProgramGroup
 from testbed.scenario.workloads import load
 from support_testnet import payload_capture, veth_net

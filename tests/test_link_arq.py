@@ -11,7 +11,8 @@ from analysis.join.by_identity import join_capture
 from analysis.read.pcap import read_packets
 from conftest import require_programs, run_to_completion
 from testbed.lanes.capture import Capture
-from testbed.link.session import LinkSession, program_path
+from testbed.link.session import LinkSession
+from testbed.paths import program_path
 from testbed.processes import ProgramGroup
 from testbed.link.simple import direction, periodic_channel, symmetric
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from testbed.link import emulator_config
+from testbed.scenario import emulator_config
 from testbed.link.control import ControlError, LinkState, SocketControl, parse_state
 from testbed.link.session import SessionResult, describe_death, emulator_stopped_by, intrusions
 from testbed.link.simple import error_free

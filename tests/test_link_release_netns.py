@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs
-from testbed.link.measure import ping_rtts_us, predicted_ping_rtt_us
+from testbed.lanes.link_measure import ping_rtts_us, predicted_ping_rtt_us
 from testbed.link.session import MOBILE_NPA, ROUTER_NPA, LinkSession
 from testbed.link.simple import error_free
 from test_link_arq import TYPICAL_US, assert_on_time

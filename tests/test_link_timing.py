@@ -7,7 +7,7 @@ import pytest
 
 from conftest import require_programs
 from testbed.link.session import LinkSession
-from testbed.link.measure import (bulk_transfer, ping_rtts_us, predicted_goodput_bps, predicted_ping_rtt_us,
+from testbed.lanes.link_measure import (bulk_transfer, ping_rtts_us, predicted_goodput_bps, predicted_ping_rtt_us,
                              set_congestion_control, tcp_options_len)
 from testbed.link.simple import error_free
 from test_link_arq import TYPICAL_US, assert_on_time

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 REQUIRED = ["--role", "mobile", "--emulator", "198.19.128.1:5300", "--token", "0123456789abcdef",
             "--address", "198.19.0.2/32"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testbed import netns
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 pytestmark = pytest.mark.netns
 

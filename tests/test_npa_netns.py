@@ -22,7 +22,7 @@ import pytest
 from testbed import netns
 
 from testbed.link import wire
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 from npa_peer import SPPeer, ipv4_udp_packet
 

@@ -19,7 +19,7 @@ from test_runner import cpu_wait_groups
 
 from testbed import netns
 from testbed.lanes.hosts import NamespaceHost
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.router import tc_apply
 from testbed.router.tc_apply import apply_router, collect_stats, teardown_router
 from testbed.router.parse import parse_router

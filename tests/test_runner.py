@@ -96,8 +96,8 @@ def assert_nothing_left(lanes: range, marker: str) -> None:
 
 
 def cpu_wait_groups(lane: int) -> list[Path]:
-    """The cgroups of the lane's programs (testbed/lanes/cpu_wait.py) that exist now."""
-    from testbed.lanes import cpu_wait
+    """The cgroups of the lane's programs (testbed/cpu_wait.py) that exist now."""
+    from testbed import cpu_wait
 
     base = cpu_wait._base()
     return [] if base is None else [base / ns for ns in namespaces(lane).all() if (base / ns).exists()]

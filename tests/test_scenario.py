@@ -8,7 +8,7 @@ import pytest
 
 from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 from testbed.scenario.tolerances import Tolerances, share_text
 
 HEAD = """
@@ -190,8 +190,8 @@ def test_the_loader_and_the_emulator_judge_arq_alike(tmp_path, retransmissions, 
     """The loader refuses a link exactly when `squall-emulator --check` refuses its rendered file."""
     import subprocess
 
-    from testbed.link import emulator_config
-    from testbed.link.session import program_path
+    from testbed.scenario import emulator_config
+    from testbed.paths import program_path
 
     path = write(tmp_path, HEAD + f'[link]\nprofile = "e0"\narq = {{ retransmissions = {retransmissions}, '
                                   f'delay = "{delay}" }}\n')

@@ -29,7 +29,7 @@ from conftest import built_lane, require_programs
 from testbed import netns
 from testbed.addresses import LaneAddresses, lane_addresses
 from testbed.lanes.capture import read_packets
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.tcp_profile import RECORDED_SYSCTLS
 
 pytestmark = pytest.mark.netns

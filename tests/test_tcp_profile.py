@@ -16,7 +16,7 @@ from testbed import netns, tcp_apply, tcp_profile
 from testbed.lanes.capture import Capture, read_packets
 from testbed.errors import ConfigError
 from testbed.lanes.hosts import NamespaceHost
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.processes import ProgramGroup
 from support_testnet import VethNet, shape, veth_net
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import lane_base, require_programs
 from analysis.read.tcp_samples import INFINITE_SSTHRESH, read_tcp_samples
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 pytestmark = pytest.mark.netns
 NS = f"sq{lane_base()}-sampler"

@@ -11,7 +11,7 @@ from scapy.layers.inet import UDP
 from conftest import require_programs, run_to_completion, workload_lane
 from testbed import netns
 from testbed.lanes.capture import parse_tcpdump_statistics, read_packets
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.processes import ProgramGroup
 from support_testnet import payload_capture, veth_net
 

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import require_programs
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.paths import REPO_ROOT
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import require_programs
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 
 REPO = Path(__file__).resolve().parent.parent
 # Each program, alone and in each of its modes.

@@ -9,9 +9,9 @@ import pytest
 
 from testbed.scenario import workloads as workload_profiles
 from testbed.errors import ConfigError
-from testbed.link.session import bin_dir
+from testbed.paths import bin_dir
 from testbed.paths import PROFILE_DIR
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 
 
 def run(*argv: str) -> subprocess.CompletedProcess[str]:

@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "link_model.h"
-#include "pktinfo.h"
+#include "packet_inspect.h"
 
 #define SQ_LOG_LINE_MAX 512
 /* The ten packet-identity columns, each with its leading tab, fit in this

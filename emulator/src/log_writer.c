@@ -14,7 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "quiet_thread.h"
+#include "clock_ns.h"
+#include "helper_thread.h"
 
 /* The thread looks at the ring this often when nothing wakes it: at the
  * log rates seen (~5 MB/s at 10 000 packets/s, ~60 MB/s at full relay speed)
@@ -44,13 +45,6 @@ struct sq_log_writer {
 static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct timespec *timeout)
 {
 	return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val, timeout, NULL, 0);
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static bool write_all(int fd, const char *data, size_t len)
@@ -192,7 +186,7 @@ static int start_thread(struct sq_log_writer *w)
 	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
 	pthread_attr_setschedparam(&attr, &normal);
-	int rc = sq_quiet_thread_start(&w->thread, &attr, run_writer, w, "sq-log-writer");
+	int rc = sq_helper_thread_start(&w->thread, &attr, run_writer, w, "sq-log-writer");
 	pthread_attr_destroy(&attr);
 	return rc;
 }

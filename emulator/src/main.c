@@ -1,4 +1,4 @@
-/* squall-emulator: the Simulation Process. Usage: see usage() and emulator/README.md. */
+/* squall-emulator: the link emulator (the SP of emulator/PROTOCOL.md). Usage: see usage() and emulator/README.md. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,7 +6,7 @@
 
 #include "config_check.h"
 #include "config_file.h"
-#include "sp.h"
+#include "event_loop.h"
 #include "timeline.h"
 #include "token_file.h"
 #include "value_parse.h"
@@ -172,7 +172,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		code = cli.check ? EXIT_CHECK_INVALID : SQ_EXIT_USAGE;
 	} else {
-		code = cli.check ? SQ_EXIT_OK : sq_sp_run(cfg);
+		code = cli.check ? SQ_EXIT_OK : sq_event_loop_run(cfg);
 	}
 	sq_config_release(cfg);
 	free(cfg);

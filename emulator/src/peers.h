@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "pktinfo.h"
+#include "packet_inspect.h"
 #include "host_port.h"
 #include "wire.h"
 

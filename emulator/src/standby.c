@@ -10,19 +10,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "quiet_thread.h"
+#include "clock_ns.h"
+#include "helper_thread.h"
 
 /* A thread that finds the lock taken tries again this much later. */
 #define RETRY_NS (20 * 1000)
 /* With nothing due, the standby looks again this often. */
 #define IDLE_NS (100 * 1000 * 1000)
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static struct timespec timespec_of(int64_t ns)
 {
@@ -134,7 +128,7 @@ bool sq_standby_start(struct sq_standby *s, char *err, size_t errlen)
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);
 	pthread_attr_setaffinity_np(&attr, sizeof(standby), &standby);
-	int rc = sq_quiet_thread_start(&s->thread, &attr, run_standby, s, "sq-standby");
+	int rc = sq_helper_thread_start(&s->thread, &attr, run_standby, s, "sq-standby");
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		snprintf(err, errlen, "cannot start the standby delivery thread: %s", strerror(rc));

@@ -15,7 +15,7 @@
 #include "lateness.h"
 #include "log_line.h"
 #include "log_writer.h"
-#include "test_pktinfo_packets.h"
+#include "test_packets.h"
 
 static void test_packet_event_line(void **state)
 {

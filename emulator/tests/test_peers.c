@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "peers.h"
-#include "test_pktinfo_packets.h"
+#include "test_packets.h"
 
 #define TOKEN 0x0123456789abcdefULL
 

@@ -1,4 +1,4 @@
-/* The whole Simulation Process on loopback (no root): a forked sq_sp_run() with
+/* The whole emulator process on loopback (no root): a forked sq_event_loop_run() with
  * this test playing the two NPAs and the runner over UDP. Asserts what users rely
  * on: registration, exact delivery times in the log, run control, rejected
  * datagrams, lost peers and exit codes. Times asserted are model times, never
@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "config_file.h"
-#include "sp.h"
-#include "test_pktinfo_packets.h"
+#include "event_loop.h"
+#include "test_packets.h"
 #include "wire.h"
 
 #define TOKEN 0x0123456789abcdefULL
@@ -91,7 +91,7 @@ static void start_emulator(struct emu *e, const char *link_text)
 	e->pid = fork();
 	assert_true(e->pid >= 0);
 	if (e->pid == 0)
-		_exit(sq_sp_run(cfg));
+		_exit(sq_event_loop_run(cfg));
 	running_child = e->pid;
 	free(cfg);
 	e->addr = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(port),
@@ -468,7 +468,7 @@ static void test_no_way_to_start_is_refused(void **state)
 	pid_t child = fork();
 	assert_true(child >= 0);
 	if (child == 0)
-		_exit(sq_sp_run(cfg));
+		_exit(sq_event_loop_run(cfg));
 	int status;
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status));

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from testbed.addresses import EMULATOR_PORT, WIRELESS_DEV
 from testbed.errors import ConfigError
 from testbed.lab.ssh import SshTarget
-from testbed.scenario.profiles import parse_toml, read_text
+from testbed.profiles import parse_toml, read_text
 
 ROLES = ("fixed", "emu", "mobile")
 TOP_KEYS = {"name", "description", "work_dir", "bin_dir", "nginx", *ROLES}

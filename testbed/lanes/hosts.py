@@ -11,11 +11,12 @@ from typing import Sequence
 from testbed import netns, tcp_apply
 from testbed.addresses import LaneAddresses
 from testbed.hosts import Host
-from testbed.lanes import cpu_wait
+from testbed import cpu_wait
 from testbed.lanes import lane as lanes
 from testbed.lanes.capture import Capture
 from testbed.lanes.http_server import HttpServer, HttpServerConfig
-from testbed.link.session import LinkSession, bin_dir
+from testbed.link.session import LinkSession
+from testbed.paths import bin_dir
 from testbed.processes import Program, ProgramGroup
 from testbed.router.plan import RouterConfig
 from testbed.router.session import RouterRun

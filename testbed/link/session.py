@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Protocol, Sequence
 
 from testbed.errors import ConfigError
-from testbed.link import emulator_config
+from testbed.scenario import emulator_config
 from testbed.addresses import LaneAddresses
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig
 from testbed.processes import Program, ProgramGroup, ReadyTimeout, wait_for
-from testbed.paths import REPO_ROOT
+from testbed.paths import program_path
 from testbed.router.engines import in_emulator
 from testbed.router.plan import RouterConfig
 
@@ -92,18 +92,6 @@ def scheduled(argv: list[str], priority: int) -> list[str]:
     if priority <= 0 or os.geteuid() != 0 or shutil.which("chrt") is None:
         return argv
     return ["chrt", "--fifo", str(priority), *argv]
-
-
-def bin_dir() -> Path:
-    """Where the C programs are: $SQUALL_BIN_DIR, else the repository's build/bin."""
-    return Path(os.environ.get("SQUALL_BIN_DIR", REPO_ROOT / "build" / "bin"))
-
-
-def program_path(name: str) -> Path:
-    path = bin_dir() / name
-    if not os.access(path, os.X_OK):
-        raise FileNotFoundError(f"{path} is missing or not executable; build it with `make build`")
-    return path
 
 
 class SessionError(RuntimeError):

@@ -343,7 +343,7 @@ def _matched(file: Capture, log: EmulatorLog) -> dict[str, np.ndarray]:
 def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[str, Any],
                    share: float = DEFAULT_CPU_WAIT_SHARE) -> None:
     """Per flow, the time its programs waited for a CPU (`cpu_wait_us` of each role in
-    workloads.json, the kernel's pressure stall information; testbed/lanes/cpu_wait.py) against
+    workloads.json, the kernel's pressure stall information; testbed/cpu_wait.py) against
     the active program's run time: beyond `share` of it (the scenario's cpu_wait_tolerance) and
     CPU_WAIT_FLOOR_US an otherwise ok replication is `degraded`. Flows whose programs were not measured (lab hosts, no PSI) are left out."""
     measured: dict[str, Any] = {}

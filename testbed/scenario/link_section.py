@@ -5,7 +5,7 @@ A link section (or a link profile) has keys that apply to both directions, and
 profile to start from, `channel` a channel profile. Here each value gets its type and
 unit (the key path in the error); the rules about the values (ranges, orders, a schedule's
 shape) are the emulator's alone: scenario loading renders the link and asks
-`squall-emulator --check` (testbed/link/check.py).
+`squall-emulator --check` (testbed/scenario/link_check.py).
 """
 from __future__ import annotations
 
@@ -190,7 +190,7 @@ def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
         arq_delay_us=parse_time_us(arq.get("delay", "0ms"), f"{where}.arq.delay"),
         in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
     )
-    return config     # the rules about the values are the emulator's: testbed/link/check.py
+    return config     # the rules about the values are the emulator's: testbed/scenario/link_check.py
 
 
 def parse_link(table: Mapping[str, Any], where: str, name: str,

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
-from testbed.link.check import check_link
+from testbed.scenario.link_check import check_link
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.flows import UdpFlow, parse_flows_section
 from testbed.scenario.link_section import parse_channel, parse_link
 from testbed.scenario.matrix import CellSpec, expand, parse_axes
-from testbed.scenario.profiles import ProfileSet, parse_toml, read_text
+from testbed.profiles import ProfileSet, parse_toml, read_text
 from testbed.router.engines import in_emulator
 from testbed.scenario.router_section import parse_router_section
 from testbed.scenario.tcp_section import parse_tcp_section

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
-from testbed.scenario.profiles import deep_merge
+from testbed.profiles import deep_merge
 
 SHORTHAND_AXES = {"link": "link.profile", "channel": "link.channel", "tcp": "tcp.profile"}
 # What a cell may vary: the scenario's name, seed, replications and timeout are the run's.

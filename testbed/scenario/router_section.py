@@ -11,7 +11,7 @@ from typing import Any
 
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 from testbed.router.engines import engine_of
 from testbed.router.parse import parse_router
 from testbed.router.plan import RouterConfig

@@ -16,7 +16,7 @@ from typing import Any
 from testbed import tcp_profile
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 
 
 def parse_tcp_section(table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR) -> tcp_profile.TcpProfile:

@@ -24,7 +24,7 @@ from testbed.scenario.flows.bulk import BulkFlow
 from testbed.scenario.flows.command import CommandFlow
 from testbed.scenario.flows.http import HttpFlow
 from testbed.scenario.flows.udp import UdpFlow
-from testbed.scenario.profiles import ProfileSet
+from testbed.profiles import ProfileSet
 from testbed.scenario.units import parse_time_us
 from testbed.scenario.workloads import from_table
 

@@ -7,7 +7,7 @@
 # LANE_FIRST / LANE_LAST in the environment choose other lanes. Needs clang, bpftool and
 # libbpf-dev (Debian), and a kernel with BTF (/sys/kernel/btf/vmlinux), cgroup BPF and /proc/config.gz or /boot/config-* (the
 # program reads CONFIG_HZ). Attached with `multi`, beside any other sock_ops program; the root
-# program reaches squall's per-program cgroups (testbed/lanes/cpu_wait.py) and nginx wherever
+# program reaches squall's per-program cgroups (testbed/cpu_wait.py) and nginx wherever
 # it runs. Attached, it stays until detached: call detach on every path (a trap).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

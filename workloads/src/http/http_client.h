@@ -63,6 +63,24 @@ struct http_conn {
     bool server_closing;  /* a response said "Connection: close": no more requests on it */
 };
 
+struct http_page;
+
+/* What a connection reports to the page that drives it: the connection layer (http_conn.c)
+ * calls these and nothing else of the page, so the calls run one way. Each returns 0, or -1
+ * with page->error set. */
+struct http_conn_events {
+    /* Connected: the page may put requests into it now (http_conn_enqueue). */
+    int (*connected)(struct http_page *page, unsigned conn);
+    /* More body bytes of a 200 response have arrived. */
+    int (*body_progress)(struct http_page *page, unsigned conn, unsigned object, uint64_t body_bytes, int64_t now);
+    int (*object_done)(struct http_page *page, unsigned conn, unsigned object, int64_t now);
+    /* Closed by the server with every response complete. */
+    int (*closed)(struct http_page *page, unsigned conn);
+    /* Closed by the server after answering before, with requests unanswered and nothing of the
+     * next response read: the page resends them on a new connection (RFC 2616 8.1.4). */
+    int (*closed_with_requests_left)(struct http_page *page, unsigned conn, int64_t now);
+};
+
 struct http_page {
     const struct http_config *cfg;
     FILE *log;
@@ -77,24 +95,20 @@ struct http_page {
     bool inline_released;    /* the main object has come as far as --inline-after asks */
     int64_t inline_release_us;
     int64_t deadline_mono_ns;
+    const struct http_conn_events *events; /* what the connections report to (the page's own) */
 };
 
 /* Runs the page; returns 0 when every object arrived complete, -1 with page->error set. */
 int http_page_run(struct http_page *page);
 /* Prints the one-line JSON summary. */
 void http_page_print_summary(const struct http_page *page, bool ok);
-/* Connection I/O (http_conn.c), called by the page's event loop. */
+/* Connection I/O (http_conn.c), driven by the page's event loop; a connection reports back
+ * only through page->events. */
 int http_conn_open(struct http_page *page, unsigned conn);
 int http_conn_on_writable(struct http_page *page, unsigned conn);
 int http_conn_on_readable(struct http_page *page, unsigned conn);
 int http_conn_enqueue(struct http_page *page, unsigned conn, bool connection_close);
-/* Page policy (http_page.c), called back by the connection layer. */
-int http_page_fill_requests(struct http_page *page, unsigned conn);
-int http_page_on_body_progress(struct http_page *page, unsigned conn, unsigned object, uint64_t body_bytes,
-                               int64_t now);
-int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object, int64_t now);
-int http_page_on_conn_closed(struct http_page *page, unsigned conn);
-int http_page_retry(struct http_page *page, unsigned conn, int64_t now);
+/* The page's event log (http_summary.c). */
 void http_page_log(struct http_page *page, int64_t t, const char *event, int conn, int object, uint64_t bytes);
 
 #endif

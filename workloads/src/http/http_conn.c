@@ -124,7 +124,7 @@ static int finish_connect(struct http_page *page, unsigned conn)
     c->connected_us = wl_realtime_us();
     wl_local_endpoint(c->fd, c->local, sizeof c->local);
     http_page_log(page, c->connected_us, "connected", (int)conn, -1, 0);
-    return http_page_fill_requests(page, conn);
+    return page->events->connected(page, conn);
 }
 
 int http_conn_on_writable(struct http_page *page, unsigned conn)
@@ -152,7 +152,7 @@ static int complete_object(struct http_page *page, unsigned conn, int64_t now)
     http_page_log(page, now, "last_byte", (int)conn, (int)obj, o->bytes);
     c->answered++;
     http_response_reset(&c->resp);
-    return http_page_on_object_done(page, conn, obj, now);
+    return page->events->object_done(page, conn, obj, now);
 }
 
 static int consume(struct http_page *page, unsigned conn, const uint8_t *data, size_t len, int64_t now)
@@ -179,7 +179,7 @@ static int consume(struct http_page *page, unsigned conn, const uint8_t *data, s
         if (c->resp.state == HTTP_RESP_DONE && complete_object(page, conn, now) != 0)
             return -1;
         if (c->resp.state == HTTP_RESP_BODY && c->resp.status == 200 &&
-            http_page_on_body_progress(page, conn, c->queue[c->answered], c->resp.body_bytes, now) != 0)
+            page->events->body_progress(page, conn, c->queue[c->answered], c->resp.body_bytes, now) != 0)
             return -1;
     }
     return 0;
@@ -201,7 +201,7 @@ static int on_server_close(struct http_page *page, unsigned conn, int64_t now)
     c->fd = -1;
     http_page_log(page, now, "closed", (int)conn, -1, 0);
     if (retry)
-        return http_page_retry(page, conn, now);
+        return page->events->closed_with_requests_left(page, conn, now);
     if (c->answered < c->queued) {
         const struct http_object *o = &page->objects[c->queue[c->answered]];
         snprintf(page->error, sizeof page->error, "connection %u closed by the server after %u of %u "
@@ -209,7 +209,7 @@ static int on_server_close(struct http_page *page, unsigned conn, int64_t now)
                  (unsigned long long)c->resp.body_bytes, (unsigned long long)o->size);
         return -1;
     }
-    return http_page_on_conn_closed(page, conn);
+    return page->events->closed(page, conn);
 }
 
 int http_conn_on_readable(struct http_page *page, unsigned conn)

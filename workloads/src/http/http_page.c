@@ -71,7 +71,7 @@ static void assign_persistent(struct http_page *page)
     }
 }
 
-int http_page_fill_requests(struct http_page *page, unsigned conn)
+static int fill_requests(struct http_page *page, unsigned conn)
 {
     struct http_conn *c = &page->conns[conn];
     if (c->state != CONN_OPEN || c->server_closing)
@@ -102,11 +102,11 @@ static int release_inline_requests(struct http_page *page, unsigned conn, uint64
     for (unsigned i = 1; i < page->conn_count; i++)
         if (page->conns[i].state == CONN_UNUSED && http_conn_open(page, i) != 0)
             return -1;
-    return http_page_fill_requests(page, 0);
+    return fill_requests(page, 0);
 }
 
-int http_page_on_body_progress(struct http_page *page, unsigned conn, unsigned object, uint64_t body_bytes,
-                               int64_t now)
+static int on_body_progress(struct http_page *page, unsigned conn, unsigned object, uint64_t body_bytes,
+                            int64_t now)
 {
     if (object != 0 || page->inline_released ||
         !http_inline_after_reached(page->cfg->inline_after, body_bytes, page->objects[0].size))
@@ -114,14 +114,14 @@ int http_page_on_body_progress(struct http_page *page, unsigned conn, unsigned o
     return release_inline_requests(page, conn, body_bytes, now);
 }
 
-int http_page_on_object_done(struct http_page *page, unsigned conn, unsigned object, int64_t now)
+static int on_object_done(struct http_page *page, unsigned conn, unsigned object, int64_t now)
 {
     if (object == 0 && !page->inline_released)
         return release_inline_requests(page, conn, page->objects[0].bytes, now);
-    return page->cfg->http11 ? http_page_fill_requests(page, conn) : 0;
+    return page->cfg->http11 ? fill_requests(page, conn) : 0;
 }
 
-int http_page_on_conn_closed(struct http_page *page, unsigned conn)
+static int on_conn_closed(struct http_page *page, unsigned conn)
 {
     (void)conn;
     return (!page->cfg->http11 && page->inline_released) ? start_inline_connections(page) : 0;
@@ -129,7 +129,7 @@ int http_page_on_conn_closed(struct http_page *page, unsigned conn)
 
 /* The server closed a connection that had answered before, with requests unanswered and
  * nothing of the next response read (http_conn.c): they go, in order, on a new connection. */
-int http_page_retry(struct http_page *page, unsigned conn, int64_t now)
+static int retry(struct http_page *page, unsigned conn, int64_t now)
 {
     const struct http_conn *old = &page->conns[conn];
     unsigned rest[HTTP_MAX_OBJECTS];
@@ -140,6 +140,14 @@ int http_page_retry(struct http_page *page, unsigned conn, int64_t now)
     page->retried_requests += old->requested - old->answered;   /* on the wire twice */
     return new_connection(page, rest, count, (int)conn);
 }
+
+static const struct http_conn_events page_events = {
+    .connected = fill_requests,
+    .body_progress = on_body_progress,
+    .object_done = on_object_done,
+    .closed = on_conn_closed,
+    .closed_with_requests_left = retry,
+};
 
 static bool page_finished(const struct http_page *page)
 {
@@ -218,6 +226,7 @@ static int start_page(struct http_page *page)
 int http_page_run(struct http_page *page)
 {
     page->deadline_mono_ns = wl_monotonic_ns() + page->cfg->timeout_us * 1000;
+    page->events = &page_events;
     if (start_page(page) != 0)
         return -1;
     while (!page_finished(page)) {

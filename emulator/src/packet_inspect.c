@@ -1,4 +1,4 @@
-#include "pktinfo.h"
+#include "packet_inspect.h"
 
 #include <stdio.h>
 #include <string.h>

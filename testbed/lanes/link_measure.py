@@ -12,7 +12,7 @@ from pathlib import Path
 from testbed import netns
 from testbed.addresses import LaneAddresses
 from testbed.lanes.capture import Capture, read_packets
-from testbed.link.session import program_path
+from testbed.paths import program_path
 from testbed.processes import Program, ProgramGroup
 
 PING_IP_LEN = 84                 # 56 B payload + 8 B ICMP + 20 B IP

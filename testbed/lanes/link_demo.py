@@ -15,7 +15,7 @@ from pathlib import Path
 
 from testbed.lanes import lane as lanes
 from testbed.link.session import LinkSession
-from testbed.link.measure import (PING_IP_LEN, bulk_transfer, ping_rtts_us, predicted_goodput_bps, predicted_ping_rtt_us,
+from testbed.lanes.link_measure import (PING_IP_LEN, bulk_transfer, ping_rtts_us, predicted_goodput_bps, predicted_ping_rtt_us,
                       set_congestion_control, tcp_options_len)
 from testbed.link.simple import error_free
 
@@ -28,7 +28,7 @@ def progress(message: str) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m testbed.link.demo", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m testbed.lanes.link_demo", description=__doc__)
     p.add_argument("--lane", type=int, default=int(os.environ.get("SQUALL_DEMO_LANE", DEFAULT_LANE)),
                    help=f"lane number 0-127 (default $SQUALL_DEMO_LANE or {DEFAULT_LANE})")
     p.add_argument("--pings", type=int, default=5)

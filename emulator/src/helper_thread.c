@@ -1,8 +1,8 @@
-#include "quiet_thread.h"
+#include "helper_thread.h"
 
 #include <signal.h>
 
-int sq_quiet_thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*run)(void *), void *arg,
+int sq_helper_thread_start(pthread_t *thread, const pthread_attr_t *attr, void *(*run)(void *), void *arg,
 			  const char *name)
 {
 	sigset_t all, old;

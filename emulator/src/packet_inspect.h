@@ -1,7 +1,7 @@
 /* Packet inspection: what the link model and the event log need to know of an
  * IP packet, derived safely from any bytes. */
-#ifndef SQ_PKTINFO_H
-#define SQ_PKTINFO_H
+#ifndef SQ_PACKET_INSPECT_H
+#define SQ_PACKET_INSPECT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 from testbed.errors import ConfigError
-from testbed.link import emulator_config
-from testbed.link.session import program_path
+from testbed.scenario import emulator_config
+from testbed.paths import program_path
 from testbed.router.plan import RouterConfig
 from testbed.scenario.link_section import LinkConfig
 

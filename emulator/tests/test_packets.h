@@ -1,6 +1,6 @@
 /* Builders of IPv4/IPv6 test packets shared by the emulator's unit tests. */
-#ifndef SQ_TEST_PKTINFO_PACKETS_H
-#define SQ_TEST_PKTINFO_PACKETS_H
+#ifndef SQ_TEST_PACKETS_H
+#define SQ_TEST_PACKETS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "ecn_mark.h"
-#include "pktinfo.h"
-#include "test_pktinfo_packets.h"
+#include "packet_inspect.h"
+#include "test_packets.h"
 
 static void test_ipv4_tcp(void **state)
 {
