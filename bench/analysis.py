@@ -2,7 +2,7 @@
 
 Writes a synthetic pcap of TCP segments (Ethernet, IPv4, TCP with a timestamp option,
 512-byte payload, captured with a 96-byte snap length as the testbed's captures are)
-and times `analysis.pcap.read_capture` on it: the C
+and times `analysis.read.pcap.read_capture` on it: the C
 reader plus the numpy load. Also times the conversion of the records to Packet objects,
 which the per-connection metrics use, and the emulator log reader (events per second).
 

@@ -124,7 +124,7 @@ def run_to_completion(group, name: str, ns: str, argv: list[str], timeout_s: flo
 
 @pytest.fixture
 def drawn_figures(monkeypatch: pytest.MonkeyPatch) -> dict:
-    """File name -> the matplotlib figure analysis.plots saved under it (still written)."""
+    """File name -> the matplotlib figure analysis.report.plots saved under it (still written)."""
     import analysis.report.plots as plots
 
     figures: dict = {}

@@ -1,5 +1,5 @@
 """validation/crosscheck.py on hand-built runs (no root): squall's analysis writes runs.csv
-(analysis.run.analyse_run, analysis.summary.write_summary), the cross-check recomputes its
+(analysis.aggregate.run_analysis.analyse_run, analysis.aggregate.summary.write_summary), the cross-check recomputes its
 values with tshark and a plain reading of the emulator log and must agree on every one; a
 number changed in runs.csv is the one disagreement it reports; a value squall left empty is not
 compared; a missing run directory is a usage error."""

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis.errors import AnalysisInputError, read_json
+from analysis.results.directory import WORKLOADS_FILE as WORKLOADS_NAME
 
-WORKLOADS_NAME = "workloads.json"
 KIND_BY_TOOL = {"squall-http": "http", "squall-bulk": "bulk", "squall-udp": "udp"}
 KINDS = ("http", "bulk", "udp", "command")
 # The flow kinds a TCP connection or a UDP flow may belong to.

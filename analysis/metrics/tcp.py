@@ -72,10 +72,10 @@ class TcpMetrics:
     syn_retransmissions: int = 0    # SYNs and SYN-ACKs sent again (timeouts and replies)
     loss_undos: int = 0             # timeouts the sender itself found spurious (timestamps)
     # the same over the receiver's packets (ACKs), from the receiver's capture; filled by
-    # analysis.replication when both captures are there
+    # analysis.metrics.per_connection when both captures are there
     reverse_fates: dict[str, int] | None = None
     # the metrics of the other endpoint's packets (the receiver's SYN, requests, ACKs),
-    # measured in its own capture; filled by analysis.replication when it is there
+    # measured in its own capture; filled by analysis.metrics.per_connection when it is there
     peer: TcpMetrics | None = None
     ecn_marks: int | None = None    # sender's packets CE-marked by the emulator's router stage
     frame_errors: int | None = None  # `hit` events of the sender's packets (link ARQ work)

@@ -36,7 +36,7 @@ def generator_header(p: Packet) -> GeneratorHeader | None:
 
 def generator_sequence_numbers(records: np.ndarray) -> np.ndarray:
     """Each capture record's squall-udp sequence number, -1 where it carries no generator
-    header (analysis.pcap records: the header is in `head`, the payload's first bytes)."""
+    header (analysis.read.pcap records: the header is in `head`, the payload's first bytes)."""
     if len(records) == 0:
         return np.zeros(0, np.int64)
     head = np.frombuffer(records["head"].tobytes(), dtype=np.uint8).reshape(len(records), -1)

@@ -1,4 +1,4 @@
-"""The report's table of the analysis beside the kernel's counters (analysis.kernel_truth):
+"""The report's table of the analysis beside the kernel's counters (analysis.metrics.kernel_truth):
 per cell and host, over the replications that recorded them, the sums of each quantity as
 the analysis classified the host's segments and as the host's kernel counted them, and how
 many replications disagree on a quantity that must agree."""

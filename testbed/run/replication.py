@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from analysis.results.directory import TCPINFO_SUFFIX, WORKLOADS_FILE
 from testbed import tcp_profile, tcp_table
 from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
@@ -39,7 +40,6 @@ POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
 LISTEN_POLL_S = 0.02       # a listening socket is an `ss` process away (a ready line: START_POLL_S)
 STOP_GRACE_S = 3.0
-TCPINFO_SUFFIX = "tcpinfo.tsv"
 TCPINFO_INTERVAL = "50ms"
 DRAIN_MARGIN_S = 0.2
 # Where a host cannot tell its connections' state, the drain ends once the link is empty and
@@ -51,7 +51,6 @@ DRAIN_QUIET_S = 0.25
 # retransmission, up to this long after the flows.
 DRAIN_LIMIT_S = 30.0
 STDERR_TAIL = 400
-WORKLOADS_FILE = "workloads.json"
 
 
 class Interrupted(Exception):

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from analysis.results import cell_selection
+from analysis.results.directory import STATUSES, WORKLOADS_FILE
 from testbed.run.meta import RUN_OPTIONS_KEY
-from testbed.run.replication import WORKLOADS_FILE
 from testbed.run.replication_range import describe
-from testbed.run.results import STATUSES, RunDir
+from testbed.run.results import RunDir
 from testbed.run.slurm import SlurmError, job_states
 from testbed.run.submission import all_submissions
 from testbed.scenario.cell import ResolvedCell
