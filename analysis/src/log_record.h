@@ -1,4 +1,4 @@
-/* Output of squall-log-records (analysis/emulog.py reads it as numpy records).
+/* Output of squall-log-records (analysis/read/emulog.py reads it as numpy records).
  *
  * Stream (host byte order):
  *   struct sq_log_stream_header
