@@ -19,29 +19,35 @@ import argparse
 import sys
 from pathlib import Path
 
-from analysis.results.atomic_file import write_text_atomically
+from analysis.aggregate.current import AnalysisOptions, analyse_and_summarise, current_analysis
+from analysis.aggregate.run_analysis import RunAnalysis
 from analysis.errors import AnalysisInputError
-from analysis.aggregate.run_analysis import RunAnalysis, analyse_run
-from analysis.aggregate.loader import stale
-from analysis.aggregate.summary import SUMMARY_DIR, load_analysis, write_summary
 from analysis.metrics.series import SERIES_INTERVAL_US
 from analysis.metrics.tcp import RTO_FLOOR_US
+from analysis.results.directory import SUMMARY_DIR
+
+
+def _options(args: argparse.Namespace) -> AnalysisOptions:
+    return AnalysisOptions(jobs=args.jobs, rto_floor_us=args.rto_floor_us,
+                           interval_us=round(args.interval_ms * 1000), progress=sys.stderr)
+
+
+def _wrote_summary(root: Path) -> None:
+    print(f"squall analyze: wrote {root / SUMMARY_DIR}/connections, runs, cells, throughput, "
+          "delays, tcpinfo, kernel (.csv and .parquet)", file=sys.stderr)
 
 
 def _analyse(args: argparse.Namespace) -> RunAnalysis:
-    analysis = analyse_run(Path(args.run_dir), jobs=args.jobs, rto_floor_us=args.rto_floor_us,
-                           interval_us=round(args.interval_ms * 1000))
-    out = write_summary(analysis)
-    print(f"squall analyze: wrote {out}/connections, runs, cells, throughput, delays, "
-          "tcpinfo, kernel (.csv and .parquet)", file=sys.stderr)
+    analysis = analyse_and_summarise(Path(args.run_dir), _options(args))
+    _wrote_summary(Path(args.run_dir))
     return analysis
 
 
 def _analysis(args: argparse.Namespace) -> RunAnalysis:
-    root = Path(args.run_dir)
-    if args.reanalyse or stale(root):
-        return _analyse(args)
-    return load_analysis(root)
+    analysis, analysed = current_analysis(Path(args.run_dir), args.reanalyse, _options(args))
+    if analysed:
+        _wrote_summary(Path(args.run_dir))
+    return analysis
 
 
 def _unanalysable(analysis: RunAnalysis) -> int:
@@ -56,19 +62,13 @@ def analyze_command(args: argparse.Namespace) -> int:
 
 
 def report_command(args: argparse.Namespace) -> int:
-    from analysis.report.plots import plot_run
-    from analysis.report.contents import build_tables, render_markdown
-    from analysis.report.html import render_html
+    from analysis.report.run_report import write_report
 
-    analysis = _analysis(args)
-    out = Path(args.run_dir) / SUMMARY_DIR
-    tables = build_tables(analysis)
-    markdown = render_markdown(analysis, tables)
-    write_text_atomically(out / "report.md", markdown)
-    print(markdown)
-    plots = plot_run(analysis, out / "plots") if not args.no_plots else []
-    write_text_atomically(out / "report.html", render_html(analysis, tables, plots))
-    print(f"squall report: wrote {out}/report.md and report.html", file=sys.stderr)
+    report = write_report(Path(args.run_dir), args.reanalyse, not args.no_plots, _options(args))
+    if report.analysed:
+        _wrote_summary(Path(args.run_dir))
+    print(report.markdown)
+    print(f"squall report: wrote {report.summary}/report.md and report.html", file=sys.stderr)
     return 0
 
 

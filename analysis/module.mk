@@ -15,7 +15,7 @@ FUZZERS += fuzz_packet_parse
 fuzz_packet_parse_SRCS = analysis/fuzz/fuzz_packet_parse.c analysis/src/packet_parse.c
 fuzz_packet_parse_LIBS =
 
-# The analysis's fast emulator log reader (emulog.py falls back to Python on odd lines).
+# The analysis's fast emulator log reader (read/emulog.py falls back to Python on odd lines).
 PROGRAMS += squall-log-records
 squall-log-records_SRCS = analysis/src/log_records.c analysis/src/log_parse.c analysis/src/gz_input.c $(VERSION_SRCS)
 squall-log-records_LIBS = -lz

@@ -46,7 +46,7 @@ from bench.emulator import (BIG_BUFFER, CYCLICTEST_LIMIT_S, TIMING_DELAY_US, TIM
 from testbed.lanes import lane as lanes
 from testbed.link.session import LinkSession
 from testbed.link.simple import error_free
-from testbed.run.instruments import _matched, _read_capture
+from analysis.metrics.capture_vs_log import matched, read_capture_file
 
 TRACEFS = Path("/sys/kernel/tracing")
 INSTANCE = TRACEFS / "instances" / "squall-hops"
@@ -295,7 +295,7 @@ def one_round(addrs: list, rate_pps: int, workdir: Path, trace_seconds: float) -
     per_lane = []
     for a, s, p, caps, stream in zip(addrs, sessions, pids, captures, streams):
         log = read_emulator_log(s.result.log_path)
-        points = {side: _matched(_read_capture(c.path, side), log) for side, c in caps.items()}
+        points = {side: matched(read_capture_file(c.path, side), log) for side, c in caps.items()}
         t0_mono_us = log.start_realtime_us - offset_us
         # The log's times are µs since t = 0 and the captures' realtime µs: both onto monotonic µs.
         points = {side: {"sent_ts": v["sent_ts"] - log.start_realtime_us, "sent_in": v["sent_in"],

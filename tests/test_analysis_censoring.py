@@ -1,5 +1,5 @@
 """A replication that timed out with a page still loading is a censored result, not a failure
-(analysis/censoring.py): the page's time is inf, the unfinished object's throughput 0, and the
+(analysis/metrics/censoring.py): the page's time is inf, the unfinished object's throughput 0, and the
 replication enters the cell statistics where rank statistics stay exact."""
 
 from __future__ import annotations

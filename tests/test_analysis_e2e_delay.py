@@ -1,4 +1,4 @@
-"""The end-to-end one-way delay of every packet (analysis/series.py, `e2e_delay_ms` of the
+"""The end-to-end one-way delay of every packet (analysis/metrics/series.py, `e2e_delay_ms` of the
 delays table): the receiving host's capture time minus the sending host's, checked against
 scapy's reading of the two captures matched by IP id, without squall's join."""
 from __future__ import annotations

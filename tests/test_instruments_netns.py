@@ -20,13 +20,14 @@ from typing import Callable
 import pytest
 
 from analysis.read.pcap import read_packets
+from analysis.results.directory import KERNEL_COUNTERS_FILE as FILE
 from analysis.results.stored import stored
 from conftest import lane_base, require_programs
 from support_run import run_squall, three_flow_scenario
 from test_runner import PROGRAMS, assert_nothing_left, net_namespace, only_run_dir, processes, status
 from testbed.addresses import LaneAddresses, namespaces
 from testbed.lanes.hosts import NamespaceHost
-from testbed.run.kernel_counters import FILE, read_counters
+from testbed.run.kernel_counters import read_counters
 from testbed.run.status import status_command
 
 pytestmark = pytest.mark.netns

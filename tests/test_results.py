@@ -113,3 +113,20 @@ def test_open_names_a_damaged_run_file(tmp_path):
     (run.root / "meta.json").write_text("")
     with pytest.raises(ConfigError, match="meta.json: cannot be read as the run's meta.json"):
         RunDir.open(run.root)
+
+
+def test_what_the_runner_records_is_what_the_analysis_reads(tmp_path):
+    # One format (analysis/results/directory.py): the writer's replications, partial ones and
+    # statuses are the reader's, and both say which are still to be run.
+    from analysis.results.layout import read_layout
+
+    run = RunDir.create(tmp_path, "demo", "replications = 3\n", [{"cell": "a"}], {})
+    run.finish("a", 1, run.begin("a", 1), status())
+    run.finish("a", 2, run.begin("a", 2), status("timeout", "flows still running"))
+    run.begin("a", 3)                                   # cut short: rep-03.partial
+    refs = read_layout(run.root).replications
+    assert [(r.rep, r.status, r.directory) for r in refs] == [
+        (1, "ok", run.replication("a", 1)), (2, "timeout", run.replication("a", 2)),
+        (3, "missing", run.replication("a", 3))]
+    assert "rep-03.partial" in refs[2].reason
+    assert run.incomplete(["a"], range(1, 4)) == ["a rep-03: partial"]

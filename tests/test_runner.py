@@ -204,6 +204,9 @@ def test_a_short_matrix_gives_the_full_results_layout(tmp_path: Path, parallel: 
     if parallel == 1:
         assert {"report.md", "cells.csv", "runs.csv", "connections.csv"} <= {p.name for p in (root / "summary").iterdir()}
         assert (root / "summary" / "report.md").read_text() in out
+        # the same report as `squall report`'s: its plots embedded (issue 34)
+        assert "data:image/png;base64," in (root / "summary" / "report.html").read_text()
+        assert list((root / "summary" / "plots").glob("*.svg"))
     assert_nothing_left(lanes, str(tmp_path))
 
 

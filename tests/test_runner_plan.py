@@ -82,7 +82,7 @@ def test_first_replication_is_stored_resumed_and_reported(tmp_path: Path, capsys
 
 
 def test_degraded_and_timed_out_replications_are_kept_unless_asked_to_redo_them(loaded) -> None:
-    """A timeout is a result of the link (analysis/censoring.py): running it again until it
+    """A timeout is a result of the link (analysis/metrics/censoring.py): running it again until it
     finishes would keep only the lucky draws."""
     sc, run_dir = loaded
     for rep, state in ((1, "degraded"), (2, "failed"), (3, "ok"), (4, "timeout")):

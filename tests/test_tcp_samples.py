@@ -1,4 +1,4 @@
-"""analysis/tcp_samples.py (no root): squall-tcp-sampler's files read exactly, rows on the
+"""analysis/read/tcp_samples.py (no root): squall-tcp-sampler's files read exactly, rows on the
 emulator's clock with the connection's flow, and every malformed file refused naming the file
 and line."""
 from __future__ import annotations

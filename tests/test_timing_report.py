@@ -1,4 +1,4 @@
-"""The report's table of the end-to-end timing error (analysis/timing_report.py), from the
+"""The report's table of the end-to-end timing error (analysis/report/timing_table.py), from the
 status.json files of hand-written replications."""
 from __future__ import annotations
 

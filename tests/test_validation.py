@@ -137,7 +137,7 @@ def test_http_cell_values_are_the_report_tables() -> None:
 
 
 def test_a_timed_out_page_counts_as_longer_than_the_timeout() -> None:
-    """A page still loading at the timeout is a result (analysis/censoring.py): it lifts the
+    """A page still loading at the timeout is a result (analysis/metrics/censoring.py): it lifts the
     median instead of vanishing, and the report prints it as ∞."""
     from validation.conclusions import _fmt
     from validation.report import _num

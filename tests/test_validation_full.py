@@ -59,7 +59,7 @@ def test_a_round_with_replications_missing_is_not_finished(tmp_path: Path, monke
 
 def test_a_round_whose_only_other_outcomes_are_timeouts_is_not_run_again(tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """A timeout is a result (analysis/censoring.py): squall exits 1 for it, but a second pass
+    """A timeout is a result (analysis/metrics/censoring.py): squall exits 1 for it, but a second pass
     would have nothing to redo."""
     import shutil
 

@@ -102,7 +102,7 @@ def _family_of(metric: str) -> str | None:
 
 def _ratio(c: Comparison, count: bool) -> float | None:
     """0 for a value of 0 against a positive reference (a transfer unfinished at the deadline,
-    analysis/censoring.py): as far off as can be."""
+    analysis/metrics/censoring.py): as far off as can be."""
     if count:
         return (c.ours + 1) / (c.reference + 1) if c.ours >= 0 and c.reference >= 0 else None
     return c.ratio if c.ratio is not None and c.ratio >= 0 else None

@@ -17,7 +17,7 @@ the lossy links"). A round (or the chains' run) stopped half-way (Ctrl-C, SIGTER
 by starting the same command again (squall's own --resume redoes what is missing, failed or cut
 short); a round that ends with replications failed or degraded (beyond the scenario's timing or
 CPU-wait tolerance, which do not count) is resumed once with --redo-degraded. A timed-out
-replication is a result (analysis/censoring.py) and is never run again.
+replication is a result (analysis/metrics/censoring.py) and is never run again.
 
 The committed validation/data/<study>/ is the one record of progress: after each round its
 replications are analysed and merged into cells.json, replications.csv and study.json
@@ -272,7 +272,7 @@ def unfinished(study: Study, k: Phase, out: Path = OUT, cells: list[str] | None 
 def to_redo(study: Study, k: Phase, out: Path = OUT, cells: list[str] | None = None) -> int:
     """Round k's replications its resume (round_command: --redo-degraded) would run: what a
     resume does not keep, and the degraded ones."""
-    from testbed.run.results import KEPT_ON_RESUME
+    from analysis.results.directory import KEPT_ON_RESUME
 
     reps = _replications(study, k, out, cells)
     return 1 if reps is None else sum(r.status not in KEPT_ON_RESUME or r.status == "degraded" for r in reps)

@@ -2,7 +2,7 @@
 
 The cell's labels give the key: `link`, `tcp` (the variant), `workload` (or the page of the
 HTTP flow), `http` (or the flow's version). The metrics follow the report tables of the
-analysis package (analysis/report.py), so a value here is the one `squall report` prints:
+analysis package (analysis/report/contents.py), so a value here is the one `squall report` prints:
 
 - IIP HTTP: Time = median page response time; Med_thro = median over the replications of
   the main object's connection throughput, bytes / (first SYN -> ACK of the FIN at the server),

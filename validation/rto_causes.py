@@ -3,7 +3,7 @@
     python -m validation.rto_causes RUN_DIR [--cells GLOB] [--out FILE.json]
 
 squall counts an RTO as spurious when the segment it retransmitted had been delivered
-(analysis/tcp_metrics.py: the first retransmission after a timeout, its original's fate in the
+(analysis/metrics/tcp.py: the first retransmission after a timeout, its original's fate in the
 emulator log). The studies meant a timeout that fired while the data or its acknowledgement was
 still on its way (the ARQ's delays). The two differ when the acknowledgement was lost: the data
 arrived, the ACK never did, and the timeout was the sender's only way on. For each such RTO of

@@ -246,7 +246,7 @@ def data_text(records: list[tuple[dict, list[CellResult]]]) -> str:
                      f"{len(cells)} cells, {min(counted, default=0)}–{max(counted, default=0)} counted "
                      f"replications per cell"
                      + (f" ({censored} of them timed out with connections still open: counted with a time "
-                        f"of ∞, analysis/censoring.py)" if censored else "")
+                        f"of ∞, analysis/metrics/censoring.py)" if censored else "")
                      + f", rounds finished {record.get('rounds_done') or 'none yet'}"
                      + _chains_text(record) + ", "
                      f"{record.get('lanes')} lanes, {busy / 3600:.1f} lane-hours of replications, "

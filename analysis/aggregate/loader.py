@@ -14,7 +14,7 @@ run.axes             # the matrix axes: a column of each table above
 run.scenario, run.meta   # expanded.json and meta.json as dicts
 ```
 
-The tables are those `squall analyze` writes into summary/ (analysis/summary.py): read from
+The tables are those `squall analyze` writes into summary/ (analysis/aggregate/summary.py): read from
 the Parquet files or, with `source="csv"` or when there is no Parquet file, the CSVs; either
 way with pandas' nullable types (Int64, Float64, boolean, string; <NA> where a value is
 undefined), so a count stays an integer when some replications lack it. A run that was never analysed, or analysed before a replication finished, is
@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from analysis.report.describe import read_json
-from analysis.aggregate.summary import ANALYSIS_JSON, SUMMARY_DIR, TABLES
+from analysis.aggregate.current import AnalysisOptions, analyse_and_summarise, stale
+from analysis.aggregate.summary import ANALYSIS_JSON, TABLES
+from analysis.results.directory import EXPANDED_FILE, META_FILE, SCENARIO_FILE, SUMMARY_DIR, read_run_json
 
 
 @dataclass
@@ -50,15 +51,6 @@ class RunData:
     @property
     def description(self) -> str:
         return str(self.scenario.get("description", ""))
-
-
-def stale(root: Path) -> bool:
-    """No saved analysis, or a replication finished after it was written (a resumed run)."""
-    saved = root / SUMMARY_DIR / ANALYSIS_JSON
-    if not saved.exists() or any(not (root / SUMMARY_DIR / f"{t}.csv").exists() for t in TABLES):
-        return True     # never analysed, or by a squall without some table
-    written = saved.stat().st_mtime
-    return any(p.stat().st_mtime > written for p in root.glob("cells/*/rep-*/status.json"))
 
 
 # columns of numbers with a fraction that a CSV may write without one ("100" ms)
@@ -95,17 +87,14 @@ def read_table(root: Path, name: str, source: Literal["parquet", "csv"] = "parqu
 def load_run(run_dir: str | os.PathLike[str], analyse: bool | Literal["auto"] = "auto",
              source: Literal["parquet", "csv"] = "parquet", jobs: int | None = None) -> RunData:
     root = Path(run_dir)
-    if not (root / "scenario.toml").exists():
-        raise FileNotFoundError(f"{root} is not a squall run directory (no scenario.toml)")
+    if not (root / SCENARIO_FILE).exists():
+        raise FileNotFoundError(f"{root} is not a squall run directory (no {SCENARIO_FILE})")
     if analyse is True or (analyse == "auto" and stale(root)):
-        from analysis.aggregate.run_analysis import analyse_run
-        from analysis.aggregate.summary import write_summary
-
-        write_summary(analyse_run(root, jobs=jobs, progress=None))
-    saved = read_json(root / SUMMARY_DIR / ANALYSIS_JSON)
-    scenario = read_json(root / "expanded.json")
+        analyse_and_summarise(root, AnalysisOptions(jobs=jobs, progress=None))
+    saved = read_run_json(root / SUMMARY_DIR / ANALYSIS_JSON)
+    scenario = read_run_json(root / EXPANDED_FILE)
     axes = [str(a) for a in saved.get("axes", [])]
     text = tuple(c for a in axes for c in (a, f"axis.{a}"))
     tables = {name: read_table(root, name, source, text) for name in TABLES}
     return RunData(root, str(saved.get("name") or scenario.get("name") or root.name), axes,
-                   scenario, read_json(root / "meta.json"), **tables)
+                   scenario, read_run_json(root / META_FILE), **tables)

@@ -15,7 +15,7 @@ failed when aggregated). Names (README "Run analysis"):
 - `host.<side>.*`: every TCP segment a host sent, by class, and `.kernel` the host's own
   counters (analysis.metrics.kernel_truth).
 
-Besides the values, each replication gives its time series (analysis/series.py): the
+Besides the values, each replication gives its time series (analysis/metrics/series.py): the
 throughput of each flow over time and every packet's link delay; and the round trips of a
 flow's UDP requests and replies with the link's state (analysis/metrics/round_trips.py,
 `<flow>.rtt.<state>.*`)."""
@@ -44,6 +44,7 @@ from analysis.results.stored import stored
 from analysis.metrics.series import SERIES_INTERVAL_US, link_delays, throughput_rows
 from analysis.read.tcp_samples import FlowOf, read_tcp_samples, tcpinfo_rows
 from analysis.metrics.rows import Row, tcp_row, udp_row
+from analysis.results.directory import TCPINFO_SUFFIX as TCPINFO_FILE_SUFFIX
 from analysis.results.layout import ReplicationRef
 from analysis.metrics.tcp import RTO_FLOOR_US, TcpMetrics
 from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, with_generator_count
@@ -52,7 +53,6 @@ from analysis.metrics.round_trips import round_trip_rows, round_trip_values
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
 REQUIRED = (LOG_NAME, *CAPTURES.values())
-TCPINFO_FILE_SUFFIX = "tcpinfo.tsv"     # <host>.tcpinfo.tsv: squall-tcp-sampler's output
 
 
 @dataclass
@@ -81,7 +81,7 @@ class ReplicationResult:
     @property
     def counts(self) -> bool:
         """Enters the cell statistics (else counted as failed): ok, or timed out with something
-        the network held up past the deadline (analysis/censoring.py)."""
+        the network held up past the deadline (analysis/metrics/censoring.py)."""
         return censoring.counts(self.ref.status, self.analysed, self.values)
 
 
@@ -372,7 +372,7 @@ def _analyse(ref: ReplicationRef, result: ReplicationResult, rto_floor_us: int,
 
 def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
             matches: dict[str, FlowMatch], interval_us: int, result: ReplicationResult) -> None:
-    """Throughput over time and link delays per flow (analysis/series.py)."""
+    """Throughput over time and link delays per flow (analysis/metrics/series.py)."""
     tcp_flow = {frozenset((m.client, m.server)): match_flow(specs, "tcp", m.client, m.server).name
                 for _, m in r.tcp}
     udp_flow = {(u.src, u.dst): match_flow(specs, "udp", u.src, u.dst).name for _, u in r.udp}
@@ -401,7 +401,7 @@ def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
 
 
 def _tcpinfo(directory: Path, t0_us: int, flow_of: FlowOf, warnings: list[str]) -> list[Row]:
-    """The kernel's tcp_info series of each host (analysis/tcp_samples.py), where sampled."""
+    """The kernel's tcp_info series of each host (analysis/read/tcp_samples.py), where sampled."""
     rows: list[Row] = []
     for host in ("fixed", "mobile"):
         path = directory / f"{host}.{TCPINFO_FILE_SUFFIX}"

@@ -2,7 +2,7 @@
 
 Failed, degraded, missing and unanalysable replications are kept in the result: they appear
 in runs.csv with their reason and are counted as `failed` in every cell statistic. A timeout
-the network caused enters the statistics (analysis/censoring.py)."""
+the network caused enters the statistics (analysis/metrics/censoring.py)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ class Summary:
     mean: float | None
     median_ci_low: float | None = None    # 95 % bootstrap interval of the median
     median_ci_high: float | None = None
-    censored: int = 0   # of the n, times beyond the timeout (inf: analysis/censoring.py)
+    censored: int = 0   # of the n, times beyond the timeout (inf: analysis/metrics/censoring.py)
 
 
 def percentile(sorted_values: Sequence[float], p: float) -> float:
@@ -50,7 +50,7 @@ def percentile(sorted_values: Sequence[float], p: float) -> float:
 
 def _type7(x: np.ndarray, ps: np.ndarray) -> np.ndarray:
     """Type-7 percentiles of sorted x, where x may end in inf (a censored value,
-    analysis/censoring.py): between a number and inf the percentile is inf, at inf's own
+    analysis/metrics/censoring.py): between a number and inf the percentile is inf, at inf's own
     rank too, and never NaN (numpy's own interpolation gives NaN there)."""
     pos = ps / 100 * (len(x) - 1)
     k = np.floor(pos).astype(int)

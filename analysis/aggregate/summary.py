@@ -7,16 +7,16 @@ column).
 - connections: one row per TCP connection / UDP flow (cell, axes, replication, status,
   flow, flow_kind, class, then the metrics of `analysis.metrics.rows`).
 - runs: one row per replication (cell, axes, replication, status, reason, analysed, error,
-  counted (whether it enters the cell statistics: analysis/censoring.py), then every run-level
+  counted (whether it enters the cell statistics: analysis/metrics/censoring.py), then every run-level
   value, e.g. `<flow>.response_time_s`, `run.congestion_drops`).
 - cells: one row per cell and metric: min, p25, median, p75, max, mean, n, failed,
-  median_ci_low, median_ci_high, censored (of the n, times beyond the timeout; aggregate.py).
-- throughput: one row per flow, replication and time bin (series.py).
-- delays: one row per packet the link took in (series.py).
+  median_ci_low, median_ci_high, censored (of the n, times beyond the timeout; statistics.py).
+- throughput: one row per flow, replication and time bin (metrics/series.py).
+- delays: one row per packet the link took in (metrics/series.py).
 - tcpinfo: one row per TCP connection, host and 50 ms sample of the kernel's tcp_info (cwnd,
-  ssthresh, RTT, RTO, retransmissions; tcp_samples.py).
+  ssthresh, RTT, RTO, retransmissions; read/tcp_samples.py).
 - round_trips: one row per request of a flow's UDP requests and replies (irtt's probes): its
-  round-trip time and the link's state then (round_trips.py); written only, not among the
+  round-trip time and the link's state then (metrics/round_trips.py); written only, not among the
   TABLES `analysis.load_run` reads (most runs have none).
 - kernel: per replication, host and quantity the analysis' count beside the kernel's
   counters (analysis.metrics.kernel_truth).
@@ -39,14 +39,13 @@ from analysis.aggregate.statistics import Summary
 from analysis.results.atomic_file import write_atomically, write_text_atomically
 from analysis.metrics.kernel_truth import KERNEL_FIELDS, kernel_rows
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
+from analysis.results.directory import ANALYSIS_JSON, SUMMARY_DIR
 from analysis.results.layout import CellInfo, ReplicationRef, RunLayout
 from analysis.aggregate.replication_values import FlowInfo, ReplicationResult
 from analysis.metrics.series import DELAY_COLUMNS, empty_delays
 from analysis.read.tcp_samples import TCPINFO_FIELDS
 from analysis.metrics.round_trips import ROUND_TRIP_COLUMNS
 
-SUMMARY_DIR = "summary"
-ANALYSIS_JSON = "analysis.json"
 STAT_FIELDS = ("min", "p25", "median", "p75", "max", "mean", "n", "failed", "median_ci_low",
                "median_ci_high", "censored")
 RUN_FIELDS = ("cell", "replication", "status", "reason", "analysed", "error", "counted")

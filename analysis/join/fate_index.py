@@ -1,6 +1,6 @@
 """The emulator log's packet lives as numpy arrays, built once per log and kept here,
 and the vectorised match of a capture's packets with the events at either end of the
-link (join.py's fast path).
+link (by_identity.py's fast path).
 
 A packet's identity is identity.py's key columns plus its occurrence number: the k-th
 packet with those columns at a capture point is the k-th event with them at that end of

@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.errors import AnalysisInputError, read_json
-
-WORKLOADS_NAME = "workloads.json"
-
+from analysis.results.directory import WORKLOADS_FILE as WORKLOADS_NAME
 
 @dataclass(frozen=True)
 class KindTraits:

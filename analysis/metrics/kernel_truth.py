@@ -17,8 +17,8 @@ from typing import Any
 
 from analysis.errors import AnalysisInputError, read_json
 from analysis.metrics.tcp import AFTER_RTO, FAST, PROBE, RTO, TcpMetrics
+from analysis.results.directory import KERNEL_COUNTERS_FILE as COUNTERS_NAME
 
-COUNTERS_NAME = "kernel-counters.json"
 HOSTS = ("fixed", "mobile")
 EQUAL, AT_MOST, RELATED = "equal", "at most", "related"
 

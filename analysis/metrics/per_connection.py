@@ -1,7 +1,7 @@
 """One replication's results directory -> per-connection and per-flow metrics.
 
 Reads `emulator.log`, `fixed.pcap` and `mobile.pcap` (DESIGN.md §3.4), plain or gzip-compressed
-(analysis/stored.py). Each TCP
+(analysis/results/stored.py). Each TCP
 connection is measured in its sender's capture, the other endpoint's packets (the HTTP
 client's SYN and request, a bulk receiver's ACKs) in that endpoint's capture (`peer`), and
 each UDP flow in its receiver's, joined with the emulator log. Every TCP segment a host
@@ -23,12 +23,11 @@ from analysis.read.event_table import NULL
 from analysis.join.fate_map import FateMap
 from analysis.join.by_identity import join_records
 from analysis.read.pcap import PROTO_UDP, address_texts, ip_records, packets_of, read_capture
+from analysis.results.directory import CAPTURES, LOG_NAME
 from analysis.results.stored import stored
 from analysis.metrics.tcp import RTO_FLOOR_US, TcpMetrics, default_sender, tcp_metrics
 from analysis.metrics.udp import UdpMetrics, udp_metrics
 
-LOG_NAME = "emulator.log"
-CAPTURES = {"fixed": "fixed.pcap", "mobile": "mobile.pcap"}
 
 
 @dataclass(slots=True)

@@ -32,7 +32,7 @@ import numpy as np
 from analysis.read.emulog import FINAL_EVENTS, EmulatorLog
 from analysis.read.event_table import NULL
 
-if TYPE_CHECKING:     # replication.py imports this module's callers, not this module
+if TYPE_CHECKING:     # per_connection.py imports this module's callers, not this module
     from analysis.metrics.per_connection import CaptureTimes
 
 SERIES_INTERVAL_US = 500_000

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from analysis.errors import AnalysisInputError
+from analysis.results.directory import QUEUE_FILE as QUEUE_NAME
 
-QUEUE_NAME = "router-queue.tsv"
 COLUMNS = ("time_us", "object", "handle", "parent", "kind", "backlog_bytes", "backlog_pkts",
            "drops", "overlimits", "requeues", "marks")
 SUPPORTED_FORMAT = 1

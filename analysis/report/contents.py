@@ -1,7 +1,7 @@
 """The run's report: what was run, then the results.
 
 What was run (every report): the run (scenario, description, seed, squall revision,
-kernel, hosts: analysis/describe.py), the parameters every cell shares and those that
+kernel, hosts: analysis/report/describe.py), the parameters every cell shares and those that
 differ, and per cell how many replications are in the statistics and how many failed,
 timed out, are missing, unanalysable or degraded (with the reasons below; only ok ones are
 in the statistics).
@@ -29,9 +29,10 @@ HTTP/1.0 (IIP report, table 11 note 2)."""
 from __future__ import annotations
 
 from analysis.aggregate.statistics import sum_of_maxima
-from analysis.report.describe import parameter_tables, read_json, run_facts
+from analysis.report.describe import parameter_tables, run_facts
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
 from analysis.aggregate.replication_values import role_names
+from analysis.results.directory import EXPANDED_FILE, META_FILE, read_run_json
 from analysis.report.table import Cell, Count, Table, count, fmt, markdown_table
 from analysis.report.kernel_table import kernel_table
 from analysis.report.timing_table import timing_table
@@ -534,12 +535,12 @@ def plain_tables(cells: list[CellResult]) -> list[Table]:
 
 def description_tables(analysis: RunAnalysis) -> list[Table]:
     root = analysis.layout.root
-    scenario = read_json(root / "expanded.json")
+    scenario = read_run_json(root / EXPANDED_FILE)
     specs = {c.get("cell", c.get("cell_id", c.get("id"))): c
              for c in scenario.get("cells", []) if isinstance(c, dict)}
     chosen = {c.cell: specs.get(c.cell, {}) for c in analysis.cells}
     labels = {c.cell: c.labels for c in analysis.cells}
-    return [run_facts(root, scenario, read_json(root / "meta.json")),
+    return [run_facts(root, scenario, read_run_json(root / META_FILE)),
             *parameter_tables(chosen, labels), replications_table(analysis)]
 
 
@@ -587,7 +588,7 @@ def overview(analysis: RunAnalysis) -> list[str]:
         by_status[r.ref.status] = by_status.get(r.ref.status, 0) + 1
     unanalysable = sum(r.error is not None for r in reps)
     statuses = ", ".join(f"{n} {s}" for s, n in sorted(by_status.items()))
-    description = str(read_json(analysis.layout.root / "expanded.json").get("description") or "")
+    description = str(read_run_json(analysis.layout.root / EXPANDED_FILE).get("description") or "")
     lines = [escaped(description)] if description else []
     lines.append(f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
                  f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
@@ -596,7 +597,7 @@ def overview(analysis: RunAnalysis) -> list[str]:
     if censored:
         lines.append(f"{censored} replication(s) reached the scenario's timeout with connections still "
                      "open: results of the link, in the statistics, where what had not finished has a "
-                     "time of ∞ (longer than the timeout) and a throughput of 0 (analysis/censoring.py).")
+                     "time of ∞ (longer than the timeout) and a throughput of 0 (analysis/metrics/censoring.py).")
     finished = [r for r in reps if r.counts and r.ref.status != "timeout"]
     tcp = sum(int(r.values.get("run.tcp_connections") or 0) for r in finished)
     incomplete = sum(int(r.values.get("run.tcp_incomplete") or 0) for r in finished)

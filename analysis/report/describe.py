@@ -27,16 +27,6 @@ SIZE_KEYS = frozenset({"mtu", "send_buffer", "recv_buffer", "overhead", "length"
 NOT_PARAMETERS = frozenset({"cell", "cell_id", "id", "axes", "labels"})
 
 
-def read_json(path: Path) -> dict[str, Any]:
-    """A run's JSON file as a dict ({} when absent or unreadable; an old expanded.json that
-    is a bare list of cells as {"cells": [...]})."""
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {"cells": data}
-
-
 def time_text(us: int | float) -> str:
     if us % 1_000_000 == 0 or (abs(us) >= 1_000_000 and us % 1000 == 0):
         return f"{us / 1e6:g} s"

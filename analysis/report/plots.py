@@ -38,7 +38,8 @@ from analysis.read.emulog import EmulatorLog, read_emulator_log  # noqa: E402
 from analysis.join.by_identity import PacketFate, join_records  # noqa: E402
 from analysis.read.pcap import ip_records, read_capture  # noqa: E402
 from analysis.read.router_queue import QUEUE_NAME, read_queue_samples  # noqa: E402
-from analysis.metrics.per_connection import CAPTURES, LOG_NAME, side_addresses  # noqa: E402
+from analysis.metrics.per_connection import side_addresses  # noqa: E402
+from analysis.results.directory import CAPTURES, LOG_NAME  # noqa: E402
 from analysis.results.stored import open_text, stored  # noqa: E402
 from analysis.report.contents import bulk_roles  # noqa: E402
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis  # noqa: E402

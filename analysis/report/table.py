@@ -29,7 +29,7 @@ def count(value: float | None) -> Count | None:
 def fmt(value: Cell) -> str:
     """Counts as integers (one decimal for a median between two), other values >= 100 with
     1 decimal and smaller ones with 3, like the studies' tables; `–` for undefined, `∞` for
-    a time beyond the timeout (analysis/censoring.py)."""
+    a time beyond the timeout (analysis/metrics/censoring.py)."""
     if value is None:
         return "–"
     if value == UNFINISHED_S:

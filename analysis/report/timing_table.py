@@ -16,6 +16,7 @@ from typing import Any
 
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
 from analysis.report.table import Table
+from analysis.results.directory import STATUS_FILE
 
 POINTS = (("ingress", "fixed"), ("ingress", "mobile"), ("egress", "fixed"), ("egress", "mobile"))
 
@@ -23,7 +24,7 @@ POINTS = (("ingress", "fixed"), ("ingress", "mobile"), ("egress", "fixed"), ("eg
 def replication_timing(directory: Any) -> dict[str, Any] | None:
     """status.json's `timing_error` of a replication directory; None when it has none."""
     try:
-        status = json.loads((directory / "status.json").read_text())
+        status = json.loads((directory / STATUS_FILE).read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(status, dict) or status.get("status") not in ("ok", "degraded"):

@@ -12,15 +12,14 @@ it enters the statistics only as failed; the report counts and lists it with its
 from __future__ import annotations
 
 import json
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from analysis.results import cell_selection
-REP_DIR = re.compile(r"^rep-(\d+)$")
-STATUSES = ("ok", "degraded", "failed", "timeout")
+from analysis.results.directory import (CELLS_DIR, EXPANDED_FILE, META_FILE, SCENARIO_FILE, STATUS_FILE,
+                                        STATUSES, partial_dir, rep_number, replication_dir)
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class RunLayout:
 
 
 def _expanded_cells(root: Path) -> list[CellInfo]:
-    path = root / "expanded.json"
+    path = root / EXPANDED_FILE
     if not path.exists():
         return []
     try:
@@ -72,9 +71,9 @@ def _expanded_cells(root: Path) -> list[CellInfo]:
 
 
 def _scenario(root: Path) -> tuple[str, int]:
-    path = root / "scenario.toml"
+    path = root / SCENARIO_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{root} is not a squall run directory (no scenario.toml)")
+        raise FileNotFoundError(f"{root} is not a squall run directory (no {SCENARIO_FILE})")
     try:
         table = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as e:
@@ -85,7 +84,7 @@ def _scenario(root: Path) -> tuple[str, int]:
 
 
 def _status(rep_dir: Path) -> tuple[str, str]:
-    path = rep_dir / "status.json"
+    path = rep_dir / STATUS_FILE
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
@@ -94,7 +93,7 @@ def _status(rep_dir: Path) -> tuple[str, str]:
         return "failed", f"{path}: cannot read as JSON: {e}"
     status = data.get("status") if isinstance(data, dict) else None
     if status not in STATUSES:
-        return "failed", f"{path}: status {status!r}, expected ok, degraded, failed or timeout"
+        return "failed", f"{path}: status {status!r}, expected one of {', '.join(STATUSES)}"
     return status, str(data.get("reason", ""))
 
 
@@ -102,7 +101,7 @@ def _run_selection(root: Path) -> tuple[str | None, int | None, int | None]:
     """The cells glob, last and first replication `squall run` was given (meta.json testbed.run):
     cells and replications a run did not select are not its missing replications."""
     try:
-        run = json.loads((root / "meta.json").read_text()).get("testbed", {}).get("run", {})
+        run = json.loads((root / META_FILE).read_text()).get("testbed", {}).get("run", {})
     except (OSError, json.JSONDecodeError, AttributeError):
         return None, None, None
     if not isinstance(run, dict):
@@ -116,7 +115,7 @@ def _run_selection(root: Path) -> tuple[str | None, int | None, int | None]:
 def _missing_reason(rep_dir: Path) -> str:
     """A replication with no directory was never run, or is being run or was cut short (the
     runner works in rep-NN.partial and renames it when the replication is recorded)."""
-    partial = rep_dir.with_name(rep_dir.name + ".partial")
+    partial = partial_dir(rep_dir)
     if partial.is_dir():
         return f"not finished: {partial.name} exists (running now, or cut short; --resume redoes it)"
     return "never run"
@@ -129,7 +128,7 @@ def read_layout(root: Path) -> RunLayout:
     expected_reps = selected_reps or expected_reps
     cells = [c for c in _expanded_cells(root) if cell_selection.selected(c.cell, pattern)]
     known = {c.cell for c in cells}
-    cells_dir = root / "cells"
+    cells_dir = root / CELLS_DIR
     for d in sorted(cells_dir.iterdir()) if cells_dir.is_dir() else []:
         if d.is_dir() and d.name not in known:
             cells.append(CellInfo(d.name))
@@ -137,16 +136,16 @@ def read_layout(root: Path) -> RunLayout:
     for cell in cells:
         found = {}
         for d in sorted((cells_dir / cell.cell).glob("rep-*")):
-            m = REP_DIR.match(d.name)
-            if m and d.is_dir():
-                found[int(m.group(1))] = d
+            rep = rep_number(d.name)
+            if rep is not None and d.is_dir():
+                found[rep] = d
         if selected_first is not None:       # squall run --first-replication: first..last
             wanted = set(range(selected_first, expected_reps + 1)) | set(found)
         else:
             first = min(found, default=1)
             wanted = set(range(first, first + expected_reps)) | set(found)
         for rep in sorted(wanted):
-            d = found.get(rep, cells_dir / cell.cell / f"rep-{rep:02d}")
+            d = found.get(rep, replication_dir(root, cell.cell, rep))
             status, reason = _status(d) if rep in found else ("missing", _missing_reason(d))
             refs.append(ReplicationRef(cell.cell, rep, d, status, reason))
     return RunLayout(root, name, cells, refs)

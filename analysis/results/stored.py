@@ -15,6 +15,8 @@ import shutil
 from pathlib import Path
 from typing import TextIO
 
+from analysis.results.directory import LOG_NAME
+
 SUFFIX = ".gz"
 LEVEL = 6                        # gzip's default: ~8x on logs, ~5x on header-only captures
 _MAGIC = b"\x1f\x8b"
@@ -58,7 +60,7 @@ def compress(path: Path) -> Path:
 
 def bulky_files(work: Path) -> list[Path]:
     """What a replication stores compressed: the emulator log and every capture."""
-    return [p for p in [work / "emulator.log", *sorted(work.glob("*.pcap"))] if p.is_file()]
+    return [p for p in [work / LOG_NAME, *sorted(work.glob("*.pcap"))] if p.is_file()]
 
 
 def compress_replication(work: Path) -> list[str]:

@@ -1,5 +1,5 @@
 /* squall-capture-records: reads a pcap or pcapng file with libpcap and writes one
- * fixed-size header record per frame (packet_record.h) for analysis/pcap.py.
+ * fixed-size header record per frame (packet_record.h) for analysis/read/pcap.py.
  *
  *   squall-capture-records CAPTURE [OUTPUT]      OUTPUT defaults to stdout
  *

@@ -1,4 +1,4 @@
-/* Output of squall-log-records (analysis/emulog.py reads it as numpy records).
+/* Output of squall-log-records (analysis/read/emulog.py reads it as numpy records).
  *
  * Stream (host byte order):
  *   struct sq_log_stream_header
@@ -9,7 +9,7 @@
  *
  * Every text column is interned: records hold string ids. Integer columns hold
  * SQ_LOG_NULL where the log has `-`. The reader is deliberately stricter than the
- * Python parser (emulog.py): anything unusual makes it exit with SQ_LOG_EXIT_UNUSUAL,
+ * Python parser (read/emulog.py): anything unusual makes it exit with SQ_LOG_EXIT_UNUSUAL,
  * and the Python parser, which is the specification, reads the file instead. */
 #ifndef SQUALL_LOG_RECORD_H
 #define SQUALL_LOG_RECORD_H

@@ -1,6 +1,6 @@
 /* squall-log-records: reads an emulator event log (emulator/LOG_FORMAT.md, format 1) in
  * one pass and writes its event lines as fixed-size records (log_record.h) for
- * analysis/emulog.py, with the text columns interned and the comment lines verbatim.
+ * analysis/read/emulog.py, with the text columns interned and the comment lines verbatim.
  *
  *   squall-log-records LOG [OUTPUT]      OUTPUT defaults to stdout
  *

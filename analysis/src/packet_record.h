@@ -1,6 +1,6 @@
 /* One captured frame's headers as a fixed-size record (analysis/README.md,
  * "Packet records"). squall-capture-records writes a stream header followed by one
- * record per frame, in the host's byte order; analysis/pcap.py reads them with numpy,
+ * record per frame, in the host's byte order; analysis/read/pcap.py reads them with numpy,
  * so the layout here and the dtype there must change together (bump the version). */
 #ifndef SQ_PACKET_RECORD_H
 #define SQ_PACKET_RECORD_H

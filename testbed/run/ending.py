@@ -56,7 +56,7 @@ def say_kept(run_dir: RunDir, cells: list[ResolvedCell], reps: range, err: TextI
 # --- the report ------------------------------------------------------------------------------
 
 def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None = None) -> None:
-    """The analysis package's report of the run (summary/*.csv, report.md, report.html, no plots).
+    """The analysis package's report of the run (summary/*.csv, report.md, report.html, plots/).
 
     Its failure is reported, never the run's: the replications are recorded either way and
     `squall report RUN_DIR` can be run again. `incomplete`: the replications without an ok
@@ -69,21 +69,12 @@ def analyse(root: Path, out: TextIO, err: TextIO, incomplete: list[str] | None =
     else:
         recorded = "every replication is recorded ok"
     try:
-        from analysis.results.atomic_file import write_text_atomically
-        from analysis.report.contents import build_tables, render_markdown
-        from analysis.report.html import render_html
-        from analysis.aggregate.run_analysis import analyse_run
-        from analysis.aggregate.summary import write_summary
+        from analysis.report.run_report import AnalysisOptions, write_report
 
-        analysis = analyse_run(root, progress=err)
-        summary = write_summary(analysis)
-        tables = build_tables(analysis)
-        markdown = render_markdown(analysis, tables)
-        write_text_atomically(summary / "report.md", markdown)
-        write_text_atomically(summary / "report.html", render_html(analysis, tables, []))
-        print(markdown, file=out)
-        print(f"squall run: analysis in {summary} (report.md, report.html, connections.csv, runs.csv, "
-              f"cells.csv); plots with `squall plot {root}`", file=err)
+        report = write_report(root, options=AnalysisOptions(progress=err))
+        print(report.markdown, file=out)
+        print(f"squall run: analysis in {report.summary} (report.md, report.html with its plots, "
+              f"connections.csv, runs.csv, cells.csv; the plots in plots/)", file=err)
     except Exception as e:   # noqa: BLE001 — another package's failure must not lose the run
         print(f"squall run: the analysis failed ({type(e).__name__}: {e}); {recorded}; "
               f"retry with `squall report {root}`", file=err)

@@ -19,29 +19,21 @@ otherwise ok one `degraded`.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from analysis.read.emulog import EmulatorLog, read_emulator_log
-from analysis.errors import AnalysisInputError
-from analysis.read.event_table import NULL
-from analysis.join.fate_index import FATE_NAMES, fate_index
-from analysis.join.fate_map import FateMap
-from analysis.join.by_identity import join_records
-from analysis.read.pcap import PROTO_UDP, address_texts, ip_records, read_capture
-from analysis.metrics.per_connection import side_addresses
-from analysis.metrics.udp import generator_sequence_numbers
+from analysis.metrics.capture_vs_log import (SENDS, CaptureFile, EmulatorLog, directions, matched, read_capture_file,
+                                             read_log, receives, side_addresses, udp_generator_packets, unmatched)
+from analysis.results.directory import LOG_NAME
 from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE, share_text
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, describe_code
 from testbed.run import timing
 from testbed.run.unreachable import unreachable_evidence
 from testbed.scenario.flows import PacedStream
-
-LOG_FILE = "emulator.log"
 
 
 class Outcome(Protocol):
@@ -107,23 +99,12 @@ def check_samplers(exit_codes: dict[str, int | None], outcome: Outcome, details:
 
 # --- captures ---------------------------------------------------------------------------------
 
-@dataclass
-class Capture:
-    """One capture point's file read back."""
-    side: str                         # fixed | mobile
-    records: np.ndarray | None        # IP frames (analysis.read.pcap records); None: unreadable
-    sources: list[str]                # each IP frame's source address
-    frames: int = 0                   # every frame in the file
-    error: str | None = None
-    fates: FateMap | None = None      # its join with the log, once made (_joined)
-
-
 def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Outcome, details: dict[str, Any],
                    *, tolerance_us: int, router_between: bool, paced: dict[str, PacedStream] | None = None) -> None:
     """Reads the log and the captures once: each capture's health, then the timing error
     (judged only while the replication is ok), paced senders' schedules included."""
-    log, log_error = _read_log(work / LOG_FILE)
-    files = {stem: _read_capture(work / f"{stem}.pcap", stem) for stem in captures}
+    log, log_error = read_log(work / LOG_NAME)
+    files = {stem: read_capture_file(work / f"{stem}.pcap", stem) for stem in captures}
     details["captures"] = {}
     for stem, capture in captures.items():
         evidence, problems = _capture_health(stem, capture.ending, _read_text(work / f"{stem}.pcap.stderr"),
@@ -133,7 +114,7 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
             outcome.fail(f"the capture at the {stem} host ({stem}.pcap) {'; '.join(problems)}")
     if log is None:
         if outcome.status == "ok":
-            outcome.fail(f"{LOG_FILE} cannot be read, so the captures cannot be checked: {log_error}")
+            outcome.fail(f"{LOG_NAME} cannot be read, so the captures cannot be checked: {log_error}")
         return
     _check_unreachable(files, log, outcome, details)
     measured = _timing_error(log, files, tolerance_us, router_between, _schedules(files, paced or {}))
@@ -146,7 +127,7 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
                      status="degraded")
 
 
-def _check_unreachable(files: dict[str, Capture], log: EmulatorLog, outcome: Outcome,
+def _check_unreachable(files: dict[str, CaptureFile], log: EmulatorLog, outcome: Outcome,
                        details: dict[str, Any]) -> None:
     """Datagrams that arrived at a host where nothing listened (run/unreachable.py); judged
     while the replication is ok (at a timeout squall itself stops receivers that still get
@@ -162,17 +143,17 @@ def _check_unreachable(files: dict[str, Capture], log: EmulatorLog, outcome: Out
             outcome.fail(problem)
 
 
-def _timing_error(log: EmulatorLog, files: dict[str, Capture], tolerance_us: int,
+def _timing_error(log: EmulatorLog, files: dict[str, CaptureFile], tolerance_us: int,
                   router_between: bool, schedules: dict[str, np.ndarray] | None = None) -> dict[str, Any] | None:
     """timing.measure over the readable captures; None without a t = 0 or a readable capture."""
-    points = {stem: _matched(f, log) for stem, f in files.items() if f.records is not None}
+    points = {stem: matched(f, log) for stem, f in files.items() if f.records is not None}
     if log.start_realtime_us is None or not points:
         return None
     return timing.measure(points, log.start_realtime_us, tolerance_us, router_between, log.counts("lateness_us"),
                           schedules)
 
 
-def _schedules(files: dict[str, Capture], paced: dict[str, PacedStream]) -> dict[str, np.ndarray]:
+def _schedules(files: dict[str, CaptureFile], paced: dict[str, PacedStream]) -> dict[str, np.ndarray]:
     """Each paced flow's sender lateness from its sender's capture (flows without a readable
     capture or a generator datagram in it are left out)."""
     out = {}
@@ -180,35 +161,16 @@ def _schedules(files: dict[str, Capture], paced: dict[str, PacedStream]) -> dict
         capture = files.get(stream.side)
         if capture is None or capture.records is None:
             continue
-        r = capture.records
-        mine = r[(r["proto"] == PROTO_UDP) & (r["dport"] == stream.port)]
-        seq = generator_sequence_numbers(mine)
-        sent = seq >= 0
-        if sent.any():
-            out[flow] = timing.schedule_lateness(mine["ts_us"][sent], seq[sent], stream.interval_us)
+        ts_us, seq = udp_generator_packets(capture, stream.port)
+        if len(seq):
+            out[flow] = timing.schedule_lateness(ts_us, seq, stream.interval_us)
     return out
 
 
 def capture_timing(log: EmulatorLog, pcaps: dict[str, Path], tolerance_us: int) -> dict[str, Any] | None:
     """The end-to-end timing error of a link without a tc router, from capture files by host
     side (fixed | mobile), as a replication measures it (for bench/emulator.py)."""
-    return _timing_error(log, {side: _read_capture(path, side) for side, path in pcaps.items()}, tolerance_us, False)
-
-
-def _read_log(path: Path) -> tuple[EmulatorLog | None, str | None]:
-    try:
-        return read_emulator_log(path), None
-    except (AnalysisInputError, OSError) as e:
-        return None, str(e)
-
-
-def _read_capture(path: Path, side: str) -> Capture:
-    try:
-        capture = read_capture(path)
-    except (AnalysisInputError, OSError) as e:
-        return Capture(side, None, [], error=str(e))
-    r = ip_records(capture)
-    return Capture(side, r, address_texts(r["ip_version"], r["src"]) if len(r) else [], len(capture.records))
+    return _timing_error(log, {side: read_capture_file(path, side) for side, path in pcaps.items()}, tolerance_us, False)
 
 
 def _read_text(path: Path) -> str:
@@ -225,7 +187,7 @@ def _cutoff_us(capture: StoppedCapture, log: EmulatorLog | None) -> int | None:
     return capture.stop_requested_us - log.start_realtime_us - STOP_MARGIN_US
 
 
-def _capture_health(stem: str, ending: Ending | None, stderr: str, file: Capture, log: EmulatorLog | None,
+def _capture_health(stem: str, ending: Ending | None, stderr: str, file: CaptureFile, log: EmulatorLog | None,
                     log_error: str | None, cutoff_us: int | None = None) -> tuple[dict[str, Any], list[str]]:
     """status.json's entry of one capture (its tcpdump's ending and stderr, the file) and what
     is wrong with it (empty: nothing). Logged packets later than `cutoff_us` (emulator time)
@@ -249,19 +211,19 @@ def _capture_health(stem: str, ending: Ending | None, stderr: str, file: Capture
     if "captured" in stats and file.frames < stats["captured"]:
         problems.append(f"holds {file.frames} packets, but tcpdump captured {stats['captured']}")
     if log is not None:
-        counts = _directions(stem, file, log, cutoff_us)
+        counts = directions(file, log, cutoff_us)
         evidence.update(counts)
         if cutoff_us is not None:
             evidence["log_counted_until_us"] = cutoff_us
         sent, received = counts["sent"], counts["received"]
         if sent["captured"] < sent["log_in"]:
             problems.append(f"holds {sent['captured']} packets the {stem} host sent, but the emulator log saw "
-                            f"{sent['log_in']} enter the link from it (`in` {timing.SENDS[stem]})")
+                            f"{sent['log_in']} enter the link from it (`in` {SENDS[stem]})")
         if received["captured"] < received["log_out"]:
             problems.append(f"holds {received['captured']} packets the {stem} host received, but the emulator log "
-                            f"sent {received['log_out']} towards it (`out` {_other_direction(stem)})")
+                            f"sent {received['log_out']} towards it (`out` {receives(stem)})")
         if not problems:      # enough packets in all; then each logged one must be among them
-            missing = _unmatched(file, log, cutoff_us)
+            missing = unmatched(file, log, cutoff_us)
             evidence["unmatched"] = missing
             for what, n in missing.items():
                 if n:
@@ -272,70 +234,6 @@ def _capture_health(stem: str, ending: Ending | None, stderr: str, file: Capture
     elif log_error is not None:
         evidence["log_error"] = log_error
     return evidence, problems
-
-
-def _other_direction(side: str) -> str:
-    return "up" if timing.SENDS[side] == "down" else "down"
-
-
-def _directions(side: str, file: Capture, log: EmulatorLog, cutoff_us: int | None = None) -> dict[str, dict[str, int]]:
-    """Packets of the capture the host sent / received through the link (by source address,
-    the log's sides) against the log's `in` events of the host's direction and `out` events
-    of the other one (less those the emulator could not deliver), up to `cutoff_us`."""
-    sides = side_addresses(log)
-    other = "mobile" if side == "fixed" else "fixed"
-    table = log.table
-    send_dir, receive_dir = timing.SENDS[side], _other_direction(side)
-    undeliverable = log.counts("undeliverable")
-    lost_in_emulator = undeliverable.get(receive_dir, 0) + undeliverable.get("send_errors", 0)
-    counted = np.ones(len(table), bool) if cutoff_us is None else table.ints["time_us"] <= cutoff_us
-    log_in = int(np.count_nonzero(table.is_("event", "in") & table.is_("dir", send_dir) & counted))
-    log_out = int(np.count_nonzero(table.is_("event", "out") & table.is_("dir", receive_dir) & counted))
-    return {"sent": {"captured": sum(s in sides[side] for s in file.sources), "log_in": log_in},
-            "received": {"captured": sum(s in sides[other] for s in file.sources),
-                         "log_out": max(0, log_out - lost_in_emulator)}}
-
-
-def _joined(file: Capture, log: EmulatorLog) -> FateMap:
-    """The capture's packets joined with the log by identity (analysis/join.py), made once;
-    received copies join `out` events."""
-    if file.fates is None:
-        assert file.records is not None
-        file.fates = join_records(file.records, log, file.side)
-    return file.fates
-
-
-def _unmatched(file: Capture, log: EmulatorLog, cutoff_us: int | None) -> dict[str, int]:
-    """The packet lives of the log (up to `cutoff_us`) that no packet of the capture joins:
-    entered the link from the capture's host (`sent`), delivered towards it (`received`, less
-    those the emulator could not hand to its TUN)."""
-    index, fates = fate_index(log), _joined(file, log)
-    joined = np.isin(index.pkt_id, fates.pkt_id[fates.pkt_id != NULL])
-    until = cutoff_us if cutoff_us is not None else np.iinfo(np.int64).max
-    send_dir, receive_dir = timing.SENDS[file.side], _other_direction(file.side)
-    sent = (index.dir == send_dir) & (index.in_us <= until)
-    out = FATE_NAMES.index("out")
-    delivered = (index.dir == receive_dir) & (index.fate == out) & (index.end_us != NULL) & (index.end_us <= until)
-    undeliverable = log.counts("undeliverable")
-    lost_in_emulator = undeliverable.get(receive_dir, 0) + undeliverable.get("send_errors", 0)
-    return {"sent": int(np.count_nonzero(sent & ~joined)),
-            "received": max(0, int(np.count_nonzero(delivered & ~joined)) - lost_in_emulator)}
-
-
-def _matched(file: Capture, log: EmulatorLog) -> dict[str, np.ndarray]:
-    """The capture's packets joined with the log by identity (analysis/join.py): capture
-    times and `in` times of what the host sent, capture times and `out` times of what it
-    received (timing.measure's input)."""
-    r = file.records
-    assert r is not None
-    fates = _joined(file, log)
-    rows = np.searchsorted(r["frame_no"], fates.frame_no)
-    ts = r["ts_us"][rows].astype(np.int64)
-    mine = side_addresses(log)[file.side]
-    sent = np.fromiter((file.sources[row] in mine for row in rows.tolist()), bool, len(rows))
-    received = ~sent & (fates.fate_names() == "out")
-    return {"sent_ts": ts[sent], "sent_in": fates.in_us[sent],
-            "received_ts": ts[received], "received_out": fates.end_us[received]}
 
 
 # --- CPU wait ---------------------------------------------------------------------------------

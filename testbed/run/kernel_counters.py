@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from analysis.results.directory import KERNEL_COUNTERS_FILE
 from testbed.hosts import Host, Testbed
 from testbed.run.results import write_json_atomic
 
-FILE = "kernel-counters.json"
 PROC_FILES = ("/proc/net/snmp", "/proc/net/netstat", "/proc/net/snmp6")
 # Settings and gauges nstat leaves out: they are not counters, a difference means nothing.
 NOT_COUNTERS = frozenset({"IpForwarding", "IpDefaultTTL", "TcpRtoAlgorithm", "TcpRtoMin", "TcpRtoMax",
@@ -110,9 +110,9 @@ class KernelCounters:
         for entry in self.hosts.values():
             both = entry["before"] is not None and entry["after"] is not None
             entry["delta"] = delta(entry["before"], entry["after"]) if both else None
-        write_json_atomic(work / FILE, self.hosts)
+        write_json_atomic(work / KERNEL_COUNTERS_FILE, self.hosts)
         errors = [f"{role}: {entry['error']}" for role, entry in self.hosts.items() if "error" in entry]
-        details["kernel_counters"] = {"file": FILE, "hosts": list(self.hosts), **({"errors": errors} if errors else {})}
+        details["kernel_counters"] = {"file": KERNEL_COUNTERS_FILE, "hosts": list(self.hosts), **({"errors": errors} if errors else {})}
 
     def _snapshot(self, testbed: Testbed, when: str) -> None:
         for host in (testbed.fixed, testbed.emu, testbed.mobile):

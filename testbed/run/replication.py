@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from analysis.results.directory import TCPINFO_SUFFIX, WORKLOADS_FILE
 from testbed import tcp_profile, tcp_table
 from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
@@ -38,14 +39,12 @@ from testbed.scenario.tolerances import Tolerances
 POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
 LISTEN_POLL_S = 0.02       # a listening socket is an `ss` process away (a ready line: START_POLL_S)
-TCPINFO_SUFFIX = "tcpinfo.tsv"
 TCPINFO_INTERVAL = "50ms"
 # Where a host cannot tell its connections' state, the drain ends once the link is empty and
 # quiet this long: longer than a delayed ACK (40 ms on Linux, up to 200 ms with TCP_QUICKACK
 # off) answering the last packet delivered.
 DRAIN_QUIET_S = 0.25
 STDERR_TAIL = 400
-WORKLOADS_FILE = "workloads.json"
 
 
 class Interrupted(Exception):

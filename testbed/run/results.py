@@ -1,13 +1,9 @@
-"""The results directory of a run (DESIGN.md §3.4).
-
-    results/<scenario>-<UTC timestamp>/
-      scenario.toml  expanded.json  meta.json
-      cells/<cell-id>/rep-<NN>/ status.json, emulator.log.gz, captures (*.pcap.gz), ...
-      cells/<cell-id>/attempts/rep-<NN>-<k>/   earlier failed attempts, kept
+"""Writing the results directory of a run (DESIGN.md §3.4); its names and which replications
+are recorded are analysis/results/directory.py's, the one home of the format the analysis reads.
 
 A replication is written into `rep-NN.partial/` and renamed to `rep-NN/` only when
 its status.json is in place, so every replication directory is complete or absent. Its
-emulator log and captures are gzip-compressed just before (analysis/stored.py); what could not
+emulator log and captures are gzip-compressed just before (analysis/results/stored.py); what could not
 be compressed (a full disk) stays plain and is named in status.json's `kept_uncompressed`.
 A cluster worker writes it in node-local storage instead; it is then copied beside its
 place as a hidden `.rep-NN.incoming-…` directory and renamed in, so it still appears whole.
@@ -15,7 +11,7 @@ A failed replication that is redone on resume is moved to `attempts/`, never del
 
 Statuses: `ok`; `failed` (a program or an instrument failed: the numbers cannot be trusted);
 `timeout` (flows still running at the scenario's timeout: a result of the link, whose unfinished
-times count as longer than the timeout, analysis/censoring.py); `degraded` (everything ran and was
+times count as longer than the timeout, analysis/metrics/censoring.py); `degraded` (everything ran and was
 captured, but the end-to-end timing error was beyond the scenario's `timing_tolerance`: the
 numbers are there, their times less exact). A resume redoes failed and missing replications;
 degraded and timed-out ones only when asked (running a timeout again until it finishes would
@@ -35,12 +31,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from analysis.results.atomic_file import write_text_atomically
+from analysis.results.directory import (ATTEMPTS_DIR, CELLS_DIR, EXPANDED_FILE, META_FILE, PARTIAL_SUFFIX, RUN_FILES,
+                                        SCENARIO_FILE, STATUS_FILE, STATUSES, is_recorded, partial_dir,
+                                        rep_name, rep_number, replication_dir)
 from analysis.results.stored import compress_replication
 from testbed.errors import ConfigError
-
-STATUSES = ("ok", "failed", "timeout", "degraded")
-KEPT_ON_RESUME = ("ok", "degraded", "timeout")   # results; a resume redoes the rest
-RUN_FILES = ("scenario.toml", "expanded.json", "meta.json")
 
 
 @dataclass(frozen=True)
@@ -117,9 +112,9 @@ class RunDir:
                 suffix += 1
                 root = results / f"{scenario_name}-{utc_stamp()}-{suffix}"
         try:
-            write_text_atomically(root / "scenario.toml", scenario_source)
-            write_json_atomic(root / "expanded.json", expanded)
-            write_json_atomic(root / "meta.json", meta)
+            write_text_atomically(root / SCENARIO_FILE, scenario_source)
+            write_json_atomic(root / EXPANDED_FILE, expanded)
+            write_json_atomic(root / META_FILE, meta)
         except BaseException:       # a run directory is whole or absent too
             shutil.rmtree(root, ignore_errors=True)
             raise
@@ -137,8 +132,8 @@ class RunDir:
             raise ConfigError(where, f"is not a squall run directory (no {', '.join(missing)}); "
                               "expected one that squall run created")
         run_dir = cls(root)
-        run_dir.read_json("meta.json")
-        run_dir.read_json("expanded.json", expect=(dict, list))
+        run_dir.read_json(META_FILE)
+        run_dir.read_json(EXPANDED_FILE, expect=(dict, list))
         return run_dir
 
     def read_json(self, name: str, expect: type | tuple[type, ...] = dict) -> Any:
@@ -153,10 +148,10 @@ class RunDir:
         return data
 
     def replication(self, cell_id: str, rep: int) -> Path:
-        return self.root / "cells" / cell_id / f"rep-{rep:02d}"
+        return replication_dir(self.root, cell_id, rep)
 
     def status(self, cell_id: str, rep: int) -> Status | None:
-        path = self.replication(cell_id, rep) / "status.json"
+        path = self.replication(cell_id, rep) / STATUS_FILE
         if not path.is_file():
             return None
         return Status(**json.loads(path.read_text()))
@@ -167,7 +162,7 @@ class RunDir:
         one started before `redo_before_utc` when given (a requeued cluster task does not redo
         what its own submission made)."""
         status = self.status(cell_id, rep)
-        if status is None or status.status not in KEPT_ON_RESUME:
+        if status is None or not is_recorded(status.status):
             return True
         return status.status in redo and (redo_before_utc is None or status.started_utc < redo_before_utc)
 
@@ -177,7 +172,7 @@ class RunDir:
         final = self.replication(cell_id, rep)
         if final.exists():
             self._keep_attempt(final)
-        work = final.with_name(final.name + ".partial")
+        work = partial_dir(final)
         if work_root is not None:
             work = work_root / cell_id / work.name
             shutil.rmtree(work, ignore_errors=True)     # this node's own leftover, never results
@@ -187,20 +182,20 @@ class RunDir:
         return work
 
     def finish(self, cell_id: str, rep: int, work: Path, status: Status) -> Path:
-        """The replication moved in place, its log and captures compressed (analysis/stored.py)."""
+        """The replication moved in place, its log and captures compressed (analysis/results/stored.py)."""
         kept_plain = compress_replication(work)
         if kept_plain:
             status.details["kept_uncompressed"] = kept_plain
-        write_json_atomic(work / "status.json", asdict(status))
+        write_json_atomic(work / STATUS_FILE, asdict(status))
         final = self.replication(cell_id, rep)
         final.parent.mkdir(parents=True, exist_ok=True)
         _move_in(work, final)
         return final
 
     def _keep_attempt(self, path: Path) -> None:
-        attempts = path.parent / "attempts"
+        attempts = path.parent / ATTEMPTS_DIR
         attempts.mkdir(exist_ok=True)
-        base = path.name.removesuffix(".partial")
+        base = path.name.removesuffix(PARTIAL_SUFFIX)
         k = 1
         while (attempts / f"{base}-{k}").exists():
             k += 1
@@ -214,14 +209,16 @@ class RunDir:
         for cell_id in cell_ids:
             for rep in reps:
                 status = self.status(cell_id, rep)
-                if status is not None and status.status in KEPT_ON_RESUME:
+                if status is not None and is_recorded(status.status):
                     continue
-                partial = self.replication(cell_id, rep).with_name(f"rep-{rep:02d}.partial").exists()
+                partial = partial_dir(self.replication(cell_id, rep)).exists()
                 what = status.status if status is not None else "partial" if partial else "missing"
-                found.append(f"{cell_id} rep-{rep:02d}: {what}")
+                found.append(f"{cell_id} {rep_name(rep)}: {what}")
         return found
 
     def statuses(self) -> Iterator[tuple[str, int, Status]]:
-        for status_file in sorted(self.root.glob("cells/*/rep-*/status.json")):
+        for status_file in sorted(self.root.glob(f"{CELLS_DIR}/*/rep-*/{STATUS_FILE}")):
             rep_dir = status_file.parent
-            yield rep_dir.parent.name, int(rep_dir.name.split("-")[1]), Status(**json.loads(status_file.read_text()))
+            rep = rep_number(rep_dir.name)
+            if rep is not None:
+                yield rep_dir.parent.name, rep, Status(**json.loads(status_file.read_text()))

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from analysis.results import cell_selection
+from analysis.results.directory import STATUSES, WORKLOADS_FILE
 from testbed.run.meta import RUN_OPTIONS_KEY
-from testbed.run.replication import WORKLOADS_FILE
 from testbed.run.replication_range import describe
-from testbed.run.results import STATUSES, RunDir
+from testbed.run.results import RunDir
 from testbed.run.slurm import SlurmError, job_states
 from testbed.run.submission import all_submissions
 from testbed.scenario.cell import ResolvedCell
@@ -52,7 +52,7 @@ def cell_row(run_dir: RunDir, cell_id: str, reps: range,
 
 def analysed_values(root: Path) -> dict[tuple[str, int], dict[str, float | None]]:
     """(cell, replication) -> the run-level values of the run's analysis; {} before it ran."""
-    from analysis.aggregate.summary import ANALYSIS_JSON, SUMMARY_DIR
+    from analysis.results.directory import ANALYSIS_JSON, SUMMARY_DIR
 
     path = root / SUMMARY_DIR / ANALYSIS_JSON
     if not path.is_file():

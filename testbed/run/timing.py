@@ -9,8 +9,8 @@ capture and the emulator's log, where the model says no time passes (status.json
 
 The captures carry CLOCK_REALTIME; the log's times are µs since t = 0, whose realtime the
 log's header gives. Packets are matched by identity with the analysis package's join
-(analysis/join.py), never by time. Percentiles are Hyndman–Fan type 7 (numpy's default,
-as in analysis/aggregate.py). A capture point is judged unless a tc router sits between it
+(analysis/join/by_identity.py), never by time. Percentiles are Hyndman–Fan type 7 (numpy's default,
+as in analysis/aggregate/statistics.py). A capture point is judged unless a tc router sits between it
 and the emulator (the fixed host's ingress then holds the router's queueing, which is part of
 the experiment); a judged one whose p99 is beyond the tolerance, or whose smallest delay is
 below minus the tolerance (clocks that disagree), makes the replication `degraded`.
@@ -28,10 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from analysis.read.event_table import NULL
+from analysis.metrics.capture_vs_log import NULL
 
 SIDES = ("fixed", "mobile")
-SENDS = {"fixed": "down", "mobile": "up"}          # the direction a host's packets take
 
 
 def delay_stats(delays_us: np.ndarray, threshold_us: int, at_us: np.ndarray | None = None) -> dict[str, Any]:

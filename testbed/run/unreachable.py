@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from analysis.read.pcap import PROTO_UDP
+from analysis.metrics.capture_vs_log import PROTO_UDP
 
 PROTO_ICMP, PROTO_ICMP6 = 1, 58
 # (protocol, type, code) of "port unreachable"

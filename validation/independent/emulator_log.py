@@ -1,6 +1,6 @@
 """The emulator's event log (emulator/LOG_FORMAT.md, format 1) read as plain text: which packets
 entered the link (`in`) and which the link dropped, by event. Only what the cross-check counts
-is kept; squall's own reader (analysis/emulog.py) is not used.
+is kept; squall's own reader (analysis/read/emulog.py) is not used.
 
 A packet is known by its identity fields, the ten packet columns from `proto` to
 `payload_len` (LOG_FORMAT.md, "Packet identity"); a flow by (direction, proto, src, sport, dst,

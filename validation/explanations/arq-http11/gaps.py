@@ -17,7 +17,7 @@ socket is not sampled). A gap longer than its RTO is one in which the timer must
 
 squall's own count is set beside it: the RTO events of the connection
 (analysis.metrics.per_connection.analyse_replication's retransmission list, kind "rto"), the ones whose
-segment had been delivered ("spurious" in analysis/tcp_metrics.py) and, per replication, the
+segment had been delivered ("spurious" in analysis/metrics/tcp.py) and, per replication, the
 ones that fired too early (validation.rto_causes: the verdict's count), and the kernel's own
 count of detected spurious RTOs (summary/runs.csv `host.fixed.spurious_rtos.kernel`, when the
 run was analysed). Each RTO event is matched with the gap it lies in. Independently of squall,
