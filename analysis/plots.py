@@ -33,6 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from analysis.atomic_file import refuse_symlinks, write_atomically  # noqa: E402
 from analysis.connections import TcpConnection, tcp_connections_of  # noqa: E402
 from analysis.emulog import EmulatorLog, read_emulator_log  # noqa: E402
 from analysis.join import PacketFate, join_records  # noqa: E402
@@ -222,10 +223,11 @@ def plot_time_sequence(view: ReplicationView, out: Path, title: str,
 
 def _save(fig, out: Path, bottom: float = 0.0) -> Path:
     """out (a .png) at PNG_DPI and the same plot as SVG beside it; returns out."""
+    refuse_symlinks(out)          # before mkdir: plots/ must not be made behind a link either
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(out, dpi=PNG_DPI)
-    fig.savefig(out.with_suffix(".svg"))
+    write_atomically(out, lambda tmp: fig.savefig(tmp, dpi=PNG_DPI, format="png"))
+    write_atomically(out.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
     plt.close(fig)
     return out
 

@@ -35,7 +35,7 @@ from testbed.run.progress import Progress, planned_replication_s
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run import slurm
 from testbed.run.replication_range import describe, replication_numbers
-from testbed.run.results import RunDir, Status, failure_text
+from testbed.run.results import RunDir, Status, check_results_dir, failure_text
 from testbed.run.slurm import SlurmOptions
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.unit import Unit, UnitRunner, plan
@@ -121,6 +121,7 @@ def check_options(options: RunOptions) -> None:
     existing = next((p for p in [results, *results.absolute().parents] if p.exists()), None)
     if existing is not None and existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError("--results", f"{str(existing)!r} is not writable; cannot create run directories there")
+    check_results_dir(results)
 
 
 def check_lanes_free(options: RunOptions) -> None:
