@@ -187,6 +187,15 @@ class RunDir:
             return None
         return Status(**json.loads(path.read_text()))
 
+    def present(self, cell_id: str) -> set[int]:
+        """The numbers of the cell's replications that have a directory (`rep-NN`): one listing,
+        so planning a study of 10 000 x 10 000 replications does not look for each status.json."""
+        try:
+            names = os.listdir(self.root / "cells" / cell_id)
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+        return {int(n[4:]) for n in names if n.startswith("rep-") and n[4:].isdigit()}
+
     def needs_run(self, cell_id: str, rep: int, redo: Collection[str] = (), redo_before_utc: str | None = None
                   ) -> bool:
         """Missing or failed; degraded or timed out too when `redo` names them, and then only

@@ -14,17 +14,16 @@ instead (testbed/lab/hosts.py, docs/lab-hosts.md).
 from __future__ import annotations
 
 import os
-import queue
 import signal
 import sys
 import threading
 from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, Callable, Iterator, Mapping, TextIO
 from analysis import cell_selection
 from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
-from testbed.run import meta
+from testbed.run import meta, planning
 from testbed.scenario import loader as scenario_mod
 from testbed.addresses import MAX_LANE
 from testbed.errors import ConfigError
@@ -38,7 +37,7 @@ from testbed.run.replication_range import describe, replication_numbers
 from testbed.run.results import RunDir, Status, check_results_dir, failure_text
 from testbed.run.slurm import SlurmOptions
 from testbed.run.flow_slots import FlowSlots
-from testbed.run.unit import Unit, UnitRunner, plan
+from testbed.run.unit import Plan, Unit, UnitRunner, plan
 from testbed.run.status import print_report
 
 LANE_BASE_VARIABLE = "SQUALL_LANE_BASE"
@@ -183,23 +182,19 @@ def plain(value: Any) -> Any:
 # --- running ---------------------------------------------------------------------------------
 
 class Runner:
-    def __init__(self, sc: scenario_mod.Scenario, run_dir: RunDir, units: list[Unit], options: RunOptions,
+    def __init__(self, sc: scenario_mod.Scenario, run_dir: RunDir, units: Plan, options: RunOptions,
                  stream: TextIO = sys.stderr, lab: Any = None):
         """`lab`: an open ssh_hosts.SshTestbed; then every replication runs on it, serially."""
         self.sc, self.run_dir, self.units, self.options = sc, run_dir, units, options
         self.lab = lab
         self.stop = threading.Event()
-        self.queue: queue.Queue[Unit] = queue.Queue()
-        for unit in units:
-            self.queue.put(unit)
-        planned: dict[str, int] = {}
-        for unit in units:
-            planned[unit.cell.cell_id] = planned.get(unit.cell.cell_id, 0) + len(unit.replications)
+        self._todo: Iterator[Unit] = iter(units)     # units made as the workers take them
+        planned = units.replications()
         workers = max(1, min(options.lanes, len(units)))     # lab hosts: 1 (check_options, _run_on_lab)
         self.lanes = [options.lane_base + i for i in range(workers)]
         # more workers than replications at once: the spare builds and sets up the next one
         self.slots = FlowSlots(options.parallel) if workers > options.parallel else None
-        estimates = {unit.cell.cell_id: planned_replication_s(unit.cell, sc.timeout_us) for unit in units}
+        estimates = {cell.cell_id: planned_replication_s(cell, sc.timeout_us) for cell, _ in units.todo}
         self.progress = Progress(sc.name, planned, min(workers, options.parallel), stream, estimates=estimates)
         self.result = RunResult(run_dir.root)
         self._lock = threading.Lock()
@@ -227,9 +222,9 @@ class Runner:
                            tolerances=self.sc.tolerances, slots=self.slots)
         try:
             while not self.stop.is_set():
-                try:
-                    unit = self.queue.get_nowait()
-                except queue.Empty:
+                with self._lock:
+                    unit = next(self._todo, None)
+                if unit is None:
                     return
                 units.run(unit)
         except Exception as e:   # the lane itself could not be built: nothing can run on it
@@ -336,9 +331,11 @@ def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, 
 
 
 def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path | None,
-                  lab_hosts: dict[str, Any] | None = None, sc: scenario_mod.Scenario | None = None
-                  ) -> tuple[scenario_mod.Scenario, RunDir, range, list[scenario_mod.ResolvedCell], list[Unit]]:
-    """The run directory, new or reopened (--resume), its selected cells and what is left to run."""
+                  lab_hosts: dict[str, Any] | None = None, sc: scenario_mod.Scenario | None = None,
+                  progress: Callable[[int, int], None] | None = None
+                  ) -> tuple[scenario_mod.Scenario, RunDir, range, list[scenario_mod.ResolvedCell], Plan]:
+    """The run directory, new or reopened (--resume), its selected cells and what is left to run;
+    `progress`: see unit.plan."""
     if resume is not None:
         sc, run_dir, reps, cells_glob = reopen_run(resume, options)
     else:
@@ -347,7 +344,11 @@ def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path 
         cells_glob = options.cells
     cells = select_cells(sc, cells_glob)
     check_runnable(sc, cells)
-    return sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo)
+    try:
+        return sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo, progress)
+    except planning.Stopped as stopped:
+        stopped.run_dir = run_dir.root
+        raise
 
 
 def check_run(scenario_path: Path | None, options: RunOptions, resume: Path | None) -> scenario_mod.Scenario:
@@ -364,7 +365,17 @@ def check_run(scenario_path: Path | None, options: RunOptions, resume: Path | No
 
 def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | None,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    checked = check_run(scenario_path, options, resume)
+    try:
+        return _run_command(scenario_path, options, resume, out, err)
+    except planning.Stopped as stopped:
+        print(stopped.message(), file=err)
+        return 128 + stopped.signum
+
+
+def _run_command(scenario_path: Path | None, options: RunOptions, resume: Path | None,
+                 out: TextIO, err: TextIO) -> int:
+    with planning.StopBeforeRunning(err):
+        checked = check_run(scenario_path, options, resume)
     for warning in scenario_warnings(checked):
         print(f"squall run: warning: {warning}", file=err)
     sc = checked if resume is None else None      # a resumed run is reopened by open_and_plan
@@ -379,12 +390,14 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
     if removed:
         print(f"squall run: removed leftover lanes of dead runs: {', '.join(map(str, removed))}", file=err)
     check_lanes_free(options)
-    sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, sc=sc)
+    with planning.StopBeforeRunning(err):
+        sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, sc=sc,
+                                                        progress=planning.progress_printer(err))
     lane_runner = Runner(sc, run_dir, units, options, err) if units else None
     spare = " and a spare lane setting up the next replication (--prepare-ahead)" \
         if lane_runner is not None and lane_runner.slots is not None else ""
     print(f"squall run: {sc.name}: {len(cells)} cells x {describe(reps)}, "
-          f"{sum(len(u.replications) for u in units)} to run on {min(options.parallel, max(1, len(units)))} "
+          f"{sum(units.replications().values())} to run on {min(options.parallel, max(1, len(units)))} "
           f"lane(s){spare}; results in {run_dir.root}", file=err)
     result = lane_runner.run() if lane_runner is not None else RunResult(run_dir.root)
     return _finish(sc, run_dir, cells, reps, result, options, out, err)
@@ -418,7 +431,7 @@ def _run_on_lab(scenario_path: Path | None, options: RunOptions, resume: Path | 
         hosts = testbed.host_info() if resume is None else None     # a resumed run keeps its meta.json
         sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, hosts, checked)
         print(f"squall run: {sc.name}: {len(cells)} cells x {describe(reps)}, "
-              f"{sum(len(u.replications) for u in units)} to run on the lab hosts of {lab.path}; "
+              f"{sum(units.replications().values())} to run on the lab hosts of {lab.path}; "
               f"results in {run_dir.root}", file=err)
         result = Runner(sc, run_dir, units, options, err, lab=testbed).run() if units else RunResult(run_dir.root)
     finally:
@@ -435,7 +448,7 @@ def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path 
     slurm.max_array_size()     # a submit host answers; found out before the run directory is made
     sc, run_dir, reps, cells, units = open_and_plan(scenario_path, options, resume, sc=checked)
     print(f"squall run: {sc.name}: {len(cells)} cells x {describe(reps)}, "
-          f"{sum(len(u.replications) for u in units)} to run as {len(units)} Slurm unit(s); "
+          f"{sum(units.replications().values())} to run as {len(units)} Slurm unit(s); "
           f"results in {run_dir.root}", file=err)
     if not units:
         print_report(run_dir, cells, reps, out)
@@ -448,7 +461,7 @@ def _run_on_slurm(scenario_path: Path | None, options: RunOptions, resume: Path 
     print_report(run_dir, cells, reps, out)
     left = plan(cells, reps, run_dir)
     if left:
-        print(f"squall run: {sum(len(u.replications) for u in left)} replication(s) not ok; redo them with:\n"
+        print(f"squall run: {sum(left.replications().values())} replication(s) not ok; redo them with:\n"
               f"  squall run --resume {run_dir.root} --slurm", file=err)
     kept = _say_kept(run_dir, cells, reps, err, " --slurm")
     return 1 if left or kept else 0
