@@ -476,7 +476,7 @@ def plot_tcpinfo(cell: str, rep: int, rep_dir: Path, out: Path, tcpinfo) -> Path
     # the data sender's samples (the SYN alone makes bytes_acked 1) of the scenario's flows:
     # a connection of no flow (a lab host's own ssh session) is left out
     t = tcpinfo[(tcpinfo["cell"] == cell) & (tcpinfo["replication"] == rep)
-                & (tcpinfo["bytes_acked"] > 1) & tcpinfo["flow"].notna()]
+                & (tcpinfo["bytes_acked"].fillna(0) > 1) & tcpinfo["flow"].notna()]
     if t.empty:
         return None
     # of a connection's two ends only its data sender, the end whose bytes were acknowledged most
