@@ -234,6 +234,9 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["demo-link"]:      # its own options, --help included
         return _demo_link(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
+    # What squall creates (run directories, captures, logs, summaries) is writable by its user
+    # alone, whatever the caller's umask: another user must not be able to plant links in it.
+    os.umask(os.umask(0) | 0o022)
     try:
         return args.func(args)
     except ConfigError as e:

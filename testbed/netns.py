@@ -36,8 +36,12 @@ def run_in(ns: str, argv: Sequence[str], **kw) -> subprocess.CompletedProcess[st
     return run(in_ns(ns, argv), **kw)
 
 
-def popen_in(ns: str, argv: Sequence[str], **kw) -> subprocess.Popen:
-    return subprocess.Popen(in_ns(ns, argv), **kw)
+def popen_in(ns: str | None, argv: Sequence[str], **kw) -> subprocess.Popen:
+    """Starts argv in namespace ns (None: this process's) in a session, and so a process group, of
+    its own: a hangup of squall's terminal, or of a group orphaned while one of its programs is
+    stopped (a suspended capture), never signals the emulator, the NPAs or any other program;
+    squall alone stops what it started. Every program squall starts is started here."""
+    return subprocess.Popen(list(argv) if ns is None else in_ns(ns, argv), start_new_session=True, **kw)
 
 
 def exists(ns: str) -> bool:

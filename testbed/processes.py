@@ -155,8 +155,7 @@ class ProgramGroup:
             raise ValueError(f"a program named {name} was already started in this group")
         out, err = self.workdir / f"{name}.stdout", self.workdir / f"{name}.stderr"
         with open(out, "wb") as o, open(err, "wb") as e:
-            full = list(argv) if ns is None else netns.in_ns(ns, argv)
-            proc = subprocess.Popen(full, stdin=subprocess.DEVNULL, stdout=o, stderr=e)
+            proc = netns.popen_in(ns, argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e)
         program = Program(name, list(argv), proc, out, err)
         self.programs[name] = program
         return program

@@ -5,7 +5,6 @@ last, so an override can change one key of a nested table (e.g. arq.retransmissi
 """
 from __future__ import annotations
 
-import copy
 import stat
 import tomllib
 from dataclasses import dataclass
@@ -73,7 +72,8 @@ _PARSED: dict[Path, tuple[tuple[int, int], dict[str, Any]]] = {}
 
 def _load_cached(path: Path) -> dict[str, Any]:
     """A profile file, parsed once while it stays unchanged (a scenario's cells each read the
-    same few files); every caller gets its own copy."""
+    same few files). Shared, not copied: a matrix of 10 000 cells would copy every file 10 000
+    times; ProfileSet.resolve gives each caller its own copy of the one profile it asks for."""
     try:
         st = path.stat()
         stamp = (st.st_mtime_ns, st.st_size)
@@ -82,7 +82,16 @@ def _load_cached(path: Path) -> dict[str, Any]:
     cached = _PARSED.get(path)
     if cached is None or cached[0] != stamp:
         cached = _PARSED[path] = (stamp, load_toml(path))
-    return copy.deepcopy(cached[1])
+    return cached[1]
+
+
+def _copied(value: Any) -> Any:
+    """A copy of TOML data (tables, arrays, and immutable scalars and dates)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -90,7 +99,7 @@ class ProfileSet:
     """The profiles of one kind (links, channels, ...) from one file."""
     kind: str
     path: Path
-    tables: Mapping[str, Mapping[str, Any]]
+    tables: Mapping[str, Mapping[str, Any]]     # shared by every load of the file: read, never changed
 
     @classmethod
     def load(cls, kind: str, directory: Path = PROFILE_DIR) -> "ProfileSet":
@@ -117,7 +126,7 @@ class ProfileSet:
             merged = deep_merge(merged, self.tables[profile])
         merged.pop("base", None)
         merged.pop("description", None)
-        return merged
+        return _copied(merged)
 
     def with_overrides(self, table: Mapping[str, Any], where: str) -> dict[str, Any]:
         """`table` on top of the profile its `profile` key names (resolved), or `table` alone

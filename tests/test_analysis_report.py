@@ -416,3 +416,15 @@ def test_a_description_with_control_characters_is_printed_escaped(tmp_path: Path
     assert "mix\\x1b[2J\\n## Forged heading\\rover\\x07" in md.split("\n## ")[0]
     run = {r[0]: r[1] for r in _table(md, "The run")[1:]}
     assert run["description"] == "mix\\x1b[2J\\n## Forged heading\\rover\\x07"
+
+
+def test_analyze_refuses_a_summary_directory_that_is_a_symbolic_link(tmp_path: Path, capsys) -> None:
+    """Root's summary files must not land wherever a link in the run directory points."""
+    root = build_mixture(tmp_path / "mix-20261122T030000Z")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (root / "summary").symlink_to(elsewhere)
+    assert squall(["analyze", str(root), "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"{root / 'summary'}: is a symbolic link" in err and "inside the run directory" in err, err
+    assert list(elsewhere.iterdir()) == []

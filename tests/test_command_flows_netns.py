@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import lane_base, require_programs
-from support_run import LENIENT_TIMING, run_squall
+from support_run import lenient_text, run_squall
 from testbed.paths import REPO_ROOT
 
 pytestmark = pytest.mark.netns
@@ -25,11 +25,10 @@ EXAMPLES = REPO_ROOT / "scenarios" / "examples"
 
 
 def one_replication(example: str, directory: Path) -> Path:
-    """The example with one replication of its first cell and the lenient timing tolerance."""
+    """The example with one replication of its first cell and the lenient tolerances (timing, CPU wait)."""
     text = (EXAMPLES / f"{example}.toml").read_text().split("\n[matrix]")[0]
     assert "\nreplications = 2\n" in text and "\ntimeout = " in text
-    text = text.replace("\nreplications = 2\n", "\nreplications = 1\n").replace(
-        "\ntimeout = ", f'\ntiming_tolerance = "{LENIENT_TIMING}"\ntimeout = ', 1)
+    text = lenient_text(text.replace("\nreplications = 2\n", "\nreplications = 1\n"))
     path = directory / f"{example}.toml"
     path.write_text(text)
     return path

@@ -183,7 +183,8 @@ def test_a_full_results_disk_stops_the_run_says_so_and_resume_completes(tmp_path
     results = tmp_path / "results"
     results.mkdir()
     lane = BASE + 2
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=800k", "tmpfs", str(results)], check=True)
+    # mode 0755: a tmpfs is world-writable (1777) otherwise, which --results refuses
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=800k,mode=0755", "tmpfs", str(results)], check=True)
     try:
         code, _, err = run_squall(write_scenario(tmp_path, 3), results, lane)
         root = only_run_dir(results)

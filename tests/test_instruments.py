@@ -130,6 +130,8 @@ def test_a_timing_error_beyond_the_tolerance_degrades_an_ok_replication(tmp_path
     (reason,) = outcome.reasons
     assert reason.startswith("timing error beyond the tolerance of 1000 us: egress at the mobile host")
     assert "8 of 10 packets beyond 1000 us" in reason
+    assert reason.endswith("`squall calibrate`, or, where this is acceptable, raise the scenario's "
+                           "timing_tolerance; `squall run --resume RUN --redo-degraded` runs it again")
     # a tc router between the fixed capture and the emulator: that ingress is not judged
     outcome, details = check(tmp_path, {"fixed": healthy(11), "mobile": healthy(11)}, tolerance_us=100,
                              router_between=True)
@@ -271,11 +273,24 @@ def test_a_flow_whose_programs_waited_for_a_cpu_degrades_an_ok_replication() -> 
     outcome, details = _Outcome(), {}
     instruments.check_cpu_wait(_workloads(60_000, 50_000), outcome, details)     # 110 ms of 10 s
     assert outcome.status == "degraded"
-    assert outcome.reasons == ["flow web: its programs waited 110 ms for a CPU, 1.1 % of its 10.0 s (the limit "
-                               "is 1 %, the scenario's cpu_wait_tolerance, and at least 10 ms): the machine was "
-                               "too busy for it"]
+    assert outcome.reasons == ["flow web: its programs waited 110 ms for a CPU (client 60 ms, server 50 ms), "
+                               "1.1 % of its 10.0 s (the limit is 1 %, the scenario's cpu_wait_tolerance, and at "
+                               "least 10 ms): the machine was too busy for it; run fewer replications at once "
+                               "(--parallel) or beside less other work, see how many this machine keeps within "
+                               "its tolerances with `squall calibrate`, or, where this is acceptable, raise the "
+                               "scenario's cpu_wait_tolerance; `squall run --resume RUN --redo-degraded` runs it "
+                               "again"]
     assert details["cpu_wait"] == {"web": {"cpu_wait_us": {"client": 60_000, "server": 50_000},
                                            "run_time_us": 10_000_000, "share": 0.011}}
+
+
+def test_the_cpu_wait_reason_names_the_program_that_waited_most_first() -> None:
+    outcome = _Outcome()
+    workloads = {"perf": {"kind": "command",
+                          "client": {"cpu_wait_us": 5_000, "run_time_us": 4_000_000, "argv": ["/usr/bin/iperf3", "-c"]},
+                          "server": {"cpu_wait_us": 80_000, "argv": ["/usr/bin/iperf3", "-s"]}}}
+    instruments.check_cpu_wait(workloads, outcome, {})
+    assert "waited 85 ms for a CPU (server iperf3 80 ms, client iperf3 5 ms)" in outcome.reasons[0]
 
 
 def test_the_scenarios_cpu_wait_tolerance_sets_the_limit() -> None:

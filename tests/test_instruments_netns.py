@@ -23,7 +23,7 @@ from analysis.read.pcap import read_packets
 from analysis.results.directory import KERNEL_COUNTERS_FILE as FILE
 from analysis.results.stored import stored
 from conftest import lane_base, require_programs
-from support_run import run_squall, three_flow_scenario
+from support_run import LENIENT_CPU_WAIT, run_squall, three_flow_scenario
 from test_runner import PROGRAMS, assert_nothing_left, net_namespace, only_run_dir, processes, status
 from testbed.addresses import LaneAddresses, namespaces
 from testbed.lanes.hosts import NamespaceHost
@@ -55,6 +55,7 @@ def one_flow(tmp_path: Path, name: str, tolerance: str, bandwidth: str, flow: st
     """A scenario of one flow (its TOML table) over a 10 ms link of that bandwidth."""
     path = tmp_path / f"{name}.toml"
     path.write_text(f'name = "{name}"\nseed = 3\ntimeout = "30s"\ntiming_tolerance = "{tolerance}"\n'
+                    f'cpu_wait_tolerance = {LENIENT_CPU_WAIT}\n'      # the CPU wait is not the subject
                     f'[link]\nbandwidth = "{bandwidth}"\ndelay = "10ms"\nmtu = "576B"\n' + flow)
     return path
 

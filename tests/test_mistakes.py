@@ -241,6 +241,10 @@ MISTAKES = [
             ("lab.toml", "mobile.address", "own testbed address"), ("--testbed", "{dir}/lab.toml")),
     Mistake("testbed file not UTF-8", {"s.toml": GOOD, "lab.toml": LAB.encode() + b"# \xff\n"},
             ("lab.toml", "not UTF-8"), ("--testbed", "{dir}/lab.toml")),
+    Mistake("testbed ssh option that runs a local command", {"s.toml": GOOD, "lab.toml": replace(
+        LAB, 'ssh = "root@192.0.2.11"\n', 'ssh = "root@192.0.2.11"\nssh_options = ["ProxyCommand=sh -c \'touch x\'"]\n')},
+            ("lab.toml", "emu.ssh_options", "ProxyCommand is not an option squall passes to ssh"),
+            ("--testbed", "{dir}/lab.toml")),
     Mistake("testbed file missing", {"s.toml": GOOD}, ("lab.toml", "file not found"),
             ("--testbed", "{dir}/lab.toml")),
     Mistake("testbed file nested too deeply", {"s.toml": GOOD, "lab.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"},

@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 
+from conftest import until
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
 from testbed.processes import Ending, stop_process
 
@@ -63,3 +64,46 @@ def test_stop_process_tells_a_requested_end_from_an_early_death() -> None:
     stubborn = _ready("signal.signal(signal.SIGINT, signal.SIG_IGN)")
     ending = stop_process(stubborn, signal.SIGINT, 0.3)
     assert ending.forced and ending.code == -signal.SIGKILL and "was killed" in ending.describe()
+
+
+# --- process groups: only squall stops what it started -------------------------------------------
+
+SQUALL_LIKE = """
+import os, signal, sys, time
+from pathlib import Path
+from testbed.processes import ProgramGroup
+group = ProgramGroup(Path(sys.argv[1]))
+emulator = group.start("emulator", None, ["sleep", "30"])
+capture = group.start("capture", None, ["sleep", "30"])
+os.kill(capture.proc.pid, signal.SIGSTOP)        # a capture suspended from outside
+print(emulator.proc.pid, capture.proc.pid, flush=True)
+time.sleep(30)
+"""
+
+
+def test_a_hangup_of_squalls_process_group_never_reaches_its_programs(tmp_path) -> None:
+    """A detached run's terminal going away (SIGHUP to squall's group), or squall's group
+    orphaned with a stopped member, must not end the emulator or the NPAs: each program squall
+    starts is in a session and process group of its own."""
+    import os
+
+    parent = subprocess.Popen([sys.executable, "-c", SQUALL_LIKE, str(tmp_path)], stdout=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    assert parent.stdout is not None
+    emulator, capture = map(int, parent.stdout.readline().split())
+
+    def state(pid: int) -> str:
+        return open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1][0]
+    try:
+        assert os.getsid(emulator) == emulator and os.getpgid(capture) == capture
+        assert until(lambda: state(capture) == "T")     # the stop takes effect when it is next scheduled
+        os.killpg(parent.pid, signal.SIGHUP)             # the terminal's hangup: squall's group
+        assert parent.wait(10) == -signal.SIGHUP
+        os.kill(emulator, 0)                             # still running: ProcessLookupError otherwise
+        assert state(capture) == "T"                     # still stopped: no SIGHUP + SIGCONT came
+    finally:
+        for pid in (emulator, capture):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 
 import pytest
 
@@ -130,3 +131,56 @@ def test_what_the_runner_records_is_what_the_analysis_reads(tmp_path):
         (3, "missing", run.replication("a", 3))]
     assert "rep-03.partial" in refs[2].reason
     assert run.incomplete(["a"], range(1, 4)) == ["a rep-03: partial"]
+
+
+# --- never writing through what another user controls -------------------------------------------
+
+def test_a_results_directory_others_can_write_to_is_refused(tmp_path):
+    from testbed.run.results import check_results_dir
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(ConfigError, match=r"--results: .*shared' is the results directory but is writable by its "
+                                          r"group or others \(mode 0777\)"):
+        check_results_dir(shared)
+    with pytest.raises(ConfigError, match="is where the results directory would be made"):
+        check_results_dir(shared / "results")          # made by squall inside a directory others may change
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, 65534, 65534)
+    with pytest.raises(ConfigError, match="owned by user 65534"):
+        check_results_dir(theirs)
+    shared.chmod(0o1777)                               # root's and sticky, like /tmp: fine to make one in
+    check_results_dir(shared / "results")
+    own = tmp_path / "own"
+    own.mkdir(mode=0o755)
+    check_results_dir(own)
+    link = shared / "link"
+    link.symlink_to(own)
+    os.lchown(link, 65534, 65534)                      # another user's link in a sticky directory
+    with pytest.raises(ConfigError, match="is a symbolic link of user 65534"):
+        check_results_dir(link)
+
+
+def test_nothing_is_written_through_a_symbolic_link_inside_a_run(tmp_path):
+    from analysis.results.atomic_file import SymlinkRefused, write_text_atomically
+
+    run_dir = RunDir.create(tmp_path / "results", "t", "", {}, {})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run_dir.root / "summary").symlink_to(elsewhere)
+    with pytest.raises(SymlinkRefused, match=r"summary: is a symbolic link .* inside the run directory"):
+        write_text_atomically(run_dir.root / "summary" / "report.md", "x")
+    assert list(elsewhere.iterdir()) == []
+    # a planted temporary is removed as a link, its target left alone
+    target = tmp_path / "target"
+    target.write_text("keep")
+    (run_dir.root / "status.json.tmp").symlink_to(target)
+    write_text_atomically(run_dir.root / "status.json", "{}")
+    assert target.read_text() == "keep" and (run_dir.root / "status.json").read_text() == "{}"
+    # the run directory itself may be named through a link its user made
+    latest = tmp_path / "latest"
+    latest.symlink_to(run_dir.root)
+    write_text_atomically(latest / "note.txt", "ok")
+    assert (run_dir.root / "note.txt").read_text() == "ok"

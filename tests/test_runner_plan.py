@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from test_mistakes import GOOD
 from testbed.cli import main as cli_main
 from testbed.scenario import loader as scenario
 from testbed.errors import ConfigError
@@ -327,3 +328,81 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
     assert "tcp-baseline rep-02: failed: flow web: x" in text and "tcp-cbi rep-01: degraded: timing" in text
     assert "web: page time 4.00 s" in text
     assert "slurm submission 1: arrays 77 (3 units), analysis 78: 1 pending, 1 running" in text
+
+
+# --- a study at the documented limits: 10 000 cells x 10 000 replications --------------------------
+
+BIG = (GOOD.replace('"mistake"', '"big"').replace("replications = 2", "replications = 10000")
+       + '[matrix]\n"link.delay" = [{delays}]\n"flows.web.start" = [{starts}]\n')
+
+
+def big_scenario(directory: Path, delays: int = 100, starts: int = 100) -> Path:
+    path = directory / "big.toml"
+    path.write_text(BIG.format(delays=", ".join(f'"{i}ms"' for i in range(1, delays + 1)),
+                               starts=", ".join(f'"{i * 10}ms"' for i in range(starts))))
+    return path
+
+
+def test_planning_looks_into_each_cell_once_not_for_every_status(tmp_path: Path, monkeypatch) -> None:
+    """1000 cells x 10 000 replications, one finished: one listing per cell, one status read, and the
+    units made only as they are taken (10^7 of them would not fit in memory as objects)."""
+    sc = scenario.load(big_scenario(tmp_path, delays=10))
+    run_dir = RunDir.create(tmp_path / "results", "big", "", {}, {})
+    cell = sc.cells[3].cell_id
+    done = run_dir.replication(cell, 7)
+    done.mkdir(parents=True)
+    (done / "status.json").write_text(json.dumps({"status": "ok", "reason": "", "started_utc": "x",
+                                                  "duration_s": 1.0, "details": {}}))
+    asked: list[tuple[str, int]] = []
+    real_status = RunDir.status
+    monkeypatch.setattr(RunDir, "status", lambda self, c, r: asked.append((c, r)) or real_status(self, c, r))
+    seen: list[tuple[int, int]] = []
+    units = plan(list(sc.cells), range(1, 10001), run_dir, progress=lambda k, n: seen.append((k, n)))
+    assert asked == [(cell, 7)]
+    assert len(units) == 1000 * 10000 - 1 and units.replications()[cell] == 9999
+    assert [reps for c, reps in units.todo if c.cell_id != cell][0] == range(1, 10001)
+    first = next(iter(units))
+    assert (first.cell.cell_id, first.replications, first.keep_lane) == (sc.cells[0].cell_id, (1,), False)
+    assert seen[0] == (1, 1000) and seen[-1] == (1000, 1000)
+
+
+@pytest.mark.netns
+def test_run_says_it_is_planning_and_stops_with_its_message_on_sigterm(tmp_path: Path) -> None:
+    """10 000 x 10 000: the run directory is made, planning is said, SIGTERM ends it with squall's words."""
+    import os
+    import queue
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from conftest import lane_base
+
+    path = big_scenario(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "testbed.cli", "run", str(path), "--results",
+                             str(tmp_path / "results"), "--lane-base", str(lane_base() + 2)],
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True)  # type: ignore
+    reader.start()
+
+    def next_line() -> str:
+        try:
+            return lines.get(timeout=90)
+        except queue.Empty:
+            return ""
+    try:
+        line = next_line()
+        while line and "planning:" not in line:
+            line = next_line()
+        assert line.startswith("squall run: planning: ") and " of 10000 cells" in line, "planning is not said"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(60) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+    reader.join(10)
+    rest = "".join(lines.get() for _ in range(lines.qsize()))
+    (run,) = (tmp_path / "results").iterdir()
+    assert "squall run: SIGTERM received while planning; no replication ran. Resume with:\n" \
+           f"  squall run --resume {run}" in rest, rest

@@ -26,6 +26,7 @@ import pytest
 from analysis.aggregate.run_analysis import analyse_run
 
 from conftest import built_lane, require_programs
+from support_run import lenient_text
 from testbed import netns
 from testbed.addresses import LaneAddresses, lane_addresses
 from testbed.lanes.capture import read_packets
@@ -43,7 +44,6 @@ name = "ssh-lab"
 seed = 5
 replications = 1
 timeout = "40s"
-timing_tolerance = "1s"   # not about timing (tests/support_run.py LENIENT_TIMING)
 tcp = "iw4"
 router = "saarto"
 
@@ -280,7 +280,7 @@ def start_squall_until_bulk(lab: Lab, scenario: Path, results: Path) -> subproce
 
 def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     scenario = tmp_path / "ssh-lab.toml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(lenient_text(SCENARIO))     # not about timing
     before = {role: host_state(ns) for role, ns in lab.namespaces.items()}
     results = tmp_path / "results"
     proc, ip_calls = run_squall(lab, tmp_path, str(scenario), "--results", str(results), "--no-analysis")

@@ -36,7 +36,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from analysis.aggregate.statistics import Summary
-from analysis.results.atomic_file import write_atomically, write_text_atomically
+from analysis.results.atomic_file import refuse_symlinks, write_atomically, write_text_atomically
 from analysis.metrics.kernel_truth import KERNEL_FIELDS, kernel_rows
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
 from analysis.results.directory import ANALYSIS_JSON, SUMMARY_DIR
@@ -178,6 +178,7 @@ def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str]) -> N
 
 def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
     out = out or analysis.layout.root / SUMMARY_DIR
+    refuse_symlinks(out / ANALYSIS_JSON)      # before anything is written: summary/ itself a link?
     out.mkdir(parents=True, exist_ok=True)
     reps = analysis.replications
     labels = {c.cell: c.labels for c in analysis.cells}

@@ -33,6 +33,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from analysis.results.atomic_file import refuse_symlinks, write_atomically  # noqa: E402
 from analysis.metrics.connections import TcpConnection, tcp_connections_of  # noqa: E402
 from analysis.read.emulog import EmulatorLog, read_emulator_log  # noqa: E402
 from analysis.join.by_identity import PacketFate, join_records  # noqa: E402
@@ -223,10 +224,11 @@ def plot_time_sequence(view: ReplicationView, out: Path, title: str,
 
 def _save(fig, out: Path, bottom: float = 0.0) -> Path:
     """out (a .png) at PNG_DPI and the same plot as SVG beside it; returns out."""
+    refuse_symlinks(out)          # before mkdir: plots/ must not be made behind a link either
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout(rect=(0, bottom, 1, 1))
-    fig.savefig(out, dpi=PNG_DPI)
-    fig.savefig(out.with_suffix(".svg"))
+    write_atomically(out, lambda tmp: fig.savefig(tmp, dpi=PNG_DPI, format="png"))
+    write_atomically(out.with_suffix(".svg"), lambda tmp: fig.savefig(tmp, format="svg"))
     plt.close(fig)
     return out
 
@@ -475,7 +477,7 @@ def plot_tcpinfo(cell: str, rep: int, rep_dir: Path, out: Path, tcpinfo) -> Path
     # the data sender's samples (the SYN alone makes bytes_acked 1) of the scenario's flows:
     # a connection of no flow (a lab host's own ssh session) is left out
     t = tcpinfo[(tcpinfo["cell"] == cell) & (tcpinfo["replication"] == rep)
-                & (tcpinfo["bytes_acked"] > 1) & tcpinfo["flow"].notna()]
+                & (tcpinfo["bytes_acked"].fillna(0) > 1) & tcpinfo["flow"].notna()]
     if t.empty:
         return None
     # of a connection's two ends only its data sender, the end whose bytes were acknowledged most

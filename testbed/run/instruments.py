@@ -123,8 +123,8 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
     details["timing_error"] = measured
     beyond = details["timing_error"]["beyond_tolerance"]
     if beyond and outcome.status == "ok":
-        outcome.fail(f"timing error beyond the tolerance of {tolerance_us} us: {'; '.join(beyond)}",
-                     status="degraded")
+        outcome.fail(f"timing error beyond the tolerance of {tolerance_us} us: {'; '.join(beyond)}; "
+                     + busy_advice("timing_tolerance"), status="degraded")
 
 
 def _check_unreachable(files: dict[str, CaptureFile], log: EmulatorLog, outcome: Outcome,
@@ -254,8 +254,25 @@ def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[st
         total = sum(waits.values())
         measured[flow] = {"cpu_wait_us": waits, "run_time_us": run_us, "share": round(total / run_us, 6)}
         if total > max(share * run_us, CPU_WAIT_FLOOR_US) and outcome.status == "ok":
-            outcome.fail(f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU, "
-                         f"{100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s (the limit is "
-                         f"{share_text(share)}, the scenario's cpu_wait_tolerance, and at least "
-                         f"{CPU_WAIT_FLOOR_US // 1000} ms): the machine was too busy for it", status="degraded")
+            outcome.fail(f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU "
+                         f"({_who_waited(roles, waits)}), {100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s "
+                         f"(the limit is {share_text(share)}, the scenario's cpu_wait_tolerance, and at least "
+                         f"{CPU_WAIT_FLOOR_US // 1000} ms): the machine was too busy for it; "
+                         + busy_advice("cpu_wait_tolerance"), status="degraded")
     details["cpu_wait"] = measured
+
+
+def _who_waited(roles: dict[str, Any], waits: dict[str, int]) -> str:
+    """`server iperf3 100 ms, client iperf3 10 ms`: each role's program and wait, the longest first."""
+    def program(role: str) -> str:
+        argv = roles[role].get("argv") or []
+        return f" {Path(argv[0]).name}" if argv else ""
+    return ", ".join(f"{role}{program(role)} {us / 1000:.0f} ms"
+                     for role, us in sorted(waits.items(), key=lambda item: -item[1]))
+
+
+def busy_advice(key: str) -> str:
+    """What to do about a replication degraded by a busy machine (timing error or CPU wait)."""
+    return (f"run fewer replications at once (--parallel) or beside less other work, see how many this "
+            f"machine keeps within its tolerances with `squall calibrate`, or, where this is acceptable, "
+            f"raise the scenario's {key}; `squall run --resume RUN --redo-degraded` runs it again")

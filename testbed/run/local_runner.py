@@ -1,16 +1,15 @@
 """The replications of a run on this machine's testbeds: one worker thread per testbed (a lane,
-or the lab hosts), each taking units from one queue, until the queue is empty or the run is
+or the lab hosts), each taking units from one plan, made as they are taken, until none is left or the run is
 stopped (a signal, or a testbed that could not be built). Where a worker's testbed comes from
 is the backend's business (testbed/run/backends/): the runner only asks for a fresh one before
 each replication and gives it back at the end."""
 from __future__ import annotations
 
-import queue
 import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TextIO
+from typing import Iterator, Protocol, TextIO
 
 from testbed.hosts import Testbed
 from testbed.run import meta
@@ -18,7 +17,7 @@ from testbed.run.flow_slots import FlowSlots
 from testbed.run.progress import Progress, planned_replication_s
 from testbed.run.results import RunDir, Status, failure_text
 from testbed.run.stop import Stop, stop_on_signals
-from testbed.run.unit import Unit, UnitRunner
+from testbed.run.unit import Plan, Unit, UnitRunner
 from testbed.scenario import loader as scenario_mod
 
 
@@ -55,22 +54,18 @@ class Testbeds(Protocol):
 
 
 class Runner:
-    def __init__(self, sc: scenario_mod.Scenario, run_dir: RunDir, units: list[Unit], parallel: int,
+    def __init__(self, sc: scenario_mod.Scenario, run_dir: RunDir, units: Plan, parallel: int,
                  testbeds: Testbeds, stream: TextIO = sys.stderr):
         """`parallel`: replications that run their flows at once; a worker beyond them is the
         spare of --prepare-ahead."""
         self.sc, self.run_dir, self.units, self.testbeds = sc, run_dir, units, testbeds
         self.stop = Stop()
-        self.queue: queue.Queue[Unit] = queue.Queue()
-        for unit in units:
-            self.queue.put(unit)
-        planned: dict[str, int] = {}
-        for unit in units:
-            planned[unit.cell.cell_id] = planned.get(unit.cell.cell_id, 0) + len(unit.replications)
+        self._todo: Iterator[Unit] = iter(units)     # units made as the workers take them
+        planned = units.replications()
         self.lanes = testbeds.workers(len(units))
         # more workers than replications at once: the spare builds and sets up the next one
         self.slots = FlowSlots(parallel) if len(self.lanes) > parallel else None
-        estimates = {unit.cell.cell_id: planned_replication_s(unit.cell, sc.timeout_us) for unit in units}
+        estimates = {cell.cell_id: planned_replication_s(cell, sc.timeout_us) for cell, _ in units.todo}
         self.progress = Progress(sc.name, planned, min(len(self.lanes), parallel), stream, estimates=estimates)
         self.result = RunResult(run_dir.root)
         self._lock = threading.Lock()
@@ -100,9 +95,9 @@ class Runner:
                            tolerances=self.sc.tolerances, slots=self.slots)
         try:
             while not self.stop.is_set():
-                try:
-                    unit = self.queue.get_nowait()
-                except queue.Empty:
+                with self._lock:
+                    unit = next(self._todo, None)
+                if unit is None:
                     return
                 units.run(unit)
         except Exception as e:   # the lane itself could not be built: nothing can run on it

@@ -51,6 +51,32 @@ class Status:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
 
 
+def check_results_dir(results: Path) -> None:
+    """ConfigError at --results unless this user (root, for lanes) alone can write where the run
+    directories go. squall writes captures, logs and summaries there as root: in a directory another
+    user may write to, a link or a renamed directory could send them anywhere. An existing
+    directory must be this user's and not writable by its group or others (nor reached through a
+    link of someone else's); one squall is to create, the existing directory it is created in
+    likewise, or a root-owned one with the sticky bit (such as /tmp)."""
+    uid = os.geteuid()
+    if results.is_symlink() and results.lstat().st_uid not in (uid, 0):
+        raise ConfigError("--results", f"{str(results)!r} is a symbolic link of user {results.lstat().st_uid}; "
+                          "expected a directory (or a link) of this user")
+    existing = next((p for p in [results, *results.absolute().parents] if p.exists()), None)
+    if existing is None:
+        return
+    st = existing.stat()
+    if existing != results and st.st_uid == 0 and st.st_mode & 0o1000:
+        return                      # a sticky directory such as /tmp: no one can move squall's away
+    if st.st_uid != uid or st.st_mode & 0o022:
+        who = f"owned by user {st.st_uid}" if st.st_uid != uid else \
+            f"writable by its group or others (mode {st.st_mode & 0o7777:04o})"
+        role = "is the results directory" if existing == results else "is where the results directory would be made"
+        raise ConfigError("--results", f"{str(existing)!r} {role} but is {who}; squall writes its runs there as "
+                          f"user {uid}, so another user could redirect them: use a directory of user {uid} that "
+                          "no one else can write to (chown, chmod go-w)")
+
+
 def utc_stamp(t: float | None = None) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
 
@@ -155,6 +181,15 @@ class RunDir:
         if not path.is_file():
             return None
         return Status(**json.loads(path.read_text()))
+
+    def present(self, cell_id: str) -> set[int]:
+        """The numbers of the cell's replications that have a directory (`rep-NN`): one listing,
+        so planning a study of 10 000 x 10 000 replications does not look for each status.json."""
+        try:
+            names = os.listdir(self.root / "cells" / cell_id)
+        except (FileNotFoundError, NotADirectoryError):
+            return set()
+        return {int(n[4:]) for n in names if n.startswith("rep-") and n[4:].isdigit()}
 
     def needs_run(self, cell_id: str, rep: int, redo: Collection[str] = (), redo_before_utc: str | None = None
                   ) -> bool:

@@ -20,9 +20,9 @@ import os
 import sys
 from dataclasses import asdict, is_dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, TextIO
+from typing import Any, Callable, Mapping, TextIO
 from analysis.results import cell_selection
-from testbed.run import meta
+from testbed.run import meta, planning
 from testbed.scenario import loader as scenario_mod
 from testbed.addresses import MAX_LANE
 from testbed.errors import ConfigError
@@ -36,7 +36,7 @@ from testbed.run.local_runner import RunResult, Runner
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run.options import DEFAULT_LANE_BASE, RunOptions
 from testbed.run.replication_range import describe, replication_numbers
-from testbed.run.results import RunDir
+from testbed.run.results import RunDir, check_results_dir
 from testbed.run.unit import plan
 
 # what other modules and the tests take from the command's module
@@ -83,6 +83,7 @@ def check_options(options: RunOptions) -> None:
     existing = next((p for p in [results, *results.absolute().parents] if p.exists()), None)
     if existing is not None and existing.is_dir() and not os.access(existing, os.W_OK | os.X_OK):
         raise ConfigError("--results", f"{str(existing)!r} is not writable; cannot create run directories there")
+    check_results_dir(results)
 
 
 def check_runnable(sc: scenario_mod.Scenario, cells: list[scenario_mod.ResolvedCell]) -> None:
@@ -184,8 +185,10 @@ def reopen_run(root: Path, options: RunOptions) -> tuple[scenario_mod.Scenario, 
 
 
 def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path | None, backend: Backend,
-                  sc: scenario_mod.Scenario | None = None) -> Planned:
-    """The run directory, new or reopened (--resume), its selected cells and what is left to run."""
+                  sc: scenario_mod.Scenario | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> Planned:
+    """The run directory, new or reopened (--resume), its selected cells and what is left to run;
+    `progress`: see unit.plan."""
     if resume is not None:
         sc, run_dir, reps, cells_glob = reopen_run(resume, options)
     else:
@@ -194,7 +197,11 @@ def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path 
         cells_glob = options.cells
     cells = select_cells(sc, cells_glob)
     check_runnable(sc, cells)
-    return Planned(sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo))
+    try:
+        return Planned(sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo, progress))
+    except planning.Stopped as stopped:
+        stopped.run_dir = run_dir.root
+        raise
 
 
 def check_run(scenario_path: Path | None, options: RunOptions, resume: Path | None) -> scenario_mod.Scenario:
@@ -211,7 +218,17 @@ def check_run(scenario_path: Path | None, options: RunOptions, resume: Path | No
 
 def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | None,
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    checked = check_run(scenario_path, options, resume)
+    try:
+        return _run_command(scenario_path, options, resume, out, err)
+    except planning.Stopped as stopped:
+        print(stopped.message(), file=err)
+        return 128 + stopped.signum
+
+
+def _run_command(scenario_path: Path | None, options: RunOptions, resume: Path | None,
+                 out: TextIO, err: TextIO) -> int:
+    with planning.StopBeforeRunning(err):
+        checked = check_run(scenario_path, options, resume)
     for warning in scenario_warnings(checked):
         print(f"squall run: warning: {warning}", file=err)
     backend = choose_backend(options)
@@ -222,7 +239,9 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
         return 2
     try:
         # a resumed run is reopened (its meta.json kept as it is)
-        planned = open_and_plan(scenario_path, options, resume, backend, checked if resume is None else None)
+        with planning.StopBeforeRunning(err):
+            planned = open_and_plan(scenario_path, options, resume, backend, checked if resume is None else None,
+                                    progress=planning.progress_printer(err))
         print(f"squall run: {planned.sc.name}: {len(planned.cells)} cells x {describe(planned.reps)}, "
               f"{planned.replications} to run {backend.where(planned.units)}; results in {planned.run_dir.root}",
               file=err)

@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
 from testbed.hosts import Testbed
 from testbed.run import lingering, replication
@@ -41,19 +41,48 @@ class Unit:
     keep_lane: bool                       # CBI: metrics must survive between them
 
 
-def plan(cells: list[ResolvedCell], selected: range, run_dir: RunDir, redo: tuple[str, ...] = ()) -> list[Unit]:
-    """Per cell, the selected replications still to run, as units (a CBI cell's as one chain)."""
-    units = []
-    for cell in cells:
-        reps = tuple(r for r in selected if run_dir.needs_run(cell.cell_id, r, redo))
-        if not reps:
-            continue
-        tcp = cell.tcp
-        if tcp is not None and not tcp.flush_metrics:
-            units.append(Unit(cell, reps, keep_lane=True))
-        else:
-            units.extend(Unit(cell, (r,), keep_lane=False) for r in reps)
-    return units
+@dataclass(frozen=True)
+class Plan:
+    """What is left to run: per cell its replications, made into units only as they are taken
+    (a CBI cell's as one chain, any other's one unit per replication). A cell none of whose
+    selected replications is done keeps them as a range: 10 000 x 10 000 take no memory."""
+    todo: tuple[tuple[ResolvedCell, Sequence[int]], ...]
+
+    def __iter__(self) -> Iterator[Unit]:
+        for cell, reps in self.todo:
+            if _chained(cell):
+                yield Unit(cell, tuple(reps), keep_lane=True)
+            else:
+                yield from (Unit(cell, (r,), keep_lane=False) for r in reps)
+
+    def __len__(self) -> int:
+        """The number of units."""
+        return sum(1 if _chained(cell) else len(reps) for cell, reps in self.todo)
+
+    def replications(self) -> dict[str, int]:
+        """Per cell id, the replications to run."""
+        return {cell.cell_id: len(reps) for cell, reps in self.todo}
+
+
+def _chained(cell: ResolvedCell) -> bool:
+    """A TCP profile that keeps its metrics (CBI): the cell's replications run in order on one lane."""
+    return cell.tcp is not None and not cell.tcp.flush_metrics
+
+
+def plan(cells: list[ResolvedCell], selected: range, run_dir: RunDir, redo: tuple[str, ...] = (),
+         progress: Callable[[int, int], None] | None = None) -> Plan:
+    """Per cell, the selected replications still to run. Only replications that have a directory
+    are looked at further (RunDir.present); `progress(cells planned, cells)` is called after each cell."""
+    todo = []
+    for done, cell in enumerate(cells, start=1):
+        if progress is not None:
+            progress(done, len(cells))
+        present = run_dir.present(cell.cell_id)
+        reps: Sequence[int] = selected if not present else \
+            tuple(r for r in selected if r not in present or run_dir.needs_run(cell.cell_id, r, redo))
+        if reps:
+            todo.append((cell, reps))
+    return Plan(tuple(todo))
 
 
 # Replications that ran to their end: what they left in the cache is the chain's (a timeout is

@@ -20,7 +20,7 @@ from testbed.run.ending import finish
 from testbed.run.local_runner import RunResult, Runner
 from testbed.run.options import RunOptions
 from testbed.run.results import RunDir
-from testbed.run.unit import Unit
+from testbed.run.unit import Plan
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.loader import Scenario
 
@@ -36,11 +36,11 @@ class Planned:
     run_dir: RunDir
     reps: range
     cells: list[ResolvedCell]
-    units: list[Unit]
+    units: Plan
 
     @property
     def replications(self) -> int:
-        return sum(len(u.replications) for u in self.units)
+        return sum(self.units.replications().values())
 
 
 class Backend(ABC):
@@ -59,7 +59,7 @@ class Backend(ABC):
         """meta.json's `testbed` of a new run, without the run options (runner.start_run adds them)."""
 
     @abstractmethod
-    def where(self, units: list[Unit]) -> str:
+    def where(self, units: Plan) -> str:
         """The start line's "to run ..." part: on which lanes, hosts or cluster."""
 
     @abstractmethod

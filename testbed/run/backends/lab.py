@@ -12,7 +12,7 @@ from testbed.lab import hosts as ssh_hosts
 from testbed.lab import testbed_file
 from testbed.router.engines import engine_of
 from testbed.run.backends.base import BackendUnavailable, LocalBackend
-from testbed.run.unit import Unit
+from testbed.run.unit import Plan
 from testbed.scenario.loader import Scenario
 
 
@@ -46,7 +46,7 @@ class LabBackend(LocalBackend):
                 "testbed_source": self.options.testbed_file.read_text(),
                 "hosts": self.testbed.host_info() if self.testbed is not None else {}}
 
-    def where(self, units: list[Unit]) -> str:
+    def where(self, units: Plan) -> str:
         assert self.lab is not None
         return f"on the lab hosts of {self.lab.path}"
 

@@ -12,7 +12,7 @@ from testbed.lanes import lane as lanes
 from testbed.lanes.hosts import NamespaceTestbed
 from testbed.run.backends.base import BackendUnavailable, LocalBackend
 from testbed.run.options import RunOptions
-from testbed.run.unit import Unit
+from testbed.run.unit import Plan
 from testbed.scenario.loader import Scenario
 
 
@@ -53,7 +53,7 @@ class LaneBackend(LocalBackend):
     def workers(self, units: int) -> list[int]:
         return [self.options.lane_base + i for i in range(max(1, min(self.options.lanes, units)))]
 
-    def where(self, units: list[Unit]) -> str:
+    def where(self, units: Plan) -> str:
         spare = " and a spare lane setting up the next replication (--prepare-ahead)" \
             if units and len(self.workers(len(units))) > self.options.parallel else ""
         return f"on {min(self.options.parallel, max(1, len(units)))} lane(s){spare}"

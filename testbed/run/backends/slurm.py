@@ -9,7 +9,7 @@ from testbed.run import slurm
 from testbed.run.backends.base import Backend, Planned
 from testbed.run.ending import say_kept
 from testbed.run.status import print_report
-from testbed.run.unit import Unit, plan
+from testbed.run.unit import Plan, plan
 from testbed.scenario.loader import Scenario
 
 
@@ -25,7 +25,7 @@ class SlurmBackend(Backend):
         return {"backend": self.NAME, "lane_base": o.lane_base, "lanes_per_node": o.slurm.lanes_per_node,
                 "partition": o.slurm.partition, "prepare_ahead": o.prepare_ahead}
 
-    def where(self, units: list[Unit]) -> str:
+    def where(self, units: Plan) -> str:
         return f"as {len(units)} Slurm unit(s)"
 
     def run(self, planned: Planned, out: TextIO, err: TextIO) -> int:
@@ -42,7 +42,7 @@ class SlurmBackend(Backend):
         print_report(run_dir, planned.cells, planned.reps, out)
         left = plan(planned.cells, planned.reps, run_dir)
         if left:
-            print(f"squall run: {sum(len(u.replications) for u in left)} replication(s) not ok; redo them with:\n"
+            print(f"squall run: {sum(left.replications().values())} replication(s) not ok; redo them with:\n"
                   f"  squall run --resume {run_dir.root} --slurm", file=err)
         kept = say_kept(run_dir, planned.cells, planned.reps, err, " --slurm")
         return 1 if left or kept else 0

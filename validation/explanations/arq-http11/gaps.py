@@ -80,7 +80,7 @@ def tcpinfo(path: Path) -> dict[int, list[tuple[int, int, int]]]:
             if line.startswith("#") or line.startswith("time_us"):
                 continue
             c = line.rstrip("\n").split("\t")
-            if len(c) < 12 or int(c[2]) != SERVER_PORT or int(c[11]) == 0:
+            if len(c) < 12 or int(c[2]) != SERVER_PORT or c[11] in ("", "0"):     # "": no tcp_info
                 continue
             out[int(c[4])].append((t0 + int(c[0]), int(c[11]), int(c[9]), int(c[13])))
     return out
