@@ -177,6 +177,11 @@ def test_red_with_ecn_takes_the_configs_weight_and_probability():
     assert "red.max_p = 0.02\nred.w_q = 0.0625\nred.ecn = false\n" in sections
 
 
+def test_head_drop_is_the_emulators_head_drop():
+    router = emulator_router(parsed({"queue": {"discipline": "head_drop", "limit": 20}}), link=SMALL_BUFFER)
+    assert router.sections.endswith("[down.router.class.all]\npriority = 0\ndiscipline = head_drop\nlimit = 20\n")
+
+
 def test_the_up_direction_gets_its_own_section_names():
     assert rendered(PFIFO_20, direction="up").sections.startswith("[up.router]\n")
 
@@ -294,7 +299,8 @@ def test_router_tc_note_of_the_emulator_engine():
 # --- the real emulator reads every rendered example ---------------------------------------
 
 EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
-            "seawind": {**PFIFO_20, "device_queue": 10}}
+            "seawind": {**PFIFO_20, "device_queue": 10},
+            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}}}
 
 
 def _config_file(tmp_path: Path, section: dict) -> Path:
