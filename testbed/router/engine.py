@@ -38,6 +38,7 @@ class RouterPlace:
 
 
 class RouterEngine(Protocol):
+    name: ClassVar[str]                  # `engine = "NAME"` in a scenario
     summary: ClassVar[str]               # what it is, for messages
     in_emulator: ClassVar[bool]          # the emulator's configuration carries the router
     on_host_path: ClassVar[bool]         # it queues on a host device, between the capture points
