@@ -31,7 +31,7 @@ from testbed.paths import PROFILE_DIR
 from testbed.scenario import argv_template
 from testbed.scenario.link_section import LinkConfig
 from testbed.scenario.profiles import ProfileSet
-from testbed.router.parse import parse_dscp
+from testbed.router.values import parse_dscp
 from testbed.router.plan import PROTOCOL_NUMBERS
 from testbed.scenario.units import (MAX_SIZE_BYTES, format_rate_bps, format_size, format_time_us, parse_size_bytes,
                                     parse_time_us)
