@@ -17,6 +17,7 @@ from testbed.link.session import bin_dir
 from testbed.router.parse import parse_router
 from testbed.router.plan import RouterConfig
 from testbed.router.emulator_engine import emulator_note
+from testbed.router.disciplines.registry import DISCIPLINES
 from testbed.router.emulator_stats import RouterStatsError, read_router_stats
 from testbed.link.simple import direction, error_free
 
@@ -301,6 +302,13 @@ def test_router_tc_note_of_the_emulator_engine():
 EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
             "seawind": {**PFIFO_20, "device_queue": 10},
             "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}}}
+
+
+def test_every_discipline_has_an_example_the_emulator_runs():
+    """A discipline added to the table without an example here fails: the two tests below run
+    every example through the emulator."""
+    used = {c.queue.discipline for section in EXAMPLES.values() for c in parsed(section).classes}
+    assert used == set(DISCIPLINES)
 
 
 def _config_file(tmp_path: Path, section: dict) -> Path:
