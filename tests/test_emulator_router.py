@@ -17,6 +17,7 @@ from testbed.paths import bin_dir
 from testbed.router.parse import parse_router
 from testbed.router.plan import RouterConfig
 from testbed.router.emulator_engine import emulator_note
+from testbed.router.disciplines.registry import DISCIPLINES
 from testbed.router.emulator_stats import RouterStatsError, read_router_stats
 from testbed.link.simple import direction, error_free
 
@@ -177,6 +178,11 @@ def test_red_with_ecn_takes_the_configs_weight_and_probability():
     assert "red.max_p = 0.02\nred.w_q = 0.0625\nred.ecn = false\n" in sections
 
 
+def test_head_drop_is_the_emulators_head_drop():
+    router = emulator_router(parsed({"queue": {"discipline": "head_drop", "limit": 20}}), link=SMALL_BUFFER)
+    assert router.sections.endswith("[down.router.class.all]\npriority = 0\ndiscipline = head_drop\nlimit = 20\n")
+
+
 def test_the_up_direction_gets_its_own_section_names():
     assert rendered(PFIFO_20, direction="up").sections.startswith("[up.router]\n")
 
@@ -294,7 +300,15 @@ def test_router_tc_note_of_the_emulator_engine():
 # --- the real emulator reads every rendered example ---------------------------------------
 
 EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
-            "seawind": {**PFIFO_20, "device_queue": 10}}
+            "seawind": {**PFIFO_20, "device_queue": 10},
+            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}}}
+
+
+def test_every_discipline_has_an_example_the_emulator_runs():
+    """A discipline added to the table without an example here fails: the two tests below run
+    every example through the emulator."""
+    used = {c.queue.discipline for section in EXAMPLES.values() for c in parsed(section).classes}
+    assert used == set(DISCIPLINES)
 
 
 def _config_file(tmp_path: Path, section: dict) -> Path:

@@ -7,6 +7,7 @@ import pytest
 
 from testbed.errors import ConfigError
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.router.disciplines.red import RedQueue, burst_for_wlog, red_wlog
 from testbed.router.parse import parse_router
@@ -70,6 +71,15 @@ def test_diffserv_classes_queues_and_filters():
         RouterFilter("EF", protocol=17, dport=5004, dst="198.18.2.0/24"),
     )
     assert config.disciplines() == ("pfifo", "bfifo", "red")
+
+
+def test_head_drop_takes_a_limit_in_packets():
+    config = parse_router({"queue": {"discipline": "head_drop", "limit": 20}}, WHERE, LINK)
+    assert config.classes[0].queue == HeadDropQueue(20)
+    assert config.disciplines() == ("head_drop",)
+    assert HeadDropQueue(20).describe() == "head drop (head_drop) at 20 packets"
+    with pytest.raises(ConfigError, match=r"router.queue.limit: '6000B' is not a positive whole number of packets"):
+        parse_router({"queue": {"discipline": "head_drop", "limit": "6000B"}}, WHERE, LINK)
 
 
 def test_red_explicit_burst_probability_bandwidth_and_engine():

@@ -156,6 +156,33 @@ def test_pfifo_20_never_holds_more_than_20_packets_and_counts_every_drop(veth_li
     assert _root_kind(link) != "htb"
 
 
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [0], indirect=True)
+def test_head_drop_keeps_the_newest_packets_of_a_burst(veth_link):
+    """The same burst as above into a 20-packet head_drop (tc's pfifo_head_drop): the kernel
+    drops from the front, so the burst's last datagram arrives (a tail drop loses it)."""
+    require_programs("squall-udp")
+    link = veth_link
+    config = parse_router({"queue": {"discipline": "head_drop", "limit": 20}}, WHERE, RATE)
+    if not qdisc_available(link.sender, config, "head_drop"):
+        pytest.skip("this kernel has no pfifo_head_drop (sch_fifo)")
+    assert "pfifo_head_drop limit 20" in apply_router(link.sender, config, DEV)
+    receiver = _start_receiver(link, 6001)
+    try:
+        sender = udp_in(link.sender_ns, ["send", "--connect", f"{link.receiver_ip}:6001", "--size", "500",
+                                         "--rate", "max", "--count", "200"])
+        sent = _summary(sender)
+        received = _summary(receiver)
+    finally:
+        _stop_all(receiver)
+    leaf = _qdisc_stats(link, "10:")
+    assert sent["packets"] == 200
+    assert 20 <= received["received"] < 200, "the burst should have overflowed the 20-packet queue"
+    assert received["expected"] == 200, "the newest datagram must have been kept"
+    assert leaf["drops"] == 200 - received["received"]
+    teardown_router(link.sender, DEV)
+
+
 def _root_kind(link: VethLink) -> str:
     qdiscs = json.loads(netns.run_in(link.sender_ns, ["tc", "-j", "qdisc", "show", "dev", DEV]).stdout)
     return next(q["kind"] for q in qdiscs if q.get("root"))

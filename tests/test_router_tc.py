@@ -89,6 +89,12 @@ def test_red_with_ecn():
     )
 
 
+def test_head_drop_is_linux_pfifo_head_drop():
+    section = {"queue": {"discipline": "head_drop", "limit": 20}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
+        "qdisc add dev wl0 parent 1:10 handle 10: pfifo_head_drop limit 20")
+
+
 def test_the_emulator_engine_is_not_rendered_for_tc():
     config = parse_router({"engine": "emulator", "queue": {"discipline": "pfifo", "limit": 20}}, WHERE, 64_000)
     with pytest.raises(ValueError, match="engine is 'emulator'"):

@@ -181,6 +181,96 @@ static void test_bfifo_drops_at_exactly_limit_bytes(void **state)
 	assert_int_equal(stats(f, 0).backlog_bytes, 2500);
 }
 
+/* ---- head drop ------------------------------------------------------------------- */
+
+/* The reference for head_drop, written from its definition and not from the model: packets
+ * arrive in order at one queue of `limit` packets that nothing leaves; a full queue lets its
+ * oldest packet go for each arrival. Returns how many were dropped (their ids in arrival
+ * order in dropped[], the arrival that pushed each out in by[]); kept[] gets the rest. */
+static size_t reference_head_drop(const uint64_t *ids, size_t n, size_t limit, uint64_t *kept,
+				  uint64_t *dropped, size_t *by)
+{
+	size_t head = 0, nd = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i - head == limit) {
+			dropped[nd] = ids[head++];
+			by[nd++] = i;
+		}
+	}
+	for (size_t i = head; i < n; i++)
+		kept[i - head] = ids[i];
+	return nd;
+}
+
+static void test_head_drop_pushes_out_the_oldest_packets(void **state)
+{
+	struct fixture *f = *state;
+	stop_the_link(f);
+	add_class(router(f), "BE", SQ_QDISC_HEAD_DROP, 3);
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t first = send_simple(f, 0, 1000);   /* to the send buffer */
+	assert_int_equal(fate(f, first), SQ_EV_TX);
+	enum { N = 8, LIMIT = 3 };
+	uint64_t ids[N], kept[N], dropped[N];
+	size_t by[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = send_simple(f, 10 * (i + 1), 600);
+	size_t nd = reference_head_drop(ids, N, LIMIT, kept, dropped, by);
+	assert_int_equal(nd, N - LIMIT);
+	/* The model's drop_router events are the reference's, in its order and at its times. */
+	size_t seen = 0;
+	for (size_t i = 0; i < f->rec.n; i++) {
+		const struct sq_event *ev = &f->rec.ev[i];
+		if (ev->type != SQ_EV_DROP_ROUTER)
+			continue;
+		assert_true(seen < nd);
+		assert_int_equal(ev->pkt_id, dropped[seen]);
+		assert_int_equal(ev->t, 10 * (by[seen] + 1));
+		assert_int_equal(ev->router_class, 0);
+		seen++;
+	}
+	assert_int_equal(seen, nd);
+	for (int i = 0; i < LIMIT; i++)
+		assert_int_equal(fate(f, kept[i]), SQ_EV_IN);   /* waiting in the class queue */
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.arrivals, N + 1);
+	assert_int_equal(s.enqueued, 1);
+	assert_int_equal(s.backlog_pkts, LIMIT);
+	assert_int_equal(s.backlog_bytes, LIMIT * 600);
+	assert_int_equal(s.tail_drops, nd);
+	assert_int_equal(s.drops, nd);
+	assert_int_equal(sq_model_pending(f->m), 1 + LIMIT);
+}
+
+/* A burst into a queue the link drains: the newest packets are delivered, in order, after the
+ * one already in the send buffer; the pushed-out ones never are. */
+static void test_head_drop_delivers_the_newest_packets_in_order(void **state)
+{
+	struct fixture *f = *state;
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;   /* one of the 1000 B packets at a time */
+	add_class(router(f), "BE", SQ_QDISC_HEAD_DROP, 2);
+	f->m = tl_model(&f->tl, &f->rec);
+	enum { N = 10, LIMIT = 2 };
+	uint64_t ids[N], kept[N], dropped[N];
+	size_t by[N];
+	for (int i = 0; i < N; i++)
+		ids[i] = send_simple(f, 0, 1000);   /* one instant: nothing leaves in between */
+	size_t nd = reference_head_drop(ids + 1, N - 1, LIMIT, kept, dropped, by);
+	sq_model_advance(f->m, 10 * 1000 * 1000);
+	uint64_t out[N];
+	size_t n_out = 0;
+	for (size_t i = 0; i < f->rec.n; i++)
+		if (f->rec.ev[i].type == SQ_EV_OUT)
+			out[n_out++] = f->rec.ev[i].pkt_id;
+	assert_int_equal(n_out, 1 + LIMIT);
+	assert_int_equal(out[0], ids[0]);
+	for (int i = 0; i < LIMIT; i++)
+		assert_int_equal(out[1 + i], kept[i]);
+	for (size_t i = 0; i < nd; i++)
+		assert_int_equal(fate(f, dropped[i]), SQ_EV_DROP_ROUTER);
+	assert_int_equal(sq_model_pending(f->m), 0);
+}
+
 static void test_red_limit_is_a_byte_tail_drop_and_average_tracks_backlog(void **state)
 {
 	struct fixture *f = *state;
@@ -586,7 +676,7 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 		struct sq_router_class *k = &rc->classes[c];
 		k->priority = (uint8_t)(lcg(r) % 3);
 		k->share_bps = 1000 + lcg(r) % 64000;
-		k->discipline = (enum sq_qdisc)(lcg(r) % 3);
+		k->discipline = (enum sq_qdisc)(lcg(r) % SQ_QDISCS);
 		k->limit = k->discipline == SQ_QDISC_PFIFO ? 1 + (uint32_t)(lcg(r) % 30)
 							     : 1500 + (uint32_t)(lcg(r) % 20000);
 		uint32_t min = 500 + (uint32_t)(lcg(r) % 4000);
@@ -793,6 +883,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_pfifo_drops_at_exactly_limit_packets),
 		T(test_bfifo_drops_at_exactly_limit_bytes),
+		T(test_head_drop_pushes_out_the_oldest_packets),
+		T(test_head_drop_delivers_the_newest_packets_in_order),
 		T(test_red_limit_is_a_byte_tail_drop_and_average_tracks_backlog),
 		T(test_red_average_decays_from_the_last_departure),
 		T(test_ecn_marks_ect_and_ce_and_drops_not_ect),

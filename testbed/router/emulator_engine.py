@@ -13,10 +13,9 @@ from typing import ClassVar
 
 from testbed.router.emulator_stage import emulator_router
 from testbed.router.emulator_stats import read_router_stats
-from testbed.router.engine import RouterPlace
+from testbed.router.engine import LinkDirection, RouterPlace
 from testbed.router.files import EMULATOR_STATS_FILE, write_complete
 from testbed.router.plan import RouterConfig
-from testbed.scenario.link_section import DirectionConfig
 
 
 def emulator_note(config: RouterConfig) -> str:
@@ -37,7 +36,7 @@ class EmulatorEngine:
     device_queue_refusal: ClassVar[str] = ""
 
     @classmethod
-    def check(cls, config: RouterConfig, downlink: DirectionConfig, where: str) -> None:
+    def check(cls, config: RouterConfig, downlink: LinkDirection, where: str) -> None:
         """What the router stage cannot express is refused at parse time, not when the link opens."""
         emulator_router(config, link=downlink, where=where)
 

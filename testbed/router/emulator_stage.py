@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from testbed.errors import ConfigError
-from testbed.scenario.link_section import DirectionConfig
+from testbed.router.engine import LinkDirection
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterClass, RouterConfig, RouterFilter, default_quantum
 
 # Limits of the emulator's router stage (emulator/CONFIG.md, "Router stage").
@@ -51,7 +51,7 @@ class EmulatorRouter:
         return notes + self.sections
 
 
-def emulator_router(config: RouterConfig, *, link: DirectionConfig | None = None,
+def emulator_router(config: RouterConfig, *, link: LinkDirection | None = None,
                     direction: str = "down", where: str = "router") -> EmulatorRouter:
     """The router stage for `direction` of the emulator's configuration.
 
@@ -141,7 +141,7 @@ def _filter_lines(flt: RouterFilter) -> list[str]:
 
 # --- what the emulator ignores -------------------------------------------------------------
 
-def _ignored_keys(config: RouterConfig, scheduler: str, link: DirectionConfig | None, where: str) -> list[str]:
+def _ignored_keys(config: RouterConfig, scheduler: str, link: LinkDirection | None, where: str) -> list[str]:
     notes = []
     if link is not None and not _is_link_rate(config.rate_bps, link):
         notes.append(f"{where}.rate: {config.rate_bps} bit/s is ignored; the router stage drains into the "
@@ -155,7 +155,7 @@ def _ignored_keys(config: RouterConfig, scheduler: str, link: DirectionConfig | 
     return notes
 
 
-def _ignored_class_keys(cls: RouterClass, config: RouterConfig, link: DirectionConfig | None, at: str) -> list[str]:
+def _ignored_class_keys(cls: RouterClass, config: RouterConfig, link: LinkDirection | None, at: str) -> list[str]:
     notes = []
     if config.diffserv and cls.ceil_bps != config.rate_bps:
         notes.append(f"{at}.ceil: {cls.ceil_bps} bit/s is ignored; classes are not capped, the router "
@@ -168,7 +168,7 @@ def _ignored_class_keys(cls: RouterClass, config: RouterConfig, link: DirectionC
     return notes
 
 
-def _constant_rate(link: DirectionConfig) -> tuple[bool, int | None]:
+def _constant_rate(link: LinkDirection) -> tuple[bool, int | None]:
     """(True, rate or None = unlimited) for a constant bandwidth, (False, None) for a schedule."""
     try:
         return True, link.rate_bps
@@ -176,26 +176,26 @@ def _constant_rate(link: DirectionConfig) -> tuple[bool, int | None]:
         return False, None
 
 
-def _is_link_rate(rate_bps: int, link: DirectionConfig) -> bool:
+def _is_link_rate(rate_bps: int, link: LinkDirection) -> bool:
     constant, link_rate = _constant_rate(link)
     return constant and link_rate == rate_bps
 
 
-def _default_rate(config: RouterConfig, link: DirectionConfig) -> int:
+def _default_rate(config: RouterConfig, link: LinkDirection) -> int:
     """The parser's default for a queue's rate (RED's bandwidth): the link's, else (a schedule,
     unlimited) the router's."""
     constant, link_rate = _constant_rate(link)
     return link_rate if constant and link_rate is not None else config.rate_bps
 
 
-def _rate_text(link: DirectionConfig) -> str:
+def _rate_text(link: LinkDirection) -> str:
     constant, link_rate = _constant_rate(link)
     if not constant:
         return "its bandwidth schedule"
     return "unlimited" if link_rate is None else f"{link_rate} bit/s"
 
 
-def _check_send_buffer(link: DirectionConfig, direction: str) -> None:
+def _check_send_buffer(link: LinkDirection, direction: str) -> None:
     if link.send_buffer < link.mtu:
         raise ConfigError(f"link.{direction}.send_buffer", f"{link.send_buffer} B is below the MTU {link.mtu} B; "
                                                            "with a router stage (router engine = \"emulator\") "

@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 if TYPE_CHECKING:      # annotations only: the interface depends on no implementation
     from testbed.hosts import Host
     from testbed.router.plan import RouterConfig
-    from testbed.scenario.link_section import DirectionConfig
+
+
+class LinkDirection(Protocol):
+    """What the router needs of the link direction it feeds (a scenario's DirectionConfig)."""
+    mtu: int              # bytes
+    send_buffer: int      # bytes
+
+    @property
+    def rate_bps(self) -> int | None:
+        """The constant rate, or None if unlimited; ValueError for a schedule."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,7 @@ class RouterPlace:
 
 
 class RouterEngine(Protocol):
+    name: ClassVar[str]                  # `engine = "NAME"` in a scenario
     summary: ClassVar[str]               # what it is, for messages
     in_emulator: ClassVar[bool]          # the emulator's configuration carries the router
     on_host_path: ClassVar[bool]         # it queues on a host device, between the capture points
@@ -37,7 +47,7 @@ class RouterEngine(Protocol):
     device_queue_refusal: ClassVar[str]  # "" if it takes `device_queue`, else why not
 
     @classmethod
-    def check(cls, config: RouterConfig, downlink: DirectionConfig, where: str) -> None:
+    def check(cls, config: RouterConfig, downlink: LinkDirection, where: str) -> None:
         """ConfigError (naming the key under `where`) for what this engine cannot run."""
 
     def __init__(self, config: RouterConfig, place: RouterPlace) -> None: ...

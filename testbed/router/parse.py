@@ -17,14 +17,13 @@ from testbed.router.plan import (
     HTB_MAX_PRIORITY, MAX_CLASSES, MAX_DEVICE_QUEUE, PROTOCOL_NUMBERS, SINGLE_CLASS_NAME, RouterClass,
     RouterConfig, RouterFilter, default_quantum,
 )
-from testbed.router.values import expect_table, int_in_range, positive_rate, positive_size, reject_unknown
+from testbed.router.values import (
+    expect_table, int_in_range, parse_dscp, positive_rate, positive_size, reject_unknown,
+)
 
 PORT_PROTOCOLS = (6, 17, 132)
 
 _CLASS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
-_DSCP_NAMES: dict[str, int] = {"BE": 0, "default": 0, "EF": 46, "VA": 44}
-_DSCP_NAMES.update({f"CS{i}": 8 * i for i in range(8)})
-_DSCP_NAMES.update({f"AF{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)})
 
 
 def parse_router(section: dict, where: str, link_rate_bps: int) -> RouterConfig:
@@ -157,14 +156,6 @@ def _parse_filter(body: object, names: list[str], where: str) -> RouterFilter:
         src=_prefix(body["src"], f"{where}.src") if "src" in body else None,
         dst=_prefix(body["dst"], f"{where}.dst") if "dst" in body else None,
     )
-
-
-def parse_dscp(value: object, where: str) -> int:
-    if isinstance(value, str):
-        if value not in _DSCP_NAMES:
-            raise ConfigError(where, f"unknown DSCP name {value!r}; expected EF, BE, AFxy, CSx or a number 0-63")
-        return _DSCP_NAMES[value]
-    return int_in_range(value, 0, 63, where, "a DSCP value")
 
 
 def _protocol(value: object, where: str) -> int:

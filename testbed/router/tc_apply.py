@@ -19,13 +19,9 @@ DEFAULT_DEVICE = "wl0"
 _PROBE_DEVICE = "sqprobe0"
 # The router's own kinds, as tc commands (after `tc`, device as {dev}) that succeed only if the
 # kernel has the kind; options minimal and valid. A discipline is probed with its own options.
-_PROBES = {
-    "htb": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb"]],
-    "u32": [["qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb"],
-            ["filter", "add", "dev", "{dev}", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
-             "match", "ip", "protocol", "6", "0xff", "flowid", "1:1"]],
-}
-_KERNEL_MODULES = {"htb": "sch_htb", "u32": "cls_u32"}
+_HTB_ROOT = ("qdisc", "add", "dev", "{dev}", "root", "handle", "1:", "htb")
+_U32_FILTER = ("filter", "add", "dev", "{dev}", "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+               "match", "ip", "protocol", "6", "0xff", "flowid", "1:1")
 _BATCH_FAILURE = re.compile(r"Command failed -:(\d+)")
 
 
@@ -48,13 +44,13 @@ class _Kind:
 
 def needed_kinds(config: RouterConfig) -> tuple[_Kind, ...]:
     """Every qdisc and classifier kind the configuration's batch uses."""
-    kinds = [_Kind("htb", tuple(map(tuple, _PROBES["htb"])), _KERNEL_MODULES["htb"], False)]
+    kinds = [_Kind("htb", (_HTB_ROOT,), "sch_htb", False)]
     queues = {c.queue.discipline: c.queue for c in reversed(config.classes)}
     for name in config.disciplines():
         root = ("qdisc", "add", "dev", "{dev}", "root", "handle", "1:", *queues[name].tc_options().split())
         kinds.append(_Kind(name, (root,), queues[name].kernel_module, True))
     if config.filters:
-        kinds.append(_Kind("u32", tuple(map(tuple, _PROBES["u32"])), _KERNEL_MODULES["u32"], False))
+        kinds.append(_Kind("u32", (_HTB_ROOT, _U32_FILTER), "cls_u32", False))
     return tuple(kinds)
 
 

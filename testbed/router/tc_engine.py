@@ -6,13 +6,12 @@ import json
 import os
 from typing import ClassVar
 
-from testbed.router.engine import RouterPlace
+from testbed.router.engine import LinkDirection, RouterPlace
 from testbed.router.files import PARTIAL, SAMPLES_FILE, STATS_FILE, write_complete
 from testbed.router.monitor import QueueMonitor
 from testbed.router.plan import RouterConfig
 from testbed.router.tc_apply import apply_router, collect_stats, teardown_router
 from testbed.router.tc_render import TC_ENGINE
-from testbed.scenario.link_section import DirectionConfig
 
 
 class TcEngine:
@@ -28,7 +27,7 @@ class TcEngine:
         "the router's queue (docs/router.md)")
 
     @classmethod
-    def check(cls, config: RouterConfig, downlink: DirectionConfig, where: str) -> None:
+    def check(cls, config: RouterConfig, downlink: LinkDirection, where: str) -> None:
         """Whatever the plan says, HTB and the qdiscs express; the kernel is asked in apply()."""
 
     def __init__(self, config: RouterConfig, place: RouterPlace) -> None:

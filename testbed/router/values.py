@@ -1,4 +1,5 @@
-"""Small checks of TOML values shared by the router's parser and its queue disciplines.
+"""Small checks of TOML values shared by the router's parser, its queue disciplines and the flows
+(a DSCP).
 
 Each raises ConfigError naming the key (`where`) and what was expected.
 """
@@ -6,6 +7,10 @@ from __future__ import annotations
 
 from testbed.errors import ConfigError
 from testbed.scenario.units import parse_rate_bps, parse_size_bytes
+
+_DSCP_NAMES: dict[str, int] = {"BE": 0, "default": 0, "EF": 46, "VA": 44}
+_DSCP_NAMES.update({f"CS{i}": 8 * i for i in range(8)})
+_DSCP_NAMES.update({f"AF{c}{d}": 8 * c + 2 * d for c in range(1, 5) for d in range(1, 4)})
 
 
 def expect_table(value: object, where: str) -> None:
@@ -54,3 +59,11 @@ def int_in_range(value: object, low: int, high: int, where: str, what: str) -> i
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ConfigError(where, f"{value!r} is not {what}; expected a whole number {low}-{high}")
     return value
+
+
+def parse_dscp(value: object, where: str) -> int:
+    if isinstance(value, str):
+        if value not in _DSCP_NAMES:
+            raise ConfigError(where, f"unknown DSCP name {value!r}; expected EF, BE, AFxy, CSx or a number 0-63")
+        return _DSCP_NAMES[value]
+    return int_in_range(value, 0, 63, where, "a DSCP value")

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "router_discipline.h"
 #include "value_parse.h"
 
 static struct sq_router_config *router(struct sq_emu_config *cfg, const struct where *w)
@@ -28,6 +29,17 @@ static struct sq_router_filter *filter_of(struct sq_emu_config *cfg, const struc
 static struct sq_router_names *names(struct sq_emu_config *cfg, const struct where *w)
 {
 	return &cfg->router_names[w->dir];
+}
+
+static const struct sq_router_key *keys_of(unsigned d)
+{
+	return sq_router_discipline((enum sq_qdisc)d)->keys;
+}
+
+/* Where the value of a discipline's key is in a class. */
+static const void *key_value(const struct sq_router_class *c, const struct sq_router_key *k)
+{
+	return (const char *)c + k->offset;
 }
 
 #define NAME_EXPECTED "expected a class name: a letter, then letters, digits, '_' or '-' (at most 31)"
@@ -102,18 +114,18 @@ static const char *set_share(struct sq_emu_config *cfg, const struct where *w, c
 	return NULL;
 }
 
+/* The messages below name the disciplines of the table (model/router_table.def); the
+ * parser is single-threaded and copies a message before it asks for the next. */
+static char message[256];
+
 static const char *set_discipline(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	struct sq_router_class *c = class_of(cfg, w);
-	if (strcmp(v, "pfifo") == 0)
-		c->discipline = SQ_QDISC_PFIFO;
-	else if (strcmp(v, "bfifo") == 0)
-		c->discipline = SQ_QDISC_BFIFO;
-	else if (strcmp(v, "red") == 0)
-		c->discipline = SQ_QDISC_RED;
-	else
-		return "expected 'pfifo', 'bfifo' or 'red'";
-	return NULL;
+	if (sq_router_discipline_named(v, &class_of(cfg, w)->discipline))
+		return NULL;
+	char names[192];
+	sq_router_discipline_names(names, sizeof names, "'", " or ", -1);
+	snprintf(message, sizeof message, "expected %s", names);
+	return message;
 }
 
 static const char *set_limit(struct sq_emu_config *cfg, const struct where *w, const char *v)
@@ -343,8 +355,10 @@ const char *sq_router_add_class(struct sq_emu_config *cfg, enum sq_dir dir, cons
 	struct sq_router_class *c = &r->classes[*index];
 	memset(c, 0, sizeof(*c));
 	strcpy(c->name, name);
-	c->red.max_p = 0.1;     /* IIP report table 1 */
-	c->red.w_q = 0.002;
+	for (unsigned d = 0; d < SQ_QDISCS; d++)
+		for (const struct sq_router_key *k = keys_of(d); k && k->name; k++)
+			if (k->kind == SQ_RKEY_REAL)
+				*(double *)((char *)c + k->offset) = k->default_value;
 	return NULL;
 }
 
@@ -365,19 +379,63 @@ const char *sq_router_add_filter(struct sq_emu_config *cfg, enum sq_dir dir, con
 	return NULL;
 }
 
+/* "limit: bfifo and red count bytes, expected a size like 6000B" */
+static const char *limit_unit_message(bool in_bytes)
+{
+	char names[192];
+	size_t n = sq_router_discipline_names(names, sizeof names, "", " and ", in_bytes);
+	snprintf(message, sizeof message, "limit: %s %s %s, expected %s", names, n == 1 ? "counts" : "count",
+		 in_bytes ? "bytes" : "packets", in_bytes ? "a size like 6000B" : "a number like 20");
+	return message;
+}
+
+/* A key of discipline d's own that class c has set, or NULL. */
+static const struct sq_router_key *key_set(const struct sq_router_class *c, unsigned d)
+{
+	for (const struct sq_router_key *k = keys_of(d); k && k->name; k++) {
+		const void *v = key_value(c, k);
+		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) || (k->kind == SQ_RKEY_BOOL && *(const bool *)v))
+			return k;
+	}
+	return NULL;
+}
+
+/* "red.min, red.max, red.avpkt: required with discipline = red" if one is missing. */
+static const char *required_keys_message(const struct sq_router_class *c)
+{
+	const struct sq_router_key *keys = keys_of(c->discipline);
+	bool missing = false;
+	size_t len = 0;
+	message[0] = '\0';
+	for (const struct sq_router_key *k = keys; k && k->name; k++) {
+		if (k->kind != SQ_RKEY_BYTES)
+			continue;
+		missing |= *(const uint32_t *)key_value(c, k) == 0;
+		int n = snprintf(message + len, sizeof message - len, "%s%s", len ? ", " : "", k->name);
+		len = n < 0 || (size_t)n >= sizeof message - len ? sizeof message - 1 : len + (size_t)n;
+	}
+	if (!missing)
+		return NULL;
+	snprintf(message + len, sizeof message - len, ": required with discipline = %s",
+		 sq_router_discipline(c->discipline)->name);
+	return message;
+}
+
 const char *sq_router_close_class(const struct sq_emu_config *cfg, const struct where *w)
 {
 	const struct sq_router_class *c = &cfg->link.dir[w->dir].router.classes[w->index];
 	bool bytes = cfg->router_names[w->dir].limit_is_bytes[w->index];
-	if (c->discipline == SQ_QDISC_PFIFO && bytes)
-		return "limit: pfifo counts packets, expected a number like 20";
-	if (c->discipline != SQ_QDISC_PFIFO && !bytes)
-		return "limit: bfifo and red count bytes, expected a size like 6000B";
-	if (c->discipline == SQ_QDISC_RED && (c->red.min == 0 || c->red.max == 0 || c->red.avpkt == 0))
-		return "red.min, red.max, red.avpkt: required with discipline = red";
-	if (c->discipline != SQ_QDISC_RED && (c->red.min || c->red.max || c->red.avpkt || c->red.ecn))
-		return "red.*: only with discipline = red";
-	return NULL;
+	if (sq_router_discipline(c->discipline)->limit_in_bytes != bytes)
+		return limit_unit_message(!bytes);
+	for (unsigned d = 0; d < SQ_QDISCS; d++) {
+		const struct sq_router_key *k = d == c->discipline ? NULL : key_set(c, d);
+		if (k) {
+			snprintf(message, sizeof message, "%s: only with discipline = %s", k->name,
+				 sq_router_discipline((enum sq_qdisc)d)->name);
+			return message;
+		}
+	}
+	return required_keys_message(c);
 }
 
 const char *sq_router_close_filter(const struct sq_emu_config *cfg, const struct where *w)
@@ -459,26 +517,33 @@ bool sq_router_finish(struct sq_emu_config *cfg, enum sq_dir dir, char *msg, siz
 
 /* --- canonical output ------------------------------------------------------------------ */
 
+static void write_key(FILE *out, const char *p, const struct sq_router_class *c, const struct sq_router_key *k)
+{
+	const void *v = key_value(c, k);
+	fprintf(out, "%s%s.%s = ", p, c->name, k->name);
+	switch (k->kind) {
+	case SQ_RKEY_BYTES:
+		fprintf(out, "%" PRIu32 "B\n", *(const uint32_t *)v);
+		break;
+	case SQ_RKEY_REAL:
+		fprintf(out, "%.17g\n", *(const double *)v);
+		break;
+	case SQ_RKEY_BOOL:
+		fprintf(out, "%s\n", *(const bool *)v ? "true" : "false");
+		break;
+	}
+}
+
 static void write_class(FILE *out, const char *p, const struct sq_router_class *c)
 {
-	static const char *const disc[] = { "pfifo", "bfifo", "red" };
+	const struct sq_router_discipline *ops = sq_router_discipline(c->discipline);
 	fprintf(out, "%s%s.priority = %u\n", p, c->name, c->priority);
 	if (c->share_bps)
 		fprintf(out, "%s%s.share = %" PRIu64 "bit\n", p, c->name, c->share_bps);
-	fprintf(out, "%s%s.discipline = %s\n", p, c->name, disc[c->discipline % 3]);
-	if (c->discipline == SQ_QDISC_PFIFO) {
-		fprintf(out, "%s%s.limit = %" PRIu32 "\n", p, c->name, c->limit);
-		return;
-	}
-	fprintf(out, "%s%s.limit = %" PRIu32 "B\n", p, c->name, c->limit);
-	if (c->discipline != SQ_QDISC_RED)
-		return;
-	fprintf(out, "%s%s.red.min = %" PRIu32 "B\n", p, c->name, c->red.min);
-	fprintf(out, "%s%s.red.max = %" PRIu32 "B\n", p, c->name, c->red.max);
-	fprintf(out, "%s%s.red.avpkt = %" PRIu32 "B\n", p, c->name, c->red.avpkt);
-	fprintf(out, "%s%s.red.max_p = %.17g\n", p, c->name, c->red.max_p);
-	fprintf(out, "%s%s.red.w_q = %.17g\n", p, c->name, c->red.w_q);
-	fprintf(out, "%s%s.red.ecn = %s\n", p, c->name, c->red.ecn ? "true" : "false");
+	fprintf(out, "%s%s.discipline = %s\n", p, c->name, ops->name);
+	fprintf(out, "%s%s.limit = %" PRIu32 "%s\n", p, c->name, c->limit, ops->limit_in_bytes ? "B" : "");
+	for (const struct sq_router_key *k = ops->keys; k && k->name; k++)
+		write_key(out, p, c, k);
 }
 
 static void write_filter(FILE *out, const char *p, const struct sq_router_config *r,

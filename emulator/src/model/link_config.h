@@ -76,10 +76,13 @@ enum sq_router_scheduler {
 	SQ_ROUTER_WEIGHTED = 1,   /* deficit round robin, quanta proportional to share_bps */
 };
 
+/* A class's queue discipline: the index of its row in router_table.def (pfifo: tail
+ * drop in packets; bfifo: tail drop in bytes; red: Random Early Detection, byte mode, ...). */
 enum sq_qdisc {
-	SQ_QDISC_PFIFO = 0,   /* tail drop, limit in packets */
-	SQ_QDISC_BFIFO = 1,   /* tail drop, limit in bytes */
-	SQ_QDISC_RED = 2,     /* Random Early Detection (Floyd & Jacobson 1993), byte mode */
+#define SQ_DISCIPLINE(ENUM, name) SQ_QDISC_##ENUM,
+#include "router_table.def"
+#undef SQ_DISCIPLINE
+	SQ_QDISCS   /* how many there are */
 };
 
 struct sq_red_config {
@@ -97,7 +100,7 @@ struct sq_router_class {
 	uint8_t priority;          /* SQ_ROUTER_PRIORITY: 0 is served first */
 	uint64_t share_bps;        /* SQ_ROUTER_WEIGHTED: rate share (> 0) */
 	enum sq_qdisc discipline;
-	uint32_t limit;            /* pfifo: packets; bfifo: bytes; RED uses red.limit */
+	uint32_t limit;            /* packets or bytes (the discipline's limit_in_bytes); RED uses red.limit */
 	struct sq_red_config red;
 };
 

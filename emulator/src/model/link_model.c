@@ -270,6 +270,18 @@ static void pump_router(struct sq_model *m, struct sq_direction *d)
 	}
 }
 
+/* Drops queued packets of class cls from the head until an arrival of ip_len fits
+ * (a discipline that drops from the head at its limit). */
+static void drop_from_head(struct sq_model *m, struct sq_direction *d, size_t cls, uint32_t ip_len)
+{
+	struct sq_router_pkt rp;
+	while (sq_router_push_out(&d->router, cls, ip_len, &rp)) {
+		struct sq_pkt q = { .id = rp.id, .user = rp.user, .ip_len = rp.ip_len };
+		emit_classed(m, d, SQ_EV_DROP_ROUTER, &q, 0, cls);
+		m->pending--;
+	}
+}
+
 /* After the MTU check: classify, let the class's discipline decide, queue. */
 static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
 			  const struct sq_pkt_meta *meta, size_t cls)
@@ -282,6 +294,8 @@ static void route_arrival(struct sq_model *m, struct sq_direction *d, const stru
 	}
 	if (v == SQ_ROUTER_MARK)
 		emit_classed(m, d, SQ_EV_ECN_MARK, p, 0, cls);
+	if (v == SQ_ROUTER_DROP_HEAD)
+		drop_from_head(m, d, cls, p->ip_len);
 	sq_router_enqueue(&d->router, cls, p->id, p->user, p->ip_len);
 	m->pending++;
 	pump_router(m, d);
@@ -547,7 +561,7 @@ bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls
 	out->drops = st->stats.tail_drops + st->stats.red_drops;
 	out->backlog_pkts = st->queue.count;
 	out->backlog_bytes = st->queue.bytes;
-	out->red_avg = r->cfg.classes[cls].discipline == SQ_QDISC_RED ? st->red.avg : 0.0;
+	out->red_avg = sq_router_average(r, cls);
 	return true;
 }
 

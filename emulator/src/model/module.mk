@@ -3,7 +3,8 @@
 emulator/src/model_CFLAGS :=
 MODEL_SRCS := $(addprefix emulator/src/model/,link_config.c rng.c dist.c channel.c rate_schedule.c \
 	link_check.c action_heap.c pkt_ring.c decided_out.c link_model.c \
-	router_red.c router_queue.c router.c router_check.c)
+	router_queue.c router.c router_check.c router_disciplines.c \
+	router_fifo.c router_pfifo.c router_bfifo.c router_red.c router_head_drop.c)
 
 # Unit tests (cmocka, virtual time). test_model_support.c is shared by the model tests.
 UNIT_TESTS += test_rng test_dist test_channel test_model_link test_model_arq test_model_reference

@@ -29,7 +29,9 @@ bool sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uin
 	r->cfg = *cfg;
 	for (size_t i = 0; i < cfg->n_classes; i++) {
 		sq_rqueue_init(&r->cls[i].queue);
-		sq_red_init(&r->cls[i].red);
+		const struct sq_router_discipline *ops = sq_router_discipline(cfg->classes[i].discipline);
+		if (ops->init)
+			ops->init(&r->cls[i].state);
 	}
 	sq_rqueue_init(&r->device);
 	if (cfg->scheduler == SQ_ROUTER_WEIGHTED)
@@ -81,35 +83,17 @@ bool sq_router_reserve(struct sq_router *r, size_t cls)
 	return sq_rqueue_reserve(&r->cls[cls].queue);
 }
 
-static bool ecn_capable(const struct sq_pkt_meta *meta)
+static const struct sq_router_discipline *discipline_of(const struct sq_router *r, size_t cls)
 {
-	return (meta->ecn & 3) != 0;   /* ECT(1), ECT(0) or CE */
+	return sq_router_discipline(r->cfg.classes[cls].discipline);
 }
 
-static bool over_limit(const struct sq_router_class *c, const struct sq_router_queue *q,
-		       uint32_t ip_len)
+/* The class queue is empty at now: the discipline notes it. */
+static void note_empty(struct sq_router *r, size_t cls, sq_time_us now)
 {
-	switch (c->discipline) {
-	case SQ_QDISC_PFIFO:
-		return q->count + 1 > c->limit;
-	case SQ_QDISC_BFIFO:
-		return q->bytes + ip_len > c->limit;
-	case SQ_QDISC_RED:
-		return q->bytes + ip_len > c->red.limit;
-	}
-	return true;
-}
-
-/* RED's congestion signal for this arrival: admit, mark or drop. */
-static enum sq_router_verdict red_verdict(struct sq_router *r, struct sq_router_class_state *st,
-					  const struct sq_red_config *c,
-					  const struct sq_pkt_meta *meta, sq_time_us now,
-					  uint64_t rate_bps)
-{
-	sq_red_update_average(&st->red, c, st->queue.bytes, now, rate_bps);
-	if (sq_red_decide(&st->red, c, &r->rng) == SQ_RED_PASS)
-		return SQ_ROUTER_ADMIT;
-	return c->ecn && ecn_capable(meta) ? SQ_ROUTER_MARK : SQ_ROUTER_DROP;
+	const struct sq_router_discipline *ops = discipline_of(r, cls);
+	if (ops->on_empty)
+		ops->on_empty(&r->cls[cls].state, now);
 }
 
 enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
@@ -117,24 +101,46 @@ enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
 				       uint64_t rate_bps)
 {
 	const struct sq_router_class *c = &r->cfg.classes[cls];
+	const struct sq_router_discipline *ops = discipline_of(r, cls);
 	struct sq_router_class_state *st = &r->cls[cls];
 	st->stats.arrivals++;
 	enum sq_router_verdict v = SQ_ROUTER_ADMIT;
-	if (c->discipline == SQ_QDISC_RED)
-		v = red_verdict(r, st, &c->red, meta, now, rate_bps);
+	if (ops->signal)
+		v = ops->signal(&st->state, c, &st->queue, meta, now, rate_bps, &r->rng);
 	if (v == SQ_ROUTER_DROP) {
 		st->stats.red_drops++;
-	} else if (over_limit(c, &st->queue, meta->ip_len)) {
-		v = SQ_ROUTER_DROP;
-		st->stats.tail_drops++;
+	} else if (ops->over_limit(c, &st->queue, meta->ip_len)) {
+		if (ops->drops_from_head && st->queue.count > 0) {
+			v = SQ_ROUTER_DROP_HEAD;
+		} else {
+			v = SQ_ROUTER_DROP;
+			st->stats.tail_drops++;
+		}
 	}
 	if (v == SQ_ROUTER_DROP) {
 		if (st->queue.count == 0)
-			sq_red_start_idle(&st->red, now);   /* still empty: idle from now on */
+			note_empty(r, cls, now);   /* still empty: idle from now on */
 	} else if (v == SQ_ROUTER_MARK) {
 		st->stats.marks++;
 	}
 	return v;
+}
+
+bool sq_router_push_out(struct sq_router *r, size_t cls, uint32_t ip_len, struct sq_router_pkt *out)
+{
+	struct sq_router_class_state *st = &r->cls[cls];
+	if (st->queue.count == 0 || !discipline_of(r, cls)->over_limit(&r->cfg.classes[cls], &st->queue, ip_len))
+		return false;
+	*out = sq_rqueue_pop(&st->queue);
+	r->queued--;
+	st->stats.tail_drops++;
+	return true;
+}
+
+double sq_router_average(const struct sq_router *r, size_t cls)
+{
+	const struct sq_router_discipline *ops = discipline_of(r, cls);
+	return ops->average ? ops->average(&r->cls[cls].state) : 0.0;
 }
 
 static void drr_append(struct sq_router *r, size_t cls)
@@ -236,7 +242,7 @@ static struct sq_router_pkt dequeue_class(struct sq_router *r, size_t cls, sq_ti
 			drr_retire_head(r, st);
 	}
 	if (st->queue.count == 0)
-		sq_red_start_idle(&st->red, now);
+		note_empty(r, cls, now);
 	return p;
 }
 

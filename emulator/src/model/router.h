@@ -1,5 +1,5 @@
 /* The router stage of one direction: classification, the class queues with
- * their disciplines (pfifo, bfifo, RED), the scheduler (strict priority or
+ * their disciplines (router_discipline.h, one file each), the scheduler (strict priority or
  * deficit round robin) and the optional device queue, from which packets move
  * on into the send buffer.
  * Semantics: LINK_MODEL.md "The router stage". No I/O, no global state. */
@@ -13,19 +13,16 @@
 #include "link_config.h"
 #include "pkt_meta.h"
 #include "rng.h"
+#include "router_discipline.h"
 #include "router_queue.h"
 #include "router_red.h"
 #include "router_stats.h"
 
-enum sq_router_verdict {
-	SQ_ROUTER_ADMIT,   /* into the class queue */
-	SQ_ROUTER_MARK,    /* set CE, then into the class queue */
-	SQ_ROUTER_DROP,    /* drop_router */
-};
-
 struct sq_router_class_state {
 	struct sq_router_queue queue;
-	struct sq_red_state red;
+	union sq_discipline_state {  /* what its discipline keeps (router_discipline.h) */
+		struct sq_red_state red;
+	} state;
 	uint64_t quantum;        /* DRR bytes per turn */
 	uint64_t deficit;
 	bool active;             /* in the DRR list */
@@ -63,6 +60,14 @@ bool sq_router_reserve(struct sq_router *r, size_t cls);
 enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
 				       const struct sq_pkt_meta *meta, sq_time_us now,
 				       uint64_t rate_bps);
+
+/* After SQ_ROUTER_DROP_HEAD for an arrival of ip_len bytes into class cls: the next
+ * queued packet to drop (removed from the head and counted), while the arrival does not
+ * fit yet; false once it fits. */
+bool sq_router_push_out(struct sq_router *r, size_t cls, uint32_t ip_len, struct sq_router_pkt *out);
+
+/* The average queue the discipline of class cls keeps (RED's), 0 if none. */
+double sq_router_average(const struct sq_router *r, size_t cls);
 
 /* Appends an admitted packet to class cls (room reserved). */
 void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len);

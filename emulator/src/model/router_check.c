@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "router_discipline.h"
+
 /* "down.router.class.EF" (the configuration file's section) or, for an unnamed class,
  * "down.router.class[2]". */
 static void class_path(char *out, size_t n, const char *dn, const struct sq_router_class *c,
@@ -24,36 +26,6 @@ static void filter_path(char *out, size_t n, const char *dn, const struct sq_rou
 		snprintf(out, n, "%s.router.filter[%zu]", dn, i);
 }
 
-static bool check_unit_interval(double v, bool zero_ok, const char *cp, const char *field,
-				char *err, size_t errlen)
-{
-	/* Written so that NaN fails too. */
-	if ((zero_ok ? v >= 0.0 : v > 0.0) && v <= 1.0)
-		return true;
-	snprintf(err, errlen, "%s.red.%s: %g is outside %s0, 1]", cp, field, v, zero_ok ? "[" : "(");
-	return false;
-}
-
-static bool check_red(const struct sq_red_config *r, const char *cp, char *err, size_t errlen)
-{
-	if (r->limit < 1 || r->avpkt < 1) {
-		snprintf(err, errlen, "%s.red.%s: must be >= 1 B, got 0 B", cp,
-			 r->limit < 1 ? "limit" : "avpkt");
-		return false;
-	}
-	if (r->min >= r->max) {
-		snprintf(err, errlen, "%s.red.min: must be < max (%u B), got %u B", cp, r->max, r->min);
-		return false;
-	}
-	if (r->max > r->limit) {
-		snprintf(err, errlen, "%s.red.max: must be <= limit (%u B), got %u B", cp, r->limit,
-			 r->max);
-		return false;
-	}
-	return check_unit_interval(r->max_p, false, cp, "max_p", err, errlen) &&
-	       check_unit_interval(r->w_q, false, cp, "w_q", err, errlen);
-}
-
 static bool check_class(const struct sq_router_config *rc, size_t i, const char *dn, char *err,
 			size_t errlen)
 {
@@ -68,19 +40,14 @@ static bool check_class(const struct sq_router_config *rc, size_t i, const char 
 		snprintf(err, errlen, "%s.share: the weighted scheduler needs a share > 0 bit/s", cp);
 		return false;
 	}
-	switch (c->discipline) {
-	case SQ_QDISC_PFIFO:
-	case SQ_QDISC_BFIFO:
-		if (c->limit >= 1)
-			return true;
-		snprintf(err, errlen, "%s.limit: must be >= 1 %s, got 0", cp,
-			 c->discipline == SQ_QDISC_PFIFO ? "packet" : "B");
+	const struct sq_router_discipline *ops = sq_router_discipline(c->discipline);
+	if (ops == NULL) {
+		char names[128];
+		sq_router_discipline_names(names, sizeof names, "", " or ", -1);
+		snprintf(err, errlen, "%s.discipline: %d is not %s", cp, (int)c->discipline, names);
 		return false;
-	case SQ_QDISC_RED:
-		return check_red(&c->red, cp, err, errlen);
 	}
-	snprintf(err, errlen, "%s.discipline: %d is not pfifo, bfifo or red", cp, (int)c->discipline);
-	return false;
+	return ops->check == NULL || ops->check(c, cp, err, errlen);
 }
 
 static bool check_filter(const struct sq_router_config *rc, size_t i, const char *dn, char *err,

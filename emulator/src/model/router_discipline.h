@@ -1,0 +1,88 @@
+/* What a queue discipline of the router stage is to the router (router.c), its check
+ * (router_check.c) and the configuration file (config/config_router.c): one ops table per
+ * discipline, in its own file router_<name>.c, listed once in router_table.def.
+ * Semantics: LINK_MODEL.md "The router stage". No I/O, no global state. */
+#ifndef SQ_ROUTER_DISCIPLINE_H
+#define SQ_ROUTER_DISCIPLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "link_config.h"
+#include "pkt_meta.h"
+#include "rng.h"
+
+struct sq_router_queue;         /* router_queue.h */
+
+enum sq_router_verdict {
+	SQ_ROUTER_ADMIT,       /* into the class queue */
+	SQ_ROUTER_MARK,        /* set CE, then into the class queue */
+	SQ_ROUTER_DROP,        /* drop_router */
+	SQ_ROUTER_DROP_HEAD,   /* drop_router for queued packets from the head until the
+				* arrival fits, then the arrival into the class queue */
+};
+
+/* A key of a discipline's own in [DIR.router.class.NAME] (beyond discipline and limit):
+ * where its value is, for the defaults, the checks and the canonical output. */
+enum sq_router_key_kind {
+	SQ_RKEY_BYTES,   /* uint32_t, written "2000B"; required: must be set (> 0) */
+	SQ_RKEY_REAL,    /* double, written with %.17g; has default_value */
+	SQ_RKEY_BOOL,    /* bool, written true/false; false unless set */
+};
+
+struct sq_router_key {
+	const char *name;             /* "red.min" */
+	enum sq_router_key_kind kind;
+	size_t offset;                /* in struct sq_router_class */
+	double default_value;         /* SQ_RKEY_REAL */
+};
+
+struct sq_router_discipline {
+	const char *name;             /* `discipline = NAME` */
+	bool limit_in_bytes;          /* `limit = 6000B`; else a number of packets */
+	const struct sq_router_key *keys;   /* its own keys, ending with a NULL name; NULL: none */
+
+	/* The class's configuration beyond the limit (>= 1, checked by router_check.c);
+	 * NULL or false with "<cp>.KEY: ..." in err. cp is the class's path. */
+	bool (*check)(const struct sq_router_class *c, const char *cp, char *err, size_t errlen);
+
+	/* Each function gets the class's state area of its discipline (`state`: union
+	 * sq_discipline_state in router.h, zeroed at the start). */
+
+	/* Sets up the state; NULL: nothing beyond zeros. */
+	void (*init)(void *state);
+
+	/* The congestion decision for an arrival at now (before the limit), rate_bps the
+	 * direction's bandwidth; NULL: always SQ_ROUTER_ADMIT. Counts nothing. */
+	enum sq_router_verdict (*signal)(void *state, const struct sq_router_class *c,
+					 const struct sq_router_queue *q, const struct sq_pkt_meta *meta,
+					 sq_time_us now, uint64_t rate_bps, struct sq_rng *rng);
+
+	/* Whether ip_len more bytes (one more packet) would pass the class's limit. */
+	bool (*over_limit)(const struct sq_router_class *c, const struct sq_router_queue *q, uint32_t ip_len);
+
+	/* At the limit the arrival is dropped (false) or queued packets from the head (true). */
+	bool drops_from_head;
+
+	/* The class queue is empty at now (it ran empty, or an arrival was refused into an
+	 * empty queue); NULL: nothing to note. */
+	void (*on_empty)(void *state, sq_time_us now);
+
+	/* The average queue it keeps, for the statistics (bytes); NULL: 0. */
+	double (*average)(const void *state);
+};
+
+/* The discipline of row d of router_table.def, or NULL if d is not one. */
+const struct sq_router_discipline *sq_router_discipline(enum sq_qdisc d);
+
+/* The discipline called name; false if none is. */
+bool sq_router_discipline_named(const char *name, enum sq_qdisc *out);
+
+/* Every discipline's name in table order, each between quote, the last two joined by last:
+ * "'pfifo', 'bfifo' or 'red'"; with in_bytes >= 0 only those whose limit counts bytes (1) or
+ * packets (0). Returns how many. */
+size_t sq_router_discipline_names(char *out, size_t n, const char *quote, const char *last,
+				  int in_bytes);
+
+#endif
