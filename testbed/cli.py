@@ -17,7 +17,7 @@ from testbed.run.slurm import SlurmError, SlurmOptions
 from testbed.scenario import describe
 from testbed.scenario import loader as scenario_mod
 from testbed.scenario.tolerances import share_text
-from testbed.scenario.units import format_time_us, parse_time_us
+from testbed.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
 from testbed.lanes.lane import LaneBusy
 from testbed.link.session import npa_priority_for, realtime_priority

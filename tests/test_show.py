@@ -11,7 +11,7 @@ import pytest
 from testbed.cli import main
 from testbed.run.runner import expanded
 from testbed.scenario import loader
-from testbed.scenario.units import format_rate_bps, format_time_us
+from testbed.units import format_rate_bps, format_time_us
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -6,7 +6,7 @@ Each raises ConfigError naming the key (`where`) and what was expected.
 from __future__ import annotations
 
 from testbed.errors import ConfigError
-from testbed.scenario.units import parse_rate_bps, parse_size_bytes
+from testbed.units import parse_rate_bps, parse_size_bytes
 
 _DSCP_NAMES: dict[str, int] = {"BE": 0, "default": 0, "EF": 46, "VA": 44}
 _DSCP_NAMES.update({f"CS{i}": 8 * i for i in range(8)})

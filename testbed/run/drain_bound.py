@@ -12,7 +12,7 @@ from testbed.lanes.capture import STOP_GRACE_S as CAPTURE_STOP_GRACE_S
 from testbed.router.plan import RouterConfig
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.link_section import DirectionConfig, LinkConfig
-from testbed.scenario.units import format_time_us
+from testbed.units import format_time_us
 
 DRAIN_MARGIN_S = 0.2
 # A receiver of datagrams is stopped this long after the last one can have arrived.

@@ -10,7 +10,7 @@ from analysis.report.printable import escaped
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig
-from testbed.scenario.units import format_rate_bps, format_size, format_time_us
+from testbed.units import format_rate_bps, format_size, format_time_us
 from testbed.tcp_profile import TcpProfile
 
 _PROTOCOL_NAMES = {number: name for name, number in PROTOCOL_NUMBERS.items()}

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
-from testbed.scenario.units import parse_rate_bps, parse_size_bytes, parse_time_us
+from testbed.units import parse_rate_bps, parse_size_bytes, parse_time_us
 
 DIRECTIONS = ("down", "up")
 STATES = ("good", "bad")

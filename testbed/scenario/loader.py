@@ -23,7 +23,7 @@ from testbed.router.engines import in_emulator
 from testbed.scenario.router_section import parse_router_section
 from testbed.scenario.tcp_section import parse_tcp_section
 from testbed.scenario.tolerances import KEYS as TOLERANCE_KEYS, Tolerances, parse_tolerances
-from testbed.scenario.units import MAX_SIZE_BYTES, parse_positive_time_us
+from testbed.units import MAX_SIZE_BYTES, parse_positive_time_us
 
 TOP_LEVEL_KEYS = {"name", "description", "seed", "replications", "timeout", *TOLERANCE_KEYS,
                   "link", "router", "tcp", "flows", "matrix"}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
-from testbed.scenario.units import parse_positive_time_us
+from testbed.units import parse_positive_time_us
 
 DEFAULT_TIMING_US = 1_000
 DEFAULT_CPU_WAIT_SHARE = 0.01

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
 from testbed.profiles import ProfileSet
-from testbed.scenario.units import parse_rate_bps, parse_size_bytes
+from testbed.units import parse_rate_bps, parse_size_bytes
 
 KINDS = ("http", "bulk", "cbr")
 _KEYS = {"http": {"kind", "main", "inline"}, "bulk": {"kind", "count", "length"},

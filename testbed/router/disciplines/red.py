@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from testbed.errors import ConfigError
 from testbed.router.values import positive_int, positive_rate, positive_size, reject_unknown, required
-from testbed.scenario.units import format_rate_bps, format_size
+from testbed.units import format_rate_bps, format_size
 
 RED_DEFAULT_PROBABILITY = 0.1  # max_p of the IIP report, table 1
 RED_DEFAULT_W_Q = 0.002        # w_q of the IIP report, table 1

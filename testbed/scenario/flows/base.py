@@ -24,7 +24,7 @@ from typing import Any, Callable, ClassVar, Mapping
 from analysis.join.flows import KindTraits
 from testbed.scenario.flows.running import LinkPackets, PacedStream, Readiness
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import format_time_us
+from testbed.units import format_time_us
 from testbed.scenario.workloads import Workload
 
 

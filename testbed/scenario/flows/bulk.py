@@ -11,7 +11,7 @@ from testbed.scenario.flows.running import TCP, LinkPackets
 from testbed.scenario.flows.sender_receiver import SenderReceiverFlow
 from testbed.scenario.flows.values import exclusive, flag, whole
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import format_size, parse_size_bytes
+from testbed.units import format_size, parse_size_bytes
 from testbed.scenario.workloads import BulkTransfer
 
 DEFAULT_BULK = (90, 2096)       # IIP report 5.2: 90 buffers of 2096 B

@@ -16,7 +16,7 @@ from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.running import TCP, UDP, LinkPackets, Readiness
 from testbed.scenario.flows.values import sizes
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import MAX_SIZE_BYTES, format_size, format_time_us, parse_time_us
+from testbed.units import MAX_SIZE_BYTES, format_size, format_time_us, parse_time_us
 from testbed.scenario.workloads import object_url
 
 SERVE_MISSING = "expected a list of object sizes, e.g. [\"100kB\", 2096] (integers are bytes)"

@@ -12,7 +12,7 @@ from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.running import TCP, LinkPackets
 from testbed.scenario.flows.values import exclusive, flag, sizes, whole
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import format_size, parse_size_bytes
+from testbed.units import format_size, parse_size_bytes
 from testbed.scenario.workloads import HttpPage
 
 HTTP_VERSIONS = ("1.0", "1.1")

@@ -25,7 +25,7 @@ from testbed.scenario.flows.command import CommandFlow
 from testbed.scenario.flows.http import HttpFlow
 from testbed.scenario.flows.udp import UdpFlow
 from testbed.profiles import ProfileSet
-from testbed.scenario.units import parse_time_us
+from testbed.units import parse_time_us
 from testbed.scenario.workloads import from_table
 
 Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow

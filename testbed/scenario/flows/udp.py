@@ -11,7 +11,7 @@ from testbed.scenario.flows.running import UDP, LinkPackets, PacedStream
 from testbed.scenario.flows.sender_receiver import SenderReceiverFlow
 from testbed.scenario.flows.values import exclusive, whole
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import format_rate_bps, format_size, format_time_us, parse_time_us
+from testbed.units import format_rate_bps, format_size, format_time_us, parse_time_us
 from testbed.scenario.workloads import CbrStream, from_table
 
 

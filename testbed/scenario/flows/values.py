@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
-from testbed.scenario.units import parse_size_bytes
+from testbed.units import parse_size_bytes
 
 
 def exclusive(table: Mapping[str, Any], where: str, keys: tuple[str, ...]) -> None:
