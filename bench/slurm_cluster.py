@@ -62,7 +62,7 @@ def _node_line(node: Node, address: str | None) -> str:
     return f"NodeName={node.name}{addr} CPUs={node.lanes} Gres=lane:{node.lanes}{features} State=UNKNOWN"
 
 
-def _config(root: Path, controller: str, nodes: list[tuple[Node, str | None]]) -> str:
+def _config(root: Path, controller: str, nodes: list[tuple[Node, str | None]], extra: tuple[str, ...] = ()) -> str:
     names = ",".join(node.name for node, _ in nodes)
     return "\n".join([
         "ClusterName=squalltest",
@@ -84,6 +84,7 @@ def _config(root: Path, controller: str, nodes: list[tuple[Node, str | None]]) -
         "SlurmdParameters=config_overrides",
         *(_node_line(node, address) for node, address in nodes),
         f"PartitionName=squall Nodes={names} Default=YES MaxTime=INFINITE State=UP",
+        *extra,
         "",
     ])
 
@@ -123,14 +124,15 @@ def single_node_cluster(root: Path, cpus: int) -> Iterator[Cluster]:
 
 
 @contextmanager
-def namespaced_cluster(root: Path, nodes: list[Node], tag: int) -> Iterator[Cluster]:
+def namespaced_cluster(root: Path, nodes: list[Node], tag: int, extra: tuple[str, ...] = ()) -> Iterator[Cluster]:
     """One slurmd per node, each in namespaces of its own (`sqslurm<tag>-<node>`, veth
-    `sqs<tag>n<i>`, addresses 100.64.<tag>.x/30); the controller here. Everything started is
-    stopped and every namespace deleted after, also when starting fails."""
+    `sqs<tag>n<i>`, addresses 100.64.<tag>.x/30); the controller here; `extra`: more slurm.conf
+    lines. Everything started is stopped and every namespace deleted after, also when starting
+    fails."""
     _prepare(root, nodes)
     links = [_NodeLink(tag, i, node) for i, node in enumerate(nodes)]
     controller = f"{socket.gethostname().split('.')[0]}({links[0].host_address})"
-    (root / "slurm.conf").write_text(_config(root, controller, [(l.node, l.node_address) for l in links]))
+    (root / "slurm.conf").write_text(_config(root, controller, [(l.node, l.node_address) for l in links], extra))
     cluster = Cluster(root, {**os.environ, "SLURM_CONF": str(root / "slurm.conf")}, tuple(nodes))
     with ExitStack() as stack:
         stack.callback(_stop, cluster)     # last in, first out: daemons stop before the links go
