@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,10 +42,14 @@ def cluster(tmp_path: Path):
     if missing:
         pytest.skip(f"Slurm is not installed here ({', '.join(missing)} missing; scripts/install-deps installs it)")
     require_programs("squall-emulator", "squall-npa", "squall-http")
-    with namespaced_cluster(tmp_path / "slurm", NODES, LANE_BASE, (f"MinJobAge={MIN_JOB_AGE_S}",)) as c:
-        (tmp_path / "scratch").mkdir()
-        c.env["TMPDIR"] = str(tmp_path / "scratch")      # the workers' node-local work space
-        yield c
+    # the workers' node-local work space: a short path (the link's control sockets live there)
+    scratch = Path(tempfile.mkdtemp(prefix=f"sqs{LANE_BASE}-"))
+    try:
+        with namespaced_cluster(tmp_path / "slurm", NODES, LANE_BASE, (f"MinJobAge={MIN_JOB_AGE_S}",)) as c:
+            c.env["TMPDIR"] = str(scratch)
+            yield c
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     for lane in range(LANE_BASE, LANE_BASE + 3):
         assert not leftovers(lane, set()), leftovers(lane, set())
     assert not any(ns.startswith(f"sqslurm{LANE_BASE}-") for ns in _namespaces())
