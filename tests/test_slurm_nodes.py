@@ -117,7 +117,7 @@ def test_the_demo_across_two_nodes_a_task_killed_on_one_and_resumed(cluster: Clu
     shown = json.loads(squall(cluster, "status", str(run), "--json").stdout)
     (sub,) = shown["slurm"]
     task = next(t for t in sub["tasks"] if t["task"] == killed)
-    assert (task["state"], task["node"]) == ("FAILED", "node2") and task["exit_code"].endswith(":9"), task
+    assert (task["state"], task.get("node"), task.get("exit_code")) == ("FAILED", "node2", "137:0"), task
     assert "on lane" in task["output"], task        # the task's last line: the unit it was running
     before = statuses(run)
     assert len(before) < 8 and all(s["status"] == "ok" for s in before.values()), task_outputs(run)
@@ -127,7 +127,7 @@ def test_the_demo_across_two_nodes_a_task_killed_on_one_and_resumed(cluster: Clu
     wait_for("Slurm kept the job", lambda: subprocess.run(["scontrol", "show", "job", array], env=cluster.env,
                                                           capture_output=True).returncode != 0, 60, run)
     text = squall(cluster, "status", str(run)).stdout
-    assert f"  task {killed} (" in text and "FAILED on node2 exit 0:9" in text, text
+    assert f"  task {killed} (" in text and "FAILED on node2 exit 137:0" in text, text
 
     resumed = squall(cluster, "run", "--resume", str(run), "--slurm", "--wait")
     assert resumed.returncode == 0, resumed.stderr + task_outputs(run)

@@ -58,6 +58,9 @@ def test_a_final_state_is_recorded_and_shown_after_slurm_forgot_the_job(tmp_path
     again = slurm_jobs.current(later)
     assert again["40_1"] == TaskState("40_1", "FAILED", "2:0", "node2", "NonZeroExitCode", "recorded")
     assert "40_2" not in again          # a pending state is never recorded as an ending
+    # a task Slurm forgot before anyone looked: its own record of its end (task.sh)
+    (sub.output_dir / "ended-40_3.json").write_text('{"exit": 137, "node": "node1"}\n')
+    assert slurm_jobs.current(later)["40_3"] == TaskState("40_3", "FAILED", "137:0", "node1", "", "task")
     from testbed.run.status import _cluster_jobs
     (entry,) = _cluster_jobs(sub.root)
     task = entry["tasks"][1]

@@ -143,13 +143,22 @@ def _sbatch(argv: list[str], what: str) -> str:
 
 def _write_task_script(sub: Submission, per_task: int) -> Path:
     """The array tasks' batch script: task = first task of the chunk ($1) + the task's index; it
-    runs units task * per_task .. + per_task - 1."""
+    runs units task * per_task .. + per_task - 1, then records its own end (slurm_jobs.own_ends:
+    Slurm forgets an ended task after MinJobAge). A trap, not an ignored signal, keeps the script
+    through the SIGTERM of scancel, so the worker's programs can still be stopped with one."""
     worker = shlex.join([sys.executable, "-m", "testbed.cli", "worker", str(sub.root),
                          "--submission", str(sub.number), "--count", str(per_task)])
+    ended = shlex.quote(str(sub.output_dir / slurm_jobs.ENDED_PREFIX))
     path = sub.output_dir / "task.sh"
     path.write_text("#!/bin/sh\n"
                     "# squall: units of a cluster submission (docs/cluster.md)\n"
-                    f'exec {worker} --unit "$(( ($1 + SLURM_ARRAY_TASK_ID) * {per_task} ))"\n')
+                    "trap 'true' TERM INT\n"
+                    f'{worker} --unit "$(( ($1 + SLURM_ARRAY_TASK_ID) * {per_task} ))"\n'
+                    "code=$?\n"
+                    f'task={ended}"${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"\n'
+                    'printf \'{"exit": %d, "node": "%s"}\\n\' "$code" "$SLURMD_NODENAME" > "$task.json.part" '
+                    '&& mv "$task.json.part" "$task.json"\n'
+                    'exit "$code"\n')
     path.chmod(0o755)
     return path
 

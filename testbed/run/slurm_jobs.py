@@ -6,6 +6,10 @@ running, and ended ones until MinJobAge has passed; `sacct` answers later, where
 configured. A final state, once seen, is recorded in RUN/slurm/submission-K/jobs.json, so
 `squall status` still says how every task ended after Slurm has forgotten it. Whoever looks
 records: `squall status`, `--wait`, and the submission's end job (afterany all its arrays).
+Slurm forgets each array task MinJobAge after it ended, also while the array runs on, so each
+task also records its own end (the batch script around the worker, run/slurm.py):
+RUN/slurm/submission-K/ended-JOB_TASK.json, {"exit": CODE, "node": NODE}, read as the state
+Slurm gives a batch script with that exit code (source "task") where Slurm's own is gone.
 """
 from __future__ import annotations
 
@@ -99,7 +103,7 @@ def parse_sacct(text: str) -> dict[str, TaskState]:
 
 
 def _forgotten(proc: subprocess.CompletedProcess[str]) -> bool:
-    return "Invalid job id" in proc.stderr
+    return "Invalid job id" in proc.stderr or "not found" in proc.stderr
 
 
 def query(job_ids: list[str]) -> dict[str, TaskState]:
@@ -123,11 +127,30 @@ def states_path(sub: Submission) -> Path:
     return sub.output_dir / STATES_FILE
 
 
+ENDED_PREFIX = "ended-"
+
+
+def own_ends(sub: Submission) -> dict[str, TaskState]:
+    """The ends the tasks recorded themselves (a task killed with its batch script has none)."""
+    found = {}
+    for path in sub.output_dir.glob(f"{ENDED_PREFIX}*.json"):
+        task = path.stem[len(ENDED_PREFIX):]
+        try:
+            entry = json.loads(path.read_text())
+            code = int(entry["exit"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue      # being written, or cut short: Slurm's word, or nothing
+        found[task] = TaskState(task, "COMPLETED" if code == 0 else "FAILED", f"{code}:0",
+                                str(entry.get("node", "")), "", "task")
+    return found
+
+
 def recorded(sub: Submission) -> dict[str, TaskState]:
+    """What the run directory knows without Slurm: the recorded Slurm states, else the tasks' own ends."""
     path = states_path(sub)
-    if not path.is_file():
-        return {}
-    return {task: TaskState(**(entry | {"source": "recorded"})) for task, entry in json.loads(path.read_text()).items()}
+    kept = {} if not path.is_file() else \
+        {task: TaskState(**(entry | {"source": "recorded"})) for task, entry in json.loads(path.read_text()).items()}
+    return own_ends(sub) | kept
 
 
 def current(sub: Submission) -> dict[str, TaskState]:
@@ -135,9 +158,10 @@ def current(sub: Submission) -> dict[str, TaskState]:
     ones Slurm gave are recorded now."""
     kept = recorded(sub)
     asked = query(sub.job_ids())
-    new_final = {t: s for t, s in asked.items() if s.final and (t not in kept or kept[t].state != s.state)}
+    new_final = {t: s for t, s in asked.items() if s.final and (t not in kept or kept[t] != s)}
     if new_final:
-        write_json_atomic(states_path(sub), {t: asdict(s) for t, s in sorted((kept | new_final).items())})
+        slurms = {t: s for t, s in (kept | new_final).items() if s.source != "task"}
+        write_json_atomic(states_path(sub), {t: asdict(s) | {"source": "recorded"} for t, s in sorted(slurms.items())})
     return kept | asked
 
 
