@@ -161,7 +161,11 @@ def current(sub: Submission) -> dict[str, TaskState]:
     new_final = {t: s for t, s in asked.items() if s.final and (t not in kept or kept[t] != s)}
     if new_final:
         slurms = {t: s for t, s in (kept | new_final).items() if s.source != "task"}
-        write_json_atomic(states_path(sub), {t: asdict(s) | {"source": "recorded"} for t, s in sorted(slurms.items())})
+        try:
+            write_json_atomic(states_path(sub), {t: asdict(s) | {"source": "recorded"}
+                                                 for t, s in sorted(slurms.items())})
+        except OSError:
+            pass     # a run directory this user cannot write: shown now, recorded by the next who can
     return kept | asked
 
 
