@@ -90,8 +90,11 @@ def test_resume_takes_the_runs_own_slurm_settings_and_the_options_given_override
 
 
 def test_parallel_beside_slurm_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert cli_main(["run", str(tmp_path / "x.toml"), "--slurm", "--parallel", "2"]) == 2
-    assert "--parallel" in capsys.readouterr().err
+    scenario = tmp_path / "x.toml"
+    scenario.write_text('name = "x"\n[flows.b]\nkind = "bulk"\ncount = 1\nlength = "100B"\n')
+    assert cli_main(["run", str(scenario), "--slurm", "--parallel", "2", "--results", str(tmp_path)]) == 2
+    assert "--parallel: does not apply to --slurm runs" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [scenario]       # refused before anything was made
 
 
 def test_a_node_whose_programs_are_of_another_build_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
