@@ -13,7 +13,7 @@ from testbed.run import calibrate, meta, runner
 from testbed.run import status, worker
 from testbed.run import drain_bound
 from testbed.run.lint import scenario_warnings
-from testbed.run.slurm import SlurmError, SlurmOptions
+from testbed.run.slurm import SlurmError, SlurmOptions, recorded_options
 from testbed.scenario import describe
 from testbed.scenario import loader as scenario_mod
 from testbed.scenario.tolerances import share_text
@@ -57,9 +57,11 @@ def _run(args: argparse.Namespace) -> int:
         print("squall run: --redo-degraded and --redo-timeouts go with --resume RUN_DIR (a new run has "
               "nothing to redo)", file=sys.stderr)
         return 2
+    if args.slurm and args.resume is not None:
+        _take_recorded_slurm_options(args)
     lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
     npa_priority_for(realtime_priority())        # a bad $SQUALL_*_PRIORITY: refused before anything is made
-    options = runner.RunOptions(parallel=args.parallel, replications=args.replications,
+    options = runner.RunOptions(parallel=1 if args.parallel is None else args.parallel, replications=args.replications,
                                 first_replication=args.first_replication, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
                                 analyse=not args.no_analysis, redo=redo,
@@ -68,6 +70,25 @@ def _run(args: argparse.Namespace) -> int:
                                 slurm=_slurm_options(args, lane_base))
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
                               None if args.resume is None else Path(args.resume))
+
+
+def _take_recorded_slurm_options(args: argparse.Namespace) -> None:
+    """--resume RUN --slurm: every Slurm option not given now is the run's own (its newest
+    submission's); those given now override them."""
+    number, recorded = recorded_options(Path(args.resume))
+    taken = {dest: value for dest, value in recorded.items() if getattr(args, dest) in (None, False)}
+    for dest, value in taken.items():
+        setattr(args, dest, value)
+    if taken:
+        words = []
+        for dest, value in taken.items():
+            flag = "--" + dest.replace("_", "-")
+            words += [flag] if value is True else [f"{flag}={v}" for v in value] if isinstance(value, list) \
+                else [flag, str(value)]
+        given = sorted(set(recorded) - set(taken))
+        print(f"squall run: resuming with the run's own Slurm settings (submission {number}): {' '.join(words)}"
+              + (f"; given now instead: {', '.join('--' + d.replace('_', '-') for d in given)}" if given else ""),
+              file=sys.stderr)
 
 
 def _slurm_options(args: argparse.Namespace, lane_base: int) -> SlurmOptions | None:
@@ -80,6 +101,9 @@ def _slurm_options(args: argparse.Namespace, lane_base: int) -> SlurmOptions | N
         return None
     if args.testbed is not None:
         raise ConfigError("--slurm", "a run goes to Slurm or to the lab hosts of --testbed, not both")
+    if args.parallel is not None:
+        raise ConfigError("--parallel", "does not apply to --slurm runs: Slurm runs as many tasks at once as "
+                          "the nodes have lanes (Gres=lane:K, or --lanes-per-node CPUs each; docs/cluster.md)")
     lanes_per_node = 1 if args.lanes_per_node is None else args.lanes_per_node
     node_lanes = lanes_per_node * (2 if args.prepare_ahead else 1)    # a spare beside each task's lane
     if not 1 <= lanes_per_node <= 128 or not 0 <= lane_base <= 128 - node_lanes:
@@ -151,7 +175,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run every cell and replication of a scenario (docs/runner.md)")
     run.add_argument("scenario", nargs="?", help="scenario file (omit with --resume)")
-    run.add_argument("--parallel", type=int, default=1, metavar="K", help="replications at once, one lane each")
+    run.add_argument("--parallel", type=int, metavar="K",
+                     help="replications at once, one lane each (default 1; not with --slurm)")
     run.add_argument("--replications", type=int, metavar="N", help="replications per cell (default: the scenario's)")
     run.add_argument("--first-replication", type=int, metavar="K",
                      help="run replications K..N only (a later sitting on another machine; default 1)")

@@ -302,9 +302,14 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
         (work / "workloads.json").write_text(json.dumps(page))
         run_dir.finish(cell, rep, work, Status(state, reason, "20260101T000000Z", 12.5, {}))
     sub = Submission.new(run_dir.root, plan(list(sc.cells), range(1, 3), run_dir), 10, 2)
-    sub.jobs = {"arrays": [{"job_id": "77", "first_unit": 0, "units": 3}], "analysis": "78"}
+    assert len(sub.units) == 2
+    sub.jobs = {"arrays": [{"job_id": "77", "first_unit": 0, "units": 2}], "analysis": "78"}
     sub.save()
-    monkeypatch.setattr(status_mod, "job_states", lambda ids: {"77_0": "RUNNING", "77_1": "PENDING"})
+    from testbed.run import slurm_jobs
+    from testbed.run.slurm_jobs import TaskState
+    monkeypatch.setattr(slurm_jobs, "query", lambda ids: {"77_0": TaskState("77_0", "RUNNING", node="n1"),
+                                                          "77_1": TaskState("77_1", "FAILED", "2:0", "n2"),
+                                                          "78": TaskState("78", "PENDING")})
 
     assert cli_main(["status", str(run_dir.root), "--json"]) == 1
     state = json.loads(capsys.readouterr().out)
@@ -320,14 +325,19 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
         {"replication": 2, "status": "failed", "reason": "flow web: x", "started_utc": "20260101T000000Z",
          "duration_s": 12.5}]
     assert cbi["medians"] == {} and [r["status"] for r in cbi["replications"]] == ["degraded", "missing"]
-    assert state["slurm"] == [{"submission": 1, "arrays": [{"job_id": "77", "first_unit": 0, "units": 3}],
-                               "analysis": "78", "states": {"77_0": "RUNNING", "77_1": "PENDING"}}]
+    (slurm,) = state["slurm"]
+    assert (slurm["submission"], slurm["analysis"]) == (1, "78")
+    assert slurm["states"] == {"77_0": "RUNNING", "77_1": "FAILED", "78": "PENDING"}
+    assert [(t["task"], t["state"], [u["unit"] for u in t["units"]]) for t in slurm["tasks"]] == [
+        ("77_0", "RUNNING", [0]), ("77_1", "FAILED", [1])]
+    assert slurm["tasks"][1]["output"].startswith("(no output file")      # a failure outside any replication
     # The table says the same.
     assert cli_main(["status", str(run_dir.root)]) == 1
     text = capsys.readouterr().out
     assert "tcp-baseline rep-02: failed: flow web: x" in text and "tcp-cbi rep-01: degraded: timing" in text
     assert "web: page time 4.00 s" in text
-    assert "slurm submission 1: arrays 77 (3 units), analysis 78: 1 pending, 1 running" in text
+    assert "slurm submission 1: arrays 77 (2 units), analysis 78: 1 failed, 1 running" in text
+    assert "  task 77_1 (" in text and ") FAILED on n2 exit 2:0: (no output file" in text
 
 
 # --- a study at the documented limits: 10 000 cells x 10 000 replications --------------------------

@@ -4,14 +4,16 @@ The submitting host has created the run directory on the cluster's shared file s
 planned its units; they go out as job arrays (chunked to the cluster's MaxArraySize), each
 task running `squall worker RUN --submission K --unit N` on some node, and a last job that
 depends on all of them (afterany) analyses the run. Limits, cancellation and accounting are
-Slurm's own (`scancel`, time limits, `squeue`/`sacct`); the run directory stays the record of
-what is done, so `squall run --resume RUN --slurm` re-plans from it.
+Slurm's own (`scancel`, time limits, `scontrol`/`sacct`); the run directory stays the record of
+what is done, so `squall run --resume RUN --slurm` re-plans from it, with the settings the
+newest submission recorded. Where the cluster declares lanes as a generic resource
+(`GresTypes=lane`, `Gres=lane:K` per node), each task asks for one (`--gres=lane:1`) and Slurm
+places tasks only where a lane is free; the worker's lane claim stays the guard.
 """
 from __future__ import annotations
 
 import re
 import shlex
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -20,17 +22,16 @@ from typing import TextIO
 
 from testbed.errors import ConfigError
 from testbed.paths import REPO_ROOT
-from testbed.run.submission import Submission, all_submissions
+from testbed.run import slurm_jobs
+from testbed.run.slurm_jobs import SlurmError
+from testbed.run.submission import SlurmSettings, Submission, all_submissions
 from testbed.run.unit import Unit
 
 DEFAULT_MAX_ARRAY_SIZE = 1001      # Slurm's default
-WAIT_POLL_S = 1.0      # one squeue a second: its latency is what --wait adds to a run
-LIVE_STATES = {"PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "RESIZING",
-               "SIGNALING", "STAGE_OUT", "REQUEUE_HOLD", "REQUEUE_FED"}
+WAIT_POLL_S = 1.0      # one scontrol a second: its latency is what --wait adds to a run
+LANE_GRES = "lane"
 
-
-class SlurmError(RuntimeError):
-    pass
+__all__ = ["SlurmError", "SlurmOptions", "max_array_size", "submit", "wait", "live_jobs"]
 
 
 @dataclass(frozen=True)
@@ -44,40 +45,31 @@ class SlurmOptions:
 
 
 def slurm_command(argv: list[str], what: str) -> str:
-    try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-    except FileNotFoundError:
-        raise SlurmError(f"{what}: {argv[0]} is not installed here (is this a Slurm submit host?)") from None
-    except subprocess.TimeoutExpired:
-        raise SlurmError(f"{what}: {shlex.join(argv)} did not answer within 60 s") from None
-    if proc.returncode != 0:
-        raise SlurmError(f"{what}: {shlex.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout
+    return slurm_jobs.slurm_command(argv, what).stdout
+
+
+def _config() -> str:
+    return slurm_command(["scontrol", "show", "config"], "reading the cluster's configuration")
 
 
 def max_array_size() -> int:
     """The cluster's MaxArraySize: array indices must stay below it."""
-    config = slurm_command(["scontrol", "show", "config"], "reading the cluster's configuration")
-    m = re.search(r"^MaxArraySize\s*=\s*(\d+)", config, re.M)
+    m = re.search(r"^MaxArraySize\s*=\s*(\d+)", _config(), re.M)
     return int(m.group(1)) if m else DEFAULT_MAX_ARRAY_SIZE
 
 
-def job_states(job_ids: list[str]) -> dict[str, str]:
-    """Each live job or array task ("123_4") with its state; finished ones are absent."""
-    if not job_ids:
-        return {}
-    out = slurm_command(["squeue", "-h", "-r", "-o", "%i %T", "-j", ",".join(job_ids)], "asking Slurm for the jobs")
-    states = {}
-    for line in out.splitlines():
-        if line.strip():
-            task, state = line.split()
-            states[task] = state
-    return states
+def lanes_are_gres() -> bool:
+    """Whether the cluster declares lanes as a generic resource (GresTypes=lane)."""
+    m = re.search(r"^GresTypes\s*=\s*(.*)$", _config(), re.M)
+    return m is not None and LANE_GRES in re.split(r"[,\s]+", m.group(1))
 
 
 def live_jobs(root: Path) -> dict[str, str]:
-    ids = [i for sub in all_submissions(root) for i in sub.job_ids()]
-    return {task: state for task, state in job_states(ids).items() if state in LIVE_STATES}
+    """Each job or array task of the run still queued or running, with its state."""
+    live = {}
+    for sub in all_submissions(root):
+        live |= slurm_jobs.live(slurm_jobs.current(sub))
+    return live
 
 
 def submit(root: Path, run_name: str, units: list[Unit], lane_base: int, options: SlurmOptions,
@@ -90,37 +82,48 @@ def submit(root: Path, run_name: str, units: list[Unit], lane_base: int, options
     if busy:
         raise ConfigError("--resume", f"{root} still has {len(busy)} Slurm job(s) queued or running "
                           f"({', '.join(sorted(busy)[:5])}); wait for them or scancel them first")
-    sub = Submission.new(root, units, lane_base, options.lanes_per_node, redo, options.prepare_ahead)
-    chunk = max_array_size()
     per_task = options.units_per_task
+    settings = SlurmSettings(options.partition, options.sbatch_args, per_task, analyse, lanes_are_gres())
+    sub = Submission.new(root, units, lane_base, options.lanes_per_node, redo, options.prepare_ahead, settings)
+    chunk = max_array_size()
     tasks = -(-len(units) // per_task)
     script = _write_task_script(sub, per_task)
+    gres = ["--gres", f"{LANE_GRES}:1"] if settings.gres else []
     arrays = []
     for first in range(0, tasks, chunk):
         count = min(chunk, tasks - first)
         job = _sbatch([*_common(options, f"squall-{run_name}"), "--array", f"0-{count - 1}",
-                       "--cpus-per-task", "1", "--output", str(sub.output_dir / "%x-%A_%a.out"),
+                       "--cpus-per-task", "1", *gres, "--output", str(sub.output_dir / "%x-%A_%a.out"),
                        str(script), str(first)], "submitting the replications")
         arrays.append({"job_id": job, "first_unit": first * per_task,
                        "units": min(count * per_task, len(units) - first * per_task)})
         sub.jobs = {"arrays": arrays}
         sub.save()       # what is queued is recorded at once, also if a later sbatch fails
-    if not analyse:
-        print(f"squall run: submission {sub.number}: {len(units)} units as job array(s) "
-              f"{', '.join(a['job_id'] for a in arrays)}, no analysis job (--no-analysis); "
-              f"watch with `squall status {root}`, cancel with `scancel {' '.join(sub.job_ids())}`", file=err)
-        return sub
-    dependency = "afterany:" + ":".join(a["job_id"] for a in arrays)
-    analysis = _sbatch([*_common(options, f"squall-{run_name}-analysis"), "--dependency", dependency,
-                        "--kill-on-invalid-dep=yes", "--output", str(sub.output_dir / "%x-%j.out"),
-                        "--wrap", shlex.join([sys.executable, "-m", "testbed.cli", "report", str(root)])],
-                       "submitting the analysis")
-    sub.jobs = {"arrays": arrays, "analysis": analysis}
+    end = _submit_end_job(sub, run_name, options, arrays, analyse)
+    sub.jobs = {"arrays": arrays, "end": end, **({"analysis": end} if analyse else {})}
     sub.save()
+    what = f"analysis job {end}" if analyse else f"no analysis job (--no-analysis), end job {end}"
     print(f"squall run: submission {sub.number}: {len(units)} units as job array(s) "
-          f"{', '.join(a['job_id'] for a in arrays)}, analysis job {analysis} (afterany); "
-          f"watch with `squall status {root}`, cancel with `scancel {' '.join(sub.job_ids())}`", file=err)
+          f"{', '.join(a['job_id'] for a in arrays)}{' (a lane each, --gres=lane:1)' if settings.gres else ''}, "
+          f"{what} (afterany); watch with `squall status {root}`, cancel with `scancel {' '.join(sub.job_ids())}`",
+          file=err)
     return sub
+
+
+def _submit_end_job(sub: Submission, run_name: str, options: SlurmOptions, arrays: list[dict[str, object]],
+                    analyse: bool) -> str:
+    """The job after all arrays (afterany): `squall status` records every task's final state in
+    the run directory while Slurm still knows them (scontrol forgets after MinJobAge), then,
+    unless --no-analysis, `squall report` analyses the run."""
+    squall = [sys.executable, "-m", "testbed.cli"]
+    steps = [shlex.join([*squall, "status", str(sub.root)])]
+    if analyse:
+        steps.append(shlex.join([*squall, "report", str(sub.root)]))
+    dependency = "afterany:" + ":".join(str(a["job_id"]) for a in arrays)
+    suffix = "analysis" if analyse else "end"
+    return _sbatch([*_common(options, f"squall-{run_name}-{suffix}"), "--dependency", dependency,
+                    "--kill-on-invalid-dep=yes", "--output", str(sub.output_dir / "%x-%j.out"),
+                    "--wrap", "; ".join(steps)], "submitting the end job")
 
 
 def _common(options: SlurmOptions, name: str) -> list[str]:
@@ -140,13 +143,22 @@ def _sbatch(argv: list[str], what: str) -> str:
 
 def _write_task_script(sub: Submission, per_task: int) -> Path:
     """The array tasks' batch script: task = first task of the chunk ($1) + the task's index; it
-    runs units task * per_task .. + per_task - 1."""
+    runs units task * per_task .. + per_task - 1, then records its own end (slurm_jobs.own_ends:
+    Slurm forgets an ended task after MinJobAge). A trap, not an ignored signal, keeps the script
+    through the SIGTERM of scancel, so the worker's programs can still be stopped with one."""
     worker = shlex.join([sys.executable, "-m", "testbed.cli", "worker", str(sub.root),
                          "--submission", str(sub.number), "--count", str(per_task)])
+    ended = shlex.quote(str(sub.output_dir / slurm_jobs.ENDED_PREFIX))
     path = sub.output_dir / "task.sh"
     path.write_text("#!/bin/sh\n"
                     "# squall: units of a cluster submission (docs/cluster.md)\n"
-                    f'exec {worker} --unit "$(( ($1 + SLURM_ARRAY_TASK_ID) * {per_task} ))"\n')
+                    "trap 'true' TERM INT\n"
+                    f'{worker} --unit "$(( ($1 + SLURM_ARRAY_TASK_ID) * {per_task} ))"\n'
+                    "code=$?\n"
+                    f'task={ended}"${{SLURM_ARRAY_JOB_ID}}_${{SLURM_ARRAY_TASK_ID}}"\n'
+                    'printf \'{"exit": %d, "node": "%s"}\\n\' "$code" "$SLURMD_NODENAME" > "$task.json.part" '
+                    '&& mv "$task.json.part" "$task.json"\n'
+                    'exit "$code"\n')
     path.chmod(0o755)
     return path
 
@@ -155,10 +167,10 @@ def wait(root: Path, sub: Submission, err: TextIO = sys.stderr) -> None:
     """Until no job of the submission is queued or running; a line whenever the count changes."""
     last = None
     while True:
-        live = {t: s for t, s in job_states(sub.job_ids()).items() if s in LIVE_STATES}
+        live = slurm_jobs.live(slurm_jobs.current(sub))
         if not live:
             return
-        counts = {}
+        counts: dict[str, int] = {}
         for state in live.values():
             counts[state] = counts.get(state, 0) + 1
         line = ", ".join(f"{n} {state.lower()}" for state, n in sorted(counts.items()))
@@ -166,3 +178,24 @@ def wait(root: Path, sub: Submission, err: TextIO = sys.stderr) -> None:
             print(f"squall run: submission {sub.number}: {line}", file=err, flush=True)
             last = line
         time.sleep(WAIT_POLL_S)
+
+
+def recorded_options(root: Path) -> tuple[int, dict[str, object]]:
+    """The newest submission's settings of the run as `squall run` options ({argparse dest: value},
+    only those that differ from the option's absence), and its number; (0, {}) for a run never
+    submitted. `--resume RUN --slurm` takes those not given again."""
+    subs = all_submissions(root)
+    if not subs:
+        return 0, {}
+    sub = subs[-1]
+    found: dict[str, object] = {"lane_base": sub.lane_base, "lanes_per_node": sub.lanes_per_node,
+                                "units_per_task": sub.settings.units_per_task}
+    if sub.settings.partition:
+        found["partition"] = sub.settings.partition
+    if sub.settings.sbatch_args:
+        found["sbatch_arg"] = list(sub.settings.sbatch_args)
+    if sub.prepare_ahead:
+        found["prepare_ahead"] = True
+    if not sub.settings.analyse:
+        found["no_analysis"] = True
+    return sub.number, found

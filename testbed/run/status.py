@@ -6,7 +6,10 @@ each flow's main metric: a page's and a transfer's from the generators' own summ
 (workloads.json), which need no analysis; UDP throughput, jitter and loss (of a UDP flow, or a
 command flow's datagrams) from the run's analysis (summary/analysis.json, the numbers the
 report prints), absent until it has run; per replication its status and reason; the Slurm jobs
-of a --slurm run.
+of a --slurm run: every unit's Slurm state (final ones also after Slurm forgot them,
+run/slurm_jobs.py), and for a task that did not complete, its node, exit code and the last line
+it wrote (a revision mismatch, a missing results directory, a crash: failures outside any
+replication).
 """
 from __future__ import annotations
 
@@ -20,9 +23,10 @@ from analysis.results import cell_selection
 from analysis.results.directory import STATUSES, WORKLOADS_FILE
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run.replication_range import describe
-from testbed.run.results import RunDir
-from testbed.run.slurm import SlurmError, job_states
-from testbed.run.submission import all_submissions
+from testbed.run.results import STATUSES, RunDir
+from testbed.run import slurm_jobs
+from testbed.run.slurm_jobs import SlurmError, TaskState
+from testbed.run.submission import Submission, all_submissions
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.flows import FLOW_TYPES
 
@@ -182,28 +186,69 @@ def run_state(root: Path) -> dict[str, Any]:
 
 
 def _cluster_jobs(root: Path) -> list[dict[str, Any]]:
-    """For --slurm runs: each submission's jobs, and their states as Slurm sees them now."""
+    """For --slurm runs: each submission's jobs, and each unit's state as Slurm says it now or,
+    once it forgot, as recorded."""
     found = []
     for sub in all_submissions(root):
         entry: dict[str, Any] = {"submission": sub.number, "arrays": sub.jobs.get("arrays", []),
-                                 "analysis": sub.jobs.get("analysis")}
+                                 "analysis": sub.jobs.get("analysis"), "end": sub.jobs.get("end")}
         try:
-            entry["states"] = job_states(sub.job_ids())
+            states = slurm_jobs.current(sub)
         except SlurmError as e:
             entry["error"] = str(e)
+            states = slurm_jobs.recorded(sub)
+        entry["states"] = {task: s.state for task, s in states.items()}
+        entry["tasks"] = [_task_entry(sub, task, units, states.get(task)) for task, units in sub.task_units().items()]
         found.append(entry)
     return found
+
+
+def _task_entry(sub: Submission, task: str, units: range, state: TaskState | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"task": task, "units": [{"unit": i, "cell": sub.units[i].cell,
+                                                      "replications": list(sub.units[i].replications)}
+                                                     for i in units if i < len(sub.units)],
+                             "state": state.state if state else "UNKNOWN"}
+    if state is not None:
+        entry |= {"exit_code": state.exit_code, "node": state.node, "reason": state.reason, "source": state.source}
+    if state is None or (state.final and state.state != "COMPLETED"):
+        entry["output"] = _last_line(sub, task)
+    return entry
+
+
+def _last_line(sub: Submission, task: str) -> str:
+    """The last line a task wrote (its %x-%A_%a.out), or why there is none."""
+    job, _, index = task.partition("_")
+    outputs = list(sub.output_dir.glob(f"*-{job}_{index}.out"))
+    if not outputs:
+        return "(no output file: the task never started, or could not write into the run directory)"
+    lines = [line for line in outputs[0].read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "(empty output file)"
 
 
 def _print_cluster_jobs(submissions: list[dict[str, Any]], out: TextIO) -> None:
     for sub in submissions:
         arrays = ", ".join(f"{a['job_id']} ({a['units']} units)" for a in sub["arrays"])
         head = f"slurm submission {sub['submission']}: arrays {arrays or '-'}, analysis {sub['analysis'] or '-'}"
-        if "error" in sub:
-            print(f"{head}: {sub['error']}", file=out)
-            continue
+        if sub.get("end") and sub["end"] != sub["analysis"]:
+            head += f", end job {sub['end']}"
         counts: dict[str, int] = {}
-        for state in sub["states"].values():
-            counts[state] = counts.get(state, 0) + 1
+        for task in sub["tasks"]:
+            counts[task["state"]] = counts.get(task["state"], 0) + 1
         shown = ", ".join(f"{n} {state.lower()}" for state, n in sorted(counts.items()))
-        print(f"{head}: {shown or 'no job queued or running'}", file=out)
+        print(f"{head}: {shown or 'no task'}" + (f" ({sub['error']})" if "error" in sub else ""), file=out)
+        for task in sub["tasks"]:
+            if "output" in task:
+                print(f"  task {task['task']} ({_units_text(task['units'])}) {_how(task)}: {task['output']}", file=out)
+
+
+def _units_text(units: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{u['cell']} rep {', '.join(map(str, u['replications']))}" for u in units)
+
+
+def _how(task: dict[str, Any]) -> str:
+    parts = [task["state"]]
+    if task.get("node"):
+        parts.append(f"on {task['node']}")
+    if task.get("exit_code"):
+        parts.append(f"exit {task['exit_code']}")
+    return " ".join(parts)

@@ -2,14 +2,19 @@
 
     RUN/slurm/submission-K.json   {"submission": K, "lane_base": B, "lanes_per_node": L, "redo": [STATUS, ...],
                                    "prepare_ahead": P, "created_utc": "YYYYMMDDTHHMMSSZ",
+                                   "partition": P|null, "sbatch_args": [...], "units_per_task": M,
+                                   "analyse": A, "gres": G,
                                    "units": [{"cell": ..., "replications": [...], "keep_lane": ...}],
                                    "jobs": {"arrays": [{"job_id": ..., "first_unit": ..., "units": ...}],
-                                            "analysis": job_id}}
-    RUN/slurm/submission-K/       the tasks' output files (Slurm's %x-%A_%a.out)
+                                            "end": job_id, "analysis": job_id (the end job, if A)}}
+    RUN/slurm/submission-K/       the tasks' output files (Slurm's %x-%A_%a.out), task.sh, and
+                                  jobs.json: each job's final Slurm state (run/slurm_jobs.py)
 
 Unit N of submission K is what `squall worker RUN --submission K --unit N` runs. Each
 `squall run --slurm` or `--resume --slurm` adds a submission; the replications' status.json
-files, not these records, say what is done.
+files, not these records, say what is done. The newest submission's settings (lanes,
+partition, sbatch arguments, units per task, prepare-ahead, analysis, lanes as a generic
+resource) are what `squall run --resume RUN --slurm` submits with unless told otherwise.
 """
 from __future__ import annotations
 
@@ -32,6 +37,16 @@ class PlannedUnit:
     keep_lane: bool
 
 
+@dataclass(frozen=True)
+class SlurmSettings:
+    """How the submission went to Slurm, beside its lanes: what a resume submits with again."""
+    partition: str | None = None
+    sbatch_args: tuple[str, ...] = ()
+    units_per_task: int = 1
+    analyse: bool = True           # an analysis job after the arrays (not with --no-analysis)
+    gres: bool = False             # each task asked for --gres=lane:1 (the cluster has GresTypes=lane)
+
+
 @dataclass
 class Submission:
     root: Path
@@ -43,6 +58,7 @@ class Submission:
     redo: tuple[str, ...] = ()           # --redo-degraded/--redo-timeouts: its workers redo these too
     prepare_ahead: bool = False          # --prepare-ahead: a task with several units may take a spare lane
     created_utc: str = ""                # what its `redo` redoes is only what was there before it
+    settings: "SlurmSettings" = field(default_factory=lambda: SlurmSettings())
 
     @property
     def node_lanes(self) -> range:
@@ -59,11 +75,12 @@ class Submission:
 
     @classmethod
     def new(cls, root: Path, units: list[Unit], lane_base: int, lanes_per_node: int,
-            redo: tuple[str, ...] = (), prepare_ahead: bool = False) -> "Submission":
+            redo: tuple[str, ...] = (), prepare_ahead: bool = False,
+            settings: SlurmSettings = SlurmSettings()) -> "Submission":
         number = 1 + max((s.number for s in all_submissions(root)), default=0)
         planned = [PlannedUnit(u.cell.cell_id, u.replications, u.keep_lane) for u in units]
         sub = cls(root, number, lane_base, lanes_per_node, planned, redo=redo,
-                  prepare_ahead=prepare_ahead, created_utc=utc_stamp())
+                  prepare_ahead=prepare_ahead, created_utc=utc_stamp(), settings=settings)
         sub.output_dir.mkdir(parents=True, exist_ok=True)
         sub.save()
         return sub
@@ -71,6 +88,7 @@ class Submission:
     def save(self) -> None:
         data = {"submission": self.number, "lane_base": self.lane_base, "lanes_per_node": self.lanes_per_node,
                 "redo": list(self.redo), "prepare_ahead": self.prepare_ahead, "created_utc": self.created_utc,
+                **asdict(self.settings), "sbatch_args": list(self.settings.sbatch_args),
                 "units": [asdict(u) for u in self.units], "jobs": self.jobs}
         write_json_atomic(self.path, data)
 
@@ -95,13 +113,28 @@ class Submission:
         units = [PlannedUnit(u["cell"], tuple(u["replications"]), bool(u["keep_lane"])) for u in data["units"]]
         return cls(root, int(data["submission"]), int(data["lane_base"]), int(data["lanes_per_node"]),
                    units, data.get("jobs", {}), _redo(data),
-                   bool(data.get("prepare_ahead", False)), str(data.get("created_utc", "")))
+                   bool(data.get("prepare_ahead", False)), str(data.get("created_utc", "")),
+                   SlurmSettings(data.get("partition"), tuple(data.get("sbatch_args", ())),
+                                 int(data.get("units_per_task", 1)), bool(data.get("analyse", True)),
+                                 bool(data.get("gres", False))))
 
     def job_ids(self) -> list[str]:
         ids = [str(a["job_id"]) for a in self.jobs.get("arrays", [])]
-        if self.jobs.get("analysis"):
-            ids.append(str(self.jobs["analysis"]))
+        end = self.jobs.get("end") or self.jobs.get("analysis")     # a submission before the end job: analysis
+        if end:
+            ids.append(str(end))
         return ids
+
+    def task_units(self) -> dict[str, range]:
+        """Each array task ("JOB_I") with the indices of the units it runs."""
+        per_task = self.settings.units_per_task
+        found = {}
+        for array in self.jobs.get("arrays", []):
+            first, count = int(array["first_unit"]), int(array["units"])
+            for i in range(-(-count // per_task)):
+                start = first + i * per_task
+                found[f"{array['job_id']}_{i}"] = range(start, min(start + per_task, first + count))
+        return found
 
 
 def all_submissions(root: Path) -> list[Submission]:

@@ -5,8 +5,10 @@ system, stays the one record of what is done: the worker skips replications alre
 works in node-local storage, and moves each finished replication in whole. It claims a lane
 atomically (lanes/claim.py), so tasks scheduled independently onto one node never share one
 (with --prepare-ahead also a spare, on which it sets up its next unit meanwhile),
-and it refuses to run a squall revision other than the run's, whose results would not be
-comparable. SIGTERM (scancel, a time limit) stops the replication, tears the lane down and
+and it refuses to run a squall revision other than the run's, or C programs built from another
+(their embedded version), whose results would not be comparable. Where lanes are a Slurm generic
+resource, a node's lanes are its own: `Gres=lane:K` of them from its `Features=lanes_B` (else
+--lane-base). SIGTERM (scancel, a time limit) stops the replication, tears the lane down and
 records the replication as interrupted; `squall run --resume RUN --slurm` redoes it.
 """
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -27,7 +31,8 @@ from testbed.errors import ConfigError
 from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
 from testbed.lanes.hosts import NamespaceTestbed
-from testbed.run import meta
+from testbed.paths import bin_dir
+from testbed.run import meta, slurm_jobs
 from testbed.run.backends.lanes import remove_dead_leftovers
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.results import RunDir, Status, failure_text
@@ -44,6 +49,7 @@ def worker_command(root: Path, unit_index: int, submission: int | None, err: Tex
     """Units unit_index .. unit_index + count - 1 of the submission, one after the other on one lane."""
     run_dir = RunDir.open(root)
     _check_revision(root)
+    _check_build()
     sub = Submission.load(root, submission)
     sc = scenario_mod.load(root / "scenario.toml", base_dir=meta.scenario_dir(run_dir.read_json("meta.json")))
     indices = [unit_index] + list(range(unit_index + 1, min(unit_index + count, len(sub.units))))
@@ -125,6 +131,31 @@ def _check_revision(root: Path) -> None:
                           "different revisions are not comparable; install the run's revision on every node")
 
 
+def _check_build() -> None:
+    """Every C program of the checkout reports the checkout's own version (scripts/squall-version):
+    a node that never ran `make build` after updating has programs of another revision."""
+    wanted = meta.squall_version()
+    programs = sorted(p for p in bin_dir().glob("squall-*") if os.access(p, os.X_OK))
+    if not programs:
+        raise ConfigError(str(bin_dir()), "holds no squall programs: run `make build` on this node")
+    for program in programs:
+        try:
+            line = subprocess.run([str(program), "--version"], capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired) as e:
+            line = f"nothing ({e})"
+        if line != f"{program.name} (squall) {wanted}":
+            raise ConfigError(str(program), f"reports {line!r}, expected version {wanted} (the checkout's): "
+                              "run `make build` on this node")
+
+
+def slurm_provenance() -> dict[str, str]:
+    """The job and array task a replication ran in (status.json details.provenance)."""
+    names = {"slurm_job_id": "SLURM_JOB_ID", "slurm_array_job_id": "SLURM_ARRAY_JOB_ID",
+             "slurm_array_task_id": "SLURM_ARRAY_TASK_ID", "slurm_node": "SLURMD_NODENAME"}
+    return {key: os.environ[var] for key, var in names.items() if var in os.environ}
+
+
 def _unit(sc: scenario_mod.Scenario, sub: Submission, index: int) -> Unit:
     if not 0 <= index < len(sub.units):
         raise ConfigError("--unit", f"{index} is not a unit of submission {sub.number} "
@@ -150,7 +181,7 @@ def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, wo
               f"{': ' + status.reason if status.reason else ''}", file=err, flush=True)
 
     runner = UnitRunner(run_dir, sc.seed, sc.timeout_us, stop, fresh_testbed=lambda: NamespaceTestbed.create(number),
-                        record=record, provenance=meta.provenance(number), work_root=work_root,
+                        record=record, provenance=meta.provenance(number) | slurm_provenance(), work_root=work_root,
                         interrupted_reason=reason, tolerances=sc.tolerances, slots=slots)
     try:
         runner.run(unit)
@@ -164,7 +195,7 @@ def _run(run_dir: RunDir, sc: scenario_mod.Scenario, unit: Unit, number: int, wo
 @contextmanager
 def _claimed_lane(sub: Submission, err: TextIO) -> Iterator[int]:
     """A lane of this node's range; a task that got a CPU before a lane waits for one."""
-    numbers = sub.node_lanes
+    numbers = node_lanes(sub)
     said = False
     while True:
         held = lane_claim.first_free(numbers)
@@ -184,7 +215,35 @@ def _try_spare_lane(sub: Submission, units: int) -> lane_claim.LaneClaim | None:
     one now (never waited for: the task runs on its one lane otherwise)."""
     if not sub.prepare_ahead or units < 2:
         return None
-    return lane_claim.first_free(sub.node_lanes)
+    return lane_claim.first_free(node_lanes(sub))
+
+
+def node_lanes(sub: Submission) -> range:
+    """The lane numbers this node's tasks share: with lanes as a generic resource, the node's
+    own (scontrol show node: Gres=lane:K, Features=lanes_B), else the submission's."""
+    node = os.environ.get("SLURMD_NODENAME")
+    if not sub.settings.gres or not node:
+        return sub.node_lanes
+    text = slurm_jobs.slurm_command(["scontrol", "-o", "show", "node", node], "reading this node's lanes").stdout
+    count, base = node_lane_gres(text)
+    if count is None:
+        raise ConfigError(f"node {node}", "declares no lanes (Gres=lane:K in slurm.conf) but the run's tasks "
+                          "ask for --gres=lane:1")
+    base = sub.lane_base if base is None else base
+    return range(base, base + count * (2 if sub.prepare_ahead else 1))
+
+
+def node_lane_gres(scontrol_node: str) -> tuple[int | None, int | None]:
+    """A node's lane count (Gres=...lane:K...) and lane base (a feature lanes_B), from
+    `scontrol -o show node`."""
+    gres = re.search(r"\bGres=(\S+)", scontrol_node)
+    count = None
+    for item in (gres.group(1).split(",") if gres else []):
+        parts = item.split("(")[0].split(":")
+        if parts[0] == "lane" and len(parts) > 1 and parts[-1].isdigit():
+            count = int(parts[-1])
+    feature = re.search(r"\bAvailableFeatures=\S*?\blanes_(\d+)\b", scontrol_node)
+    return count, int(feature.group(1)) if feature else None
 
 
 @contextmanager
