@@ -181,7 +181,7 @@ def test_vectorised_join_is_order_matching(tmp_path: Path, seed: int) -> None:
 
 def test_join_falls_back_to_exact_matching_on_a_hash_collision(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from analysis.join.by_identity import fate_index
+    from analysis.join import fate_index
     fixed, log_path = random_transfer(random.Random(99), tmp_path)
     packets = read_packets(fixed)
     expected = reference_join(packets, python_parse(log_path))
@@ -197,7 +197,7 @@ def test_vectorised_join_at_either_end_of_the_link_is_order_matching(
     """Each host's capture, with its side: what it sent joins `in` events, what it
     received joins `out` events. collide: every hash is equal, so the exact matching
     does the work."""
-    from analysis.join.by_identity import fate_index
+    from analysis.join import fate_index
     fixed, log_path = random_transfer(random.Random(seed), tmp_path)
     reference_log = python_parse(log_path)
     if collide:
