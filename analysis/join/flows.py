@@ -43,6 +43,7 @@ FLOW_KINDS = {
     "bulk": KindTraits("squall-bulk", ("tcp",)),
     "udp": KindTraits("squall-udp", ("udp",)),
     "command": KindTraits(None, ("tcp", "udp"), client_port=True),
+    "probe": KindTraits("irtt", ("udp",), client_port=True),   # irtt's replies come from its port
 }
 KINDS = tuple(FLOW_KINDS)
 
@@ -60,7 +61,7 @@ def endpoint_text(e: tuple[str, int]) -> str:
 @dataclass
 class FlowSpec:
     name: str
-    kind: str                                   # http | bulk | udp | command
+    kind: str                                   # http | bulk | udp | command | probe
     summaries: list[dict[str, Any]] = field(default_factory=list)
     clients: set[str] = field(default_factory=set)   # client / source endpoints
     servers: set[str] = field(default_factory=set)   # server / destination endpoints
