@@ -39,7 +39,8 @@ def warnings(tmp_path: Path, text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["demo", "iip-http", "iip-mixture", "saarto-http10", "examples/curl",
-                                  "examples/iperf3", "examples/latency-under-load"])
+                                  "examples/iperf3", "examples/latency-under-load",
+                                  "examples/flent-ping"])
 def test_the_shipped_scenarios_have_no_warning(name: str) -> None:
     assert scenario_warnings(loader.load(REPO / "scenarios" / f"{name}.toml")) == []
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from conftest import lane_base, require_programs
-from support_run import LENIENT_CPU_WAIT, LENIENT_TIMING, run_squall
+from support_run import LENIENT_CPU_WAIT, LENIENT_TIMING, run_scenario_text
 
 pytestmark = pytest.mark.netns
 LANE = lane_base() + 3
@@ -71,13 +71,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("irtt") is None:
         pytest.fail("irtt is needed (scripts/install-deps installs it)")
     require_programs("squall-emulator", "squall-npa", "squall-bulk")
-    directory = tmp_path_factory.mktemp("probe")
-    (directory / "probe.toml").write_text(SCENARIO)
-    code, _, err = run_squall(directory / "probe.toml", directory / "results", LANE, analyse=True)
-    (root,) = (directory / "results").iterdir()
-    statuses = [json.loads(p.read_text()) for p in root.glob("cells/*/rep-01/status.json")]
-    assert code == 0, (err, statuses)
-    return root
+    return run_scenario_text(tmp_path_factory.mktemp("probe"), "probe", SCENARIO, LANE)
 
 
 def probes(root: Path) -> list[dict[str, str]]:

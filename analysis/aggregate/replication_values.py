@@ -49,6 +49,7 @@ from analysis.metrics.tcp import RTO_FLOOR_US, TcpMetrics
 from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, with_generator_count
 from analysis.metrics.round_trips import round_trip_rows, round_trip_values
 from analysis.metrics.probes import probe_rows, probe_values
+from analysis.metrics.flent import flent_values
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
@@ -400,6 +401,7 @@ def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
         result.values.update(round_trip_values(result.round_trips))
         result.probes = probe_rows(r.directory, specs, result.delays, result.round_trips, result.warnings)
         result.values.update(probe_values(result.probes))
+    result.values.update(flent_values(r.directory, specs, result.warnings))
     if t0 is not None:
         result.tcpinfo = _tcpinfo(r.directory, t0, flow_of, result.warnings)
 

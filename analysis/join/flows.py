@@ -44,6 +44,7 @@ FLOW_KINDS = {
     "udp": KindTraits("squall-udp", ("udp",)),
     "command": KindTraits(None, ("tcp", "udp"), client_port=True),
     "probe": KindTraits("irtt", ("udp",), client_port=True),   # irtt's replies come from its port
+    "flent": KindTraits("flent", ("udp",), client_port=True),  # its irtt runner's datagrams
 }
 KINDS = tuple(FLOW_KINDS)
 
@@ -61,7 +62,7 @@ def endpoint_text(e: tuple[str, int]) -> str:
 @dataclass
 class FlowSpec:
     name: str
-    kind: str                                   # http | bulk | udp | command | probe
+    kind: str                                   # http | bulk | udp | command | probe | flent
     summaries: list[dict[str, Any]] = field(default_factory=list)
     clients: set[str] = field(default_factory=set)   # client / source endpoints
     servers: set[str] = field(default_factory=set)   # server / destination endpoints

@@ -1,6 +1,6 @@
 """The flow kinds, listed once, and a [flows.NAME] table made into the flow of its kind.
 
-A kind is one subclass of FlowBase in a file of its own (http.py, bulk.py, udp.py, command.py, probe.py)
+A kind is one subclass of FlowBase in a file of its own (http.py, bulk.py, udp.py, command.py, probe.py, flent.py)
 that declares everything about it: its keys (KEYS), its workloads.toml profile (PROFILE_KIND,
 WORKLOAD_TYPE), its parser (`from_table`), its programs per role, what the analysis knows of it
 (ANALYSIS), its `squall show` line, its ETA and its main metrics. FLOW_TYPES is the one list of
@@ -22,6 +22,7 @@ from testbed.router.parse import parse_dscp
 from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.bulk import BulkFlow
 from testbed.scenario.flows.command import CommandFlow
+from testbed.scenario.flows.flent import FlentFlow
 from testbed.scenario.flows.http import HttpFlow
 from testbed.scenario.flows.probe import ProbeFlow
 from testbed.scenario.flows.udp import UdpFlow
@@ -29,8 +30,9 @@ from testbed.profiles import ProfileSet
 from testbed.scenario.units import parse_time_us
 from testbed.scenario.workloads import from_table
 
-Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow | ProbeFlow
-FLOW_TYPES: dict[str, type[FlowBase]] = {t.kind: t for t in (HttpFlow, BulkFlow, UdpFlow, CommandFlow, ProbeFlow)}
+Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow | ProbeFlow | FlentFlow
+FLOW_TYPES: dict[str, type[FlowBase]] = {t.kind: t for t in (HttpFlow, BulkFlow, UdpFlow, CommandFlow, ProbeFlow,
+                                                             FlentFlow)}
 KINDS = tuple(FLOW_TYPES)
 DIRECTIONS = ("down", "up")
 COMMON_KEYS = frozenset({"kind", "start", "dscp", "tos", "direction", "workload"})
