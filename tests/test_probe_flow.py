@@ -13,6 +13,7 @@ from analysis.join.flows import FlowSpec
 from analysis.metrics.probes import probe_rows, probe_values
 from analysis.metrics.series import DELAY_COLUMNS
 from testbed.errors import ConfigError
+from testbed.run.status import medians_text
 from testbed.scenario.flows import ProbeFlow, parse_flows_section
 
 
@@ -67,7 +68,8 @@ def test_the_summary_is_irtts_counts_and_medians_and_the_status_tables_rtt() -> 
     summary = flow.summary(json.dumps(IRTT, indent=1))
     assert summary is not None and summary["tool"] == "irtt" and summary["rtt_median_ms"] == 58.0
     assert summary["local"] == "198.19.0.2:40000" and summary["packets_sent"] == 2
-    assert ProbeFlow.main_metrics({"client": {"summary": summary}}) == {"RTT median ms": 58.0}
+    assert ProbeFlow.main_metrics({"client": {"summary": summary}}) == {"RTT": 0.058}
+    assert medians_text({"p": {"RTT": 0.058}}) == "p: RTT 58.0 ms"
     assert flow.summary("irtt: connection refused") is None
     assert flow.problem("client", 0, None, stopped=False, stderr="x") is not None
     assert flow.problem("server", None, None, stopped=True, stderr="") is None

@@ -156,7 +156,7 @@ def read_workloads(rep_dir: Path) -> list[FlowSpec] | None:
 @dataclass(frozen=True)
 class FlowMatch:
     name: str
-    kind: str   # http | bulk | udp | command; tcp or udp for one of no known flow
+    kind: str   # http | bulk | udp | command | probe | flent; tcp or udp for one of no known flow
 
 
 def match_flow(flows: list[FlowSpec] | None, proto: str, client: tuple[str, int],

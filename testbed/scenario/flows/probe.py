@@ -127,5 +127,5 @@ class ProbeFlow(FlowBase):
 
     @staticmethod
     def _metrics(summary: Mapping[str, Any]) -> dict[str, float]:
-        rtt = summary.get("rtt_median_ms")
-        return {"RTT median ms": rtt} if isinstance(rtt, (int, float)) else {}
+        rtt = summary.get("rtt_median_ms")      # irtt's median; the status table's units are s
+        return {"RTT": rtt / 1000} if isinstance(rtt, (int, float)) else {}
