@@ -143,6 +143,11 @@ def test_the_probes_rtt_rises_under_the_bulk_flows_load(run: Path) -> None:
     assert median(loaded, "request_link_ms") < median(idle, "request_link_ms") + 10
 
 
-def test_the_report_has_the_probe_table(run: Path) -> None:
+def test_the_report_has_the_probe_table_one_row_per_probe_flow(run: Path) -> None:
     report = (run / "summary" / "report.md").read_text()
-    assert "Probes (latency under load)" in report
+    section = report.split("## Probes (latency under load)")[1].split("\n## ")[0]
+    (row,) = [line for line in section.splitlines() if line.startswith("| default |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    values = run_values(run)
+    assert cells[:3] == ["default", "probe", values["probe.probes"]]
+    assert float(cells[6]) == pytest.approx(float(values["probe.rtt_median_ms"]), abs=0.05)   # 3 or 1 decimals

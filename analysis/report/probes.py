@@ -8,7 +8,7 @@ from analysis.aggregate.run_analysis import CellResult
 from analysis.report.metric_names import matching
 from analysis.report.table import Cell, Table, count
 
-_PROBES = re.compile(r"^(?P<flow>.+)\.probes$")
+_PROBES = re.compile(r"^(?P<flow>[^.]+)\.probes$")     # flow names have no dots
 
 
 def probe_table(cells: list[CellResult]) -> Table | None:
