@@ -55,7 +55,8 @@ class FlentFlow(FlowBase):
     PROGRAM = ANALYSIS.tool or ""           # Debian's flent, on PATH
     ROLES = ("client", "server")
     ACTIVE_SENDS = False
-    PORT_BASE = IRTT_PORT                   # port(): irtt's, whatever the flow's index
+    PORT_BASE = IRTT_PORT                   # irtt's, where Flent's irtt runner connects
+    PORT_PER_FLOW = False
     METRICS_ROLE = "client"
     STARTS_ITSELF = False
     OPENS_TCP = False
@@ -81,9 +82,6 @@ class FlentFlow(FlowBase):
     @property
     def workload(self) -> FlentWorkload:        # type: ignore[override]
         return FlentWorkload(self.test)
-
-    def port(self, index: int) -> int:
-        return IRTT_PORT
 
     def active_argv(self, program: Callable[[str], str], peer: str, *, offset_us: int, log: Path,
                     timeout_us: int, local: str = "") -> list[str]:
