@@ -60,3 +60,11 @@ def test_the_series_statistics_are_of_flents_measurements(tmp_path: Path) -> Non
     assert values["f.flent.ping_ms_udp.n"] == 2 and values["f.flent.ping_ms_udp.median"] == 42.0
     assert values["f.flent.ping_ms_icmp.n"] == 0 and values["f.flent.ping_ms_icmp.median"] is None
     assert warnings == [f"{tmp_path}: no *.g.flent.gz: Flent wrote no data file for flow g"]
+
+
+def test_one_flent_flow_per_cell() -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_flows_section({"a": {"kind": "flent", "test": "ping"}, "b": {"kind": "flent", "test": "ping"}},
+                            "x.toml: flows")
+    assert str(e.value) == ("x.toml: flows.b: a second flent flow (beside a): both would need port 2112 at their "
+                            "server host; one flent flow per cell")

@@ -51,7 +51,17 @@ def parse_flows_section(table: Mapping[str, Any], where: str, profile_dir: Path 
         if not isinstance(flow, Mapping):
             raise ConfigError(flow_where, f"expected a table with kind = {' | '.join(KINDS)}, found {flow!r}")
         flows.append(parse_flow(name, flow, flow_where, profile_dir))
+        _one_per_port(flows, flow_where)
     return tuple(flows)
+
+
+def _one_per_port(flows: list[Flow], where: str) -> None:
+    """A kind with one port for all its flows (PORT_PER_FLOW) has at most one flow per cell."""
+    new = flows[-1]
+    same = [f for f in flows[:-1] if f.kind == new.kind and not new.PORT_PER_FLOW]
+    if same:
+        raise ConfigError(where, f"a second {new.kind} flow (beside {same[0].name}): both would need port "
+                          f"{new.PORT_BASE} at their server host; one {new.kind} flow per cell")
 
 
 def parse_flow(name: str, table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR) -> Flow:
