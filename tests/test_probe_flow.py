@@ -110,3 +110,10 @@ def test_probes_counted_differently_by_the_log_and_irtt_are_not_joined(tmp_path:
     assert probe_rows(tmp_path, [FlowSpec("p", "probe")], log, [], warnings) == []
     assert warnings == ["flow p: the emulator log took in 1 probe requests of 100 B, irtt sent 2; its probes are "
                         "not joined"]
+
+
+def test_a_probe_flow_without_irtts_json_is_a_warning_not_made_up(tmp_path: Path) -> None:
+    (tmp_path / "p.client.stdout").write_text("irtt: no route to host\n")
+    warnings: list[str] = []
+    assert probe_rows(tmp_path, [FlowSpec("p", "probe")], delays([]), [], warnings) == []
+    assert warnings == [f"{tmp_path / 'p.client.stdout'}: no irtt JSON; flow p's probes are left out"]
