@@ -59,7 +59,8 @@ IRTT = {"config": {"local_address": "198.19.0.2:40000", "remote_address": "198.1
                   "rtt": {"median": 58_000_000}, "send_delay": {"median": 29_000_000},
                   "receive_delay": {"median": 29_000_000}},
         "round_trips": [{"seqno": 0, "lost": "false", "delay": {"rtt": 58_000_000, "send": 29_000_000,
-                                                                 "receive": 29_000_000}},
+                                                                 "receive": 29_000_000},
+                         "timestamps": {"server": {"receive": {"wall": 10_000_000}, "send": {"wall": 10_250_000}}}},
                         {"seqno": 1, "lost": "true_down", "delay": {"send": 29_500_000}}]}
 
 
@@ -97,6 +98,7 @@ def test_probes_are_joined_in_order_with_the_logs_fates(tmp_path: Path) -> None:
     assert warnings == []
     assert [(r["seqno"], r["request_fate"], r["reply_fate"], r["irtt_lost"]) for r in rows] == [
         (0, "out", "out", "false"), (1, "out", "drop_sbuf", "true_down")]
+    assert [r["irtt_server_ms"] for r in rows] == [0.25, None]      # the turnaround irtt's RTT leaves out
     values = probe_values(rows)
     assert values["p.probes"] == 2 and values["p.probes_lost_down"] == 1 and values["p.probes_lost_up"] == 0
     assert values["p.rtt_median_ms"] == 58.0 and values["p.rtt_link_median_ms"] == 58.0

@@ -3,7 +3,8 @@ one-way delays of each probe beside the emulator log's fate and link delay of th
 datagrams (analysis README, "Probes").
 
 irtt's JSON (the client's stdout, <flow>.client.stdout) lists every probe by sequence number:
-`lost` (false | true | true_up | true_down) and its delays (ns). The log holds the flow's
+`lost` (false | true | true_up | true_down), its delays (ns; the RTT leaves out the server's
+turnaround, given by the server's timestamps) and timestamps. The log holds the flow's
 datagrams (series.link_delays: one row per datagram the link took in, with its fate and link
 delay, and its end-to-end delay between the two captures). The requests are the datagrams of the
 direction that sent first (the client's), the probes among them those of irtt's packet length
@@ -30,7 +31,7 @@ from analysis.results.stored import open_text, stored
 
 IRTT_HEADER_BYTES = 60          # irtt's packet with both timestamps and its received stats
 PROBE_COLUMNS = ("flow", "seqno", "t_s", "request_state", "irtt_lost", "irtt_rtt_ms", "irtt_send_delay_ms",
-                 "irtt_receive_delay_ms", "request_dir", "request_fate", "reply_fate", "request_link_ms",
+                 "irtt_receive_delay_ms", "irtt_server_ms", "request_dir", "request_fate", "reply_fate", "request_link_ms",
                  "reply_link_ms", "request_e2e_ms", "reply_e2e_ms", "capture_rtt_ms")
 _NS_PER_MS = 1e6
 Row = dict[str, Any]
@@ -113,6 +114,7 @@ def _row(flow: str, trip: Mapping[str, Any], delays: Mapping[str, np.ndarray], i
             "request_state": None if matched is None else matched["request_state"],
             "irtt_lost": trip.get("lost"), "irtt_rtt_ms": _ms(delay.get("rtt")),
             "irtt_send_delay_ms": _ms(delay.get("send")), "irtt_receive_delay_ms": _ms(delay.get("receive")),
+            "irtt_server_ms": _server_ms(trip),
             "request_dir": request_dir, "request_fate": str(delays["fate"][i]),
             "reply_fate": None if reply is None else str(delays["fate"][reply]),
             "request_link_ms": _finite(delays["delay_ms"][i]),
@@ -120,6 +122,13 @@ def _row(flow: str, trip: Mapping[str, Any], delays: Mapping[str, np.ndarray], i
             "request_e2e_ms": _finite(delays["e2e_delay_ms"][i]),
             "reply_e2e_ms": None if reply is None else _finite(delays["e2e_delay_ms"][reply]),
             "capture_rtt_ms": None if matched is None else matched["rtt_ms"]}
+
+
+def _server_ms(trip: Mapping[str, Any]) -> float | None:
+    """The server's turnaround (its send - its receive, wall clock), which irtt's RTT leaves out."""
+    server = (trip.get("timestamps") or {}).get("server") or {}
+    received, sent = (server.get("receive") or {}).get("wall"), (server.get("send") or {}).get("wall")
+    return None if received is None or sent is None else _ms(sent - received)
 
 
 def _ms(ns: Any) -> float | None:
