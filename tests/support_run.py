@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 from pathlib import Path
 
@@ -89,3 +90,14 @@ def run_squall(path: Path | None, results: Path, lane_base: int, parallel: int =
                          redo=redo, replications=replications, prepare_ahead=prepare_ahead)
     code = run_command(path, options, resume, out, err)
     return code, out.getvalue(), err.getvalue()
+
+
+def run_scenario_text(directory: Path, name: str, text: str, lane_base: int) -> Path:
+    """`squall run --analyse` of a scenario's TOML text in `directory` (exit 0 asserted, with
+    its stderr and the replications' status.json): the run's directory."""
+    (directory / f"{name}.toml").write_text(text)
+    code, _, err = run_squall(directory / f"{name}.toml", directory / "results", lane_base, analyse=True)
+    (root,) = (directory / "results").iterdir()
+    statuses = [json.loads(p.read_text()) for p in root.glob("cells/*/rep-*/status.json")]
+    assert code == 0, (err, statuses)
+    return root

@@ -118,7 +118,8 @@ def test_json_is_expanded_json(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert json.loads(show(path, capsys, "--json")) == json.loads(json.dumps(expanded(loader.load(path))["cells"]))
 
 
-@pytest.mark.parametrize("name", ["demo", "iip-mixture", "examples/iperf3"])
+@pytest.mark.parametrize("name", ["demo", "iip-mixture", "examples/iperf3", "examples/latency-under-load",
+                                  "examples/flent-ping"])
 def test_the_shipped_scenarios_show_without_reprs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = show(REPO / "scenarios" / f"{name}.toml", capsys)
     assert "{'" not in out and "[{" not in out and "None" not in out

@@ -49,6 +49,8 @@ from analysis.results.layout import ReplicationRef
 from analysis.metrics.tcp import RTO_FLOOR_US, TcpMetrics
 from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, with_generator_count
 from analysis.metrics.round_trips import round_trip_rows, round_trip_values
+from analysis.metrics.probes import probe_rows, probe_values
+from analysis.metrics.flent import flent_values
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
@@ -77,6 +79,7 @@ class ReplicationResult:
     delays: dict[str, np.ndarray] = field(default_factory=dict)    # series.link_delays
     tcpinfo: list[Row] = field(default_factory=list)                # tcp_samples.tcpinfo_rows
     round_trips: list[Row] = field(default_factory=list)            # round_trips.round_trip_rows
+    probes: list[Row] = field(default_factory=list)                 # probes.probe_rows
 
     @property
     def counts(self) -> bool:
@@ -320,7 +323,7 @@ def analyse_run_replication(ref: ReplicationRef, rto_floor_us: int = RTO_FLOOR_U
     except AnalysisInputError as e:
         result.error = str(e)
         result.rows, result.values, result.throughput, result.delays, result.tcpinfo = [], {}, [], {}, []
-        result.round_trips = []
+        result.round_trips, result.probes = [], []
     return result
 
 
@@ -396,6 +399,9 @@ def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
         _delay_values(result.delays, result.values)
         result.round_trips = round_trip_rows(r.log, r.capture_times, flow_of)
         result.values.update(round_trip_values(result.round_trips))
+        result.probes = probe_rows(r.directory, specs, result.delays, result.round_trips, result.warnings)
+        result.values.update(probe_values(result.probes))
+    result.values.update(flent_values(r.directory, specs, result.warnings))
     if t0 is not None:
         result.tcpinfo = _tcpinfo(r.directory, t0, flow_of, result.warnings)
 

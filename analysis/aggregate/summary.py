@@ -18,6 +18,9 @@ column).
 - round_trips: one row per request of a flow's UDP requests and replies (irtt's probes): its
   round-trip time and the link's state then (metrics/round_trips.py); written only, not among the
   TABLES `analysis.load_run` reads (most runs have none).
+- probes: one row per probe of a probe flow: irtt's own RTT and one-way delays beside the
+  log's fate, link delay and end-to-end delay of its request and reply (probes.py); written
+  only, like round_trips.
 - kernel: per replication, host and quantity the analysis' count beside the kernel's
   counters (analysis.metrics.kernel_truth).
 - analysis.json: the run-level data for `squall report` and `squall plot`.
@@ -45,6 +48,7 @@ from analysis.aggregate.replication_values import FlowInfo, ReplicationResult
 from analysis.metrics.series import DELAY_COLUMNS, empty_delays
 from analysis.read.tcp_samples import TCPINFO_FIELDS
 from analysis.metrics.round_trips import ROUND_TRIP_COLUMNS
+from analysis.metrics.probes import PROBE_COLUMNS
 
 STAT_FIELDS = ("min", "p25", "median", "p75", "max", "mean", "n", "failed", "median_ci_low",
                "median_ci_high", "censored")
@@ -204,6 +208,9 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
         "round_trips": (["cell", "replication", "status", *ROUND_TRIP_COLUMNS],
                         [{"cell": r.ref.cell, "replication": r.ref.rep, "status": r.ref.status, **row}
                          for r in reps for row in r.round_trips]),
+        "probes": (["cell", "replication", "status", *PROBE_COLUMNS],
+                   [{"cell": r.ref.cell, "replication": r.ref.rep, "status": r.ref.status, **row}
+                    for r in reps for row in r.probes]),
     }
     columns = axis_columns(analysis.layout, [*(f for fields, _ in tables.values() for f in fields),
                                              "status", *DELAY_COLUMNS])

@@ -41,6 +41,8 @@ FLOW_KINDS = {
     "bulk": KindTraits("squall-bulk", ("tcp",)),
     "udp": KindTraits("squall-udp", ("udp",)),
     "command": KindTraits(None, ("tcp", "udp"), client_port=True),
+    "probe": KindTraits("irtt", ("udp",), client_port=True),   # irtt's replies come from its port
+    "flent": KindTraits("flent", ("udp",), client_port=True),  # its irtt runner's datagrams
 }
 KINDS = tuple(FLOW_KINDS)
 
@@ -58,7 +60,7 @@ def endpoint_text(e: tuple[str, int]) -> str:
 @dataclass
 class FlowSpec:
     name: str
-    kind: str                                   # http | bulk | udp | command
+    kind: str                                   # http | bulk | udp | command | probe | flent
     summaries: list[dict[str, Any]] = field(default_factory=list)
     clients: set[str] = field(default_factory=set)   # client / source endpoints
     servers: set[str] = field(default_factory=set)   # server / destination endpoints
@@ -152,7 +154,7 @@ def read_workloads(rep_dir: Path) -> list[FlowSpec] | None:
 @dataclass(frozen=True)
 class FlowMatch:
     name: str
-    kind: str   # http | bulk | udp | command; tcp or udp for one of no known flow
+    kind: str   # http | bulk | udp | command | probe | flent; tcp or udp for one of no known flow
 
 
 def match_flow(flows: list[FlowSpec] | None, proto: str, client: tuple[str, int],

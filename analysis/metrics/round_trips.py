@@ -8,7 +8,7 @@ delivered before the reply entered it, when that was at most TURNAROUND_US befor
 server's turnaround; a request answered once). Per request: its time (the emulator's t, s),
 the link's state (good | bad, the log's `state` at its `in`) and its reply's, the round-trip
 time in the client's capture (the request sent -> the reply received) and the link's share of
-it (each datagram's `in` -> `out`). A request without a matched reply has no times (lost one
+it (each datagram's `in` -> `out`), and both datagrams' SP packet ids (probes.py joins by them). A request without a matched reply has no times (lost one
 way or the other, or not answered in time); neither is made up.
 
 Values per flow and state (`<flow>.rtt.<state>.*`): `probes` (requests that entered the link
@@ -36,7 +36,7 @@ TURNAROUND_US = 100_000
 SENDER_SIDE = {"down": "fixed", "up": "mobile"}
 Endpoint = tuple[str, int]
 ROUND_TRIP_COLUMNS = ("flow", "client", "server", "t_s", "request_state", "reply_state",
-                      "rtt_ms", "link_rtt_ms", "request_fate", "reply_fate")
+                      "rtt_ms", "link_rtt_ms", "request_fate", "reply_fate", "request_pkt_id", "reply_pkt_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +134,8 @@ def round_trip_rows(log: EmulatorLog, capture_times: Mapping[str, CaptureTimes],
                          "reply_state": None if reply is None else reply.state,
                          "rtt_ms": None if rtt is None else rtt / 1000,
                          "link_rtt_ms": None if link is None else link / 1000,
-                         "request_fate": r.fate, "reply_fate": None if reply is None else reply.fate})
+                         "request_fate": r.fate, "reply_fate": None if reply is None else reply.fate,
+                         "request_pkt_id": r.pkt_id, "reply_pkt_id": None if reply is None else reply.pkt_id})
     return rows
 
 

@@ -38,6 +38,8 @@ from analysis.report.kernel_table import kernel_table
 from analysis.report.timing_table import timing_table
 from analysis.report.printable import escaped
 from analysis.report.round_trips import round_trip_table
+from analysis.report.probes import probe_table
+from analysis.report.flent import flent_table
 from analysis.report.warnings_table import warnings_table
 
 __all__ = ["Cell", "Count", "Table", "build_tables", "fmt", "markdown_table", "render_markdown"]
@@ -566,7 +568,8 @@ def build_tables(analysis: RunAnalysis) -> list[Table]:
     tables = description_tables(analysis)
     tables += [t for t in [failures_table(analysis)] if t]
     tables += result_tables(analysis)
-    tables += [t for t in [queue_table(analysis.cells), round_trip_table(analysis.cells)] if t]
+    tables += [t for t in [queue_table(analysis.cells), round_trip_table(analysis.cells),
+                                probe_table(analysis.cells), flent_table(analysis.cells)] if t]
     tables += [t for t in [timing_table(analysis), kernel_table(analysis)] if t]
     tables += [t for t in [warnings_table(analysis)] if t]
     return tables

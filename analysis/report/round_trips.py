@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from analysis.aggregate.run_analysis import CellResult
+from analysis.report.metric_names import matching
 from analysis.report.table import Cell, Table, count
 
 _PROBES = re.compile(r"^(?P<flow>.+)\.rtt\.(?P<state>[^.]+)\.probes$")
@@ -13,15 +14,11 @@ _PROBES = re.compile(r"^(?P<flow>.+)\.rtt\.(?P<state>[^.]+)\.probes$")
 def round_trip_table(cells: list[CellResult]) -> Table | None:
     """None when no flow had requests and replies."""
     rows: list[list[Cell]] = []
-    for c in cells:
-        for metric in sorted(c.summaries):
-            m = _PROBES.match(metric)
-            if m is None:
-                continue
-            prefix = f"{m['flow']}.rtt.{m['state']}"
-            rows.append([c.cell, m["flow"], m["state"], count(c.median(f"{prefix}.probes")),
-                         count(c.median(f"{prefix}.answered")), c.median(f"{prefix}.median_ms"),
-                         c.median(f"{prefix}.p95_ms")])
+    for c, m in matching(cells, _PROBES):
+        prefix = f"{m['flow']}.rtt.{m['state']}"
+        rows.append([c.cell, m["flow"], m["state"], count(c.median(f"{prefix}.probes")),
+                     count(c.median(f"{prefix}.answered")), c.median(f"{prefix}.median_ms"),
+                     c.median(f"{prefix}.p95_ms")])
     if not rows:
         return None
     return Table("Round trips of requests and replies by the link's state",

@@ -196,7 +196,8 @@ def _router_warnings(router: RouterConfig, flows: tuple[Flow, ...]) -> list[tupl
         up = [p for p in packets if p.link_direction == "up" and _matches(f, p)]
         key = f"router.filters[{i}]"
         if not down and not up:
-            ports = ", ".join(f"{t.TITLE} {t.PORT_BASE} + i" for t in FLOW_TYPES.values())
+            ports = ", ".join(f"{t.TITLE} {t.PORT_BASE}{' + i' if t.PORT_PER_FLOW else ''}"
+                              for t in FLOW_TYPES.values())
             found.append((key, "matches no packet of this cell's flows, so it classifies nothing (ports: "
                           f"{ports} for flow i in file order, on the server/receiver)"))
         elif not down:

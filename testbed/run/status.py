@@ -137,7 +137,7 @@ def _fmt(metric: str, value: float) -> str:
         return f"{value:.2f} s"
     if metric in ("goodput", "throughput"):
         return f"{value / 1000:.1f} kbit/s"
-    if metric == "jitter":
+    if metric in ("jitter", "RTT"):
         return f"{value * 1000:.1f} ms"
     if metric == "loss_pct":
         return f"{value:.1f} %"

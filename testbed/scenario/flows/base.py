@@ -49,6 +49,8 @@ class FlowBase(ABC):
     ROLES: ClassVar[tuple[str, str]]        # (active, passive), as in workloads.json and file names
     ACTIVE_SENDS: ClassVar[bool]            # the active program is where the data starts (a sender)
     PORT_BASE: ClassVar[int]                # flow i (0-based, file order) uses PORT_BASE + i
+    PORT_PER_FLOW: ClassVar[bool] = True    # False: every flow of the kind uses PORT_BASE (a port its
+                                            # third-party program cannot be told, as Flent's irtt's)
     METRICS_ROLE: ClassVar[str]             # the role whose summary holds the main metrics
     STARTS_ITSELF: ClassVar[bool] = True    # the active program waits for --start-offset itself;
                                             # False: the replication starts it at the flow's start
@@ -99,7 +101,7 @@ class FlowBase(ABC):
 
     def port(self, index: int) -> int:
         """The port the passive side listens on, for the flow at `index` of its cell."""
-        return self.PORT_BASE + index
+        return self.PORT_BASE + (index if self.PORT_PER_FLOW else 0)
 
     def paced(self, index: int) -> PacedStream | None:
         """What the flow sends on a schedule (None: it sends as its transport lets it)."""

@@ -14,6 +14,7 @@ from testbed.errors import ConfigError
 from testbed.scenario import argv_template
 from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.running import TCP, UDP, LinkPackets, Readiness
+from testbed.scenario.flows.third_party import third_party_problem
 from testbed.scenario.flows.values import sizes
 from testbed.scenario.link_section import LinkConfig
 from testbed.units import MAX_SIZE_BYTES, format_size, format_time_us, parse_time_us
@@ -160,11 +161,7 @@ class CommandFlow(FlowBase):
 
     def problem(self, role: str, code: int | None, summary: Mapping[str, Any] | None, *, stopped: bool,
                 stderr: str) -> str | None:
-        if role == self.ROLES[1] and stopped:
-            return None     # the server ran until squall stopped it after the flow: its job
-        if code is None:
-            return "had not ended"
-        return None if code == 0 else f"exited with code {code}: {stderr}"
+        return third_party_problem(role == self.ROLES[1] and stopped, code, stderr)
 
     @staticmethod
     def _metrics(summary: Mapping[str, Any]) -> dict[str, float]:

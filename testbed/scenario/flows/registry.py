@@ -1,6 +1,6 @@
 """The flow kinds, listed once, and a [flows.NAME] table made into the flow of its kind.
 
-A kind is one subclass of FlowBase in a file of its own (http.py, bulk.py, udp.py, command.py)
+A kind is one subclass of FlowBase in a file of its own (http.py, bulk.py, udp.py, command.py, probe.py, flent.py)
 that declares everything about it: its keys (KEYS), its workloads.toml profile (PROFILE_KIND,
 WORKLOAD_TYPE), its parser (`from_table`), its programs per role, what the analysis knows of it
 (ANALYSIS), its `squall show` line, its ETA and its main metrics. FLOW_TYPES is the one list of
@@ -22,14 +22,17 @@ from testbed.router.parse import parse_dscp
 from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.bulk import BulkFlow
 from testbed.scenario.flows.command import CommandFlow
+from testbed.scenario.flows.flent import FlentFlow
 from testbed.scenario.flows.http import HttpFlow
+from testbed.scenario.flows.probe import ProbeFlow
 from testbed.scenario.flows.udp import UdpFlow
 from testbed.profiles import ProfileSet
 from testbed.units import parse_time_us
 from testbed.scenario.workloads import from_table
 
-Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow
-FLOW_TYPES: dict[str, type[FlowBase]] = {t.kind: t for t in (HttpFlow, BulkFlow, UdpFlow, CommandFlow)}
+Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow | ProbeFlow | FlentFlow
+FLOW_TYPES: dict[str, type[FlowBase]] = {t.kind: t for t in (HttpFlow, BulkFlow, UdpFlow, CommandFlow, ProbeFlow,
+                                                             FlentFlow)}
 KINDS = tuple(FLOW_TYPES)
 DIRECTIONS = ("down", "up")
 COMMON_KEYS = frozenset({"kind", "start", "dscp", "tos", "direction", "workload"})
@@ -48,7 +51,17 @@ def parse_flows_section(table: Mapping[str, Any], where: str, profile_dir: Path 
         if not isinstance(flow, Mapping):
             raise ConfigError(flow_where, f"expected a table with kind = {' | '.join(KINDS)}, found {flow!r}")
         flows.append(parse_flow(name, flow, flow_where, profile_dir))
+        _one_per_port(flows, flow_where)
     return tuple(flows)
+
+
+def _one_per_port(flows: list[Flow], where: str) -> None:
+    """A kind with one port for all its flows (PORT_PER_FLOW) has at most one flow per cell."""
+    new = flows[-1]
+    same = [f for f in flows[:-1] if f.kind == new.kind and not new.PORT_PER_FLOW]
+    if same:
+        raise ConfigError(where, f"a second {new.kind} flow (beside {same[0].name}): both would need port "
+                          f"{new.PORT_BASE} at their server host; one {new.kind} flow per cell")
 
 
 def parse_flow(name: str, table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR) -> Flow:
