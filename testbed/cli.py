@@ -57,13 +57,17 @@ def _run(args: argparse.Namespace) -> int:
         print("squall run: --redo-degraded and --redo-timeouts go with --resume RUN_DIR (a new run has "
               "nothing to redo)", file=sys.stderr)
         return 2
+    if args.resume is not None and (args.title or args.note):
+        print("squall run: --title and --note describe a new run (its meta.json); a resumed run keeps "
+              "its own", file=sys.stderr)
+        return 2
     lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
     npa_priority_for(realtime_priority())        # a bad $SQUALL_*_PRIORITY: refused before anything is made
     options = runner.RunOptions(parallel=args.parallel, replications=args.replications,
                                 first_replication=args.first_replication, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
                                 analyse=not args.no_analysis, redo=redo,
-                                prepare_ahead=args.prepare_ahead,
+                                prepare_ahead=args.prepare_ahead, title=args.title, note=args.note,
                                 testbed_file=None if args.testbed is None else Path(args.testbed),
                                 slurm=_slurm_options(args, lane_base))
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
@@ -173,6 +177,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "--slurm, a spare lane per task")
     run.add_argument("--testbed", metavar="FILE",
                      help="run on the three lab hosts of this testbed file over SSH, serially (docs/lab-hosts.md)")
+    run.add_argument("--title", metavar="TEXT",
+                     help="a short title of this run (as Flent's --title-extra): meta.json and the report")
+    run.add_argument("--note", metavar="TEXT",
+                     help="a free-text note on this run (as Flent's --note): meta.json and the report")
     run.add_argument("--no-analysis", action="store_true",
                      help="skip the analysis at the end (squall report RUN_DIR does it later)")
     cluster = run.add_argument_group("cluster (docs/cluster.md)")

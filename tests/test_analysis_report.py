@@ -290,7 +290,9 @@ USER_CELL = {
 }
 USER_META = {"squall_revision": "0123abc", "kernel": "Linux 6.1.0-test", "machine": "x86_64",
              "testbed": {"backend": "namespaces", "lanes": [121], "run": {"replications": 3}},
-             "tools": {"tcpdump": "tcpdump version 4.99.3"}}
+             "tools": {"tcpdump": "tcpdump version 4.99.3"}, "squall_version": "0.1.0+git.0123abc",
+             "host": "testhost", "scenario_sha256": "5e" * 32, "title": "UMTS mix, first try",
+             "note": "kernel 6.1 on the lab box", "flow_programs": {"iperf3": "iperf 3.12"}}
 
 
 def build_user_run(root: Path) -> Path:
@@ -326,6 +328,10 @@ def test_the_report_says_what_was_run(user_report) -> None:
     assert (run["seed"], run["squall revision"], run["kernel"]) == ("7", "0123abc",
                                                                     "Linux 6.1.0-test")
     assert run["testbed"] == "namespaces; lanes 121" and run["timeout per replication"] == "120 s"
+    assert (run["title"], run["note"], run["host"]) == ("UMTS mix, first try",
+                                                       "kernel 6.1 on the lab box", "testhost")
+    assert run["squall version"] == "0.1.0+git.0123abc"
+    assert run["programs the command flows ran"] == "iperf3: iperf 3.12"
     params = {r[0]: r[1] for r in _table(md, "Parameters of every cell")[1:]}
     assert params["link.down.bandwidth"] == "384 kbit/s"
     assert params["link.up.bandwidth"] == "64 kbit/s"

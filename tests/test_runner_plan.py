@@ -327,3 +327,32 @@ def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_pa
     assert "tcp-baseline rep-02: failed: flow web: x" in text and "tcp-cbi rep-01: degraded: timing" in text
     assert "web: page time 4.00 s" in text
     assert "slurm submission 1: arrays 77 (3 units), analysis 78: 1 pending, 1 running" in text
+
+
+COMMAND_SCENARIO = """
+seed = 3
+replications = 1
+link = "e0"
+[flows.get]
+kind = "command"
+serve = ["20kB"]
+client = ["curl", "-o", "/dev/null", "{url}"]
+"""
+
+
+def test_title_note_and_the_command_flows_programs_are_in_meta_json(tmp_path: Path) -> None:
+    """`squall run --title/--note` (as Flent's) and the version of each program a command flow
+    runs, as this machine's `PROGRAM --version` says it, beside squall's own version."""
+    from testbed.run.meta import squall_version
+    from testbed.run.runner import RunOptions, start_run
+
+    path = tmp_path / "cmd.toml"
+    path.write_text(COMMAND_SCENARIO)
+    options = RunOptions(results=tmp_path / "results", title="first try", note="on the lab box")
+    _, run_dir, _ = start_run(path, options)
+    meta = json.loads((run_dir.root / "meta.json").read_text())
+    assert (meta["title"], meta["note"]) == ("first try", "on the lab box")
+    assert meta["squall_version"] == squall_version() and meta["host"]
+    assert list(meta["flow_programs"]) == ["curl"]
+    assert meta["flow_programs"]["curl"].startswith("curl ")
+    assert cli_main(["run", "--resume", str(run_dir.root), "--note", "again"]) == 2

@@ -23,7 +23,8 @@ column).
 - analysis.json: the run-level data for `squall report` and `squall plot`.
 
 The Parquet files hold the same rows with typed columns (integers, floats, booleans,
-strings; empty cells are nulls); `analysis.load_run` reads either."""
+strings; empty cells are nulls) and say where they came from and each column's unit in
+their metadata (analysis/results/provenance.py); `analysis.load_run` reads either."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ import numpy as np
 
 from analysis.aggregate.statistics import Summary
 from analysis.results.atomic_file import write_atomically, write_text_atomically
+from analysis.results.provenance import run_metadata, with_provenance
 from analysis.metrics.kernel_truth import KERNEL_FIELDS, kernel_rows
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
 from analysis.results.layout import CellInfo, ReplicationRef, RunLayout
@@ -96,18 +98,22 @@ def _arrow_column(values: list[Any]):
     return pa.array([None if v == "" else v for v in values], kind)
 
 
-def _write_parquet(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+def _write_parquet(path: Path, fields: list[str], rows: list[dict[str, Any]],
+                   provenance: dict[str, str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.table({f: _arrow_column([row.get(f) for row in rows]) for f in fields})
+    table = with_provenance(table, provenance, path.stem)
     write_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def write_table(out: Path, name: str, fields: list[str], rows: list[dict[str, Any]]) -> None:
-    """summary/NAME.csv and NAME.parquet with the same rows."""
+def write_table(out: Path, name: str, fields: list[str], rows: list[dict[str, Any]],
+                provenance: dict[str, str] | None = None) -> None:
+    """summary/NAME.csv and NAME.parquet with the same rows; the Parquet file also says where
+    it came from and each column's unit (analysis/results/provenance.py)."""
     _write_csv(out / f"{name}.csv", fields, rows)
-    _write_parquet(out / f"{name}.parquet", fields, rows)
+    _write_parquet(out / f"{name}.parquet", fields, rows, provenance or {})
 
 
 def axis_columns(layout: RunLayout, reserved: Iterable[str]) -> dict[str, str]:
@@ -143,7 +149,8 @@ def run_row(r: ReplicationResult) -> dict[str, Any]:
             "counted": r.counts, **r.values}
 
 
-def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str]) -> None:
+def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str],
+                 provenance: dict[str, str]) -> None:
     """summary/delays.csv and .parquet: one row per packet (millions for a long transfer),
     written column-wise from the replications' arrays."""
     import pandas as pd
@@ -171,7 +178,11 @@ def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str]) -> N
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["cell", *columns.values(), "replication", "status", *DELAY_COLUMNS])
-    for name, write in (("delays.parquet", lambda p: table.to_parquet(p, index=False)),
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = with_provenance(pa.Table.from_pandas(table, preserve_index=False), provenance, "delays")
+    for name, write in (("delays.parquet", lambda p: pq.write_table(arrow, p)),
                         ("delays.csv", lambda p: table.to_csv(p, index=False, na_rep="",
                                                               float_format="%.12g"))):
         write_atomically(out / name, write)
@@ -207,10 +218,12 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
     }
     columns = axis_columns(analysis.layout, [*(f for fields, _ in tables.values() for f in fields),
                                              "status", *DELAY_COLUMNS])
+    provenance = run_metadata(analysis.layout.root)
     for name, (fields, rows) in tables.items():
         write_table(out, name, ["cell", *columns.values(), *fields[1:]],
-                    [_with_axes(row, labels.get(row["cell"], {}), columns) for row in rows])
-    write_delays(out, analysis, columns)
+                    [_with_axes(row, labels.get(row["cell"], {}), columns) for row in rows],
+                    provenance)
+    write_delays(out, analysis, columns, provenance)
     write_text_atomically(out / ANALYSIS_JSON, json.dumps(_to_json(analysis), indent=1) + "\n")
     return out
 

@@ -1,9 +1,10 @@
 """What a run was: the scenario (expanded.json) and the machine (meta.json), as report
 tables.
 
-- `run_facts`: scenario name and description, seed, replications, timeout, the run's
-  selection, squall revision, kernel, machine, Python, tool versions, testbed backend and
-  lanes or hosts, the scenario file's SHA-256.
+- `run_facts`: scenario name and description, the run's title and note (`squall run --title
+  --note`), seed, replications, timeout, the run's selection, squall version and revision, the
+  host, kernel, machine, Python, tool versions, the versions of the programs the command flows
+  ran, testbed backend and lanes or hosts, the scenario file's SHA-256.
 - `cell_parameters`: every resolved parameter of a cell, flattened to dotted names with
   units written out (`link.down.bandwidth` = `384 kbit/s`, `link.down.delay` = `100 ms`,
   `link.channel.bad` = `exponential(1 s)`, `router.classes.EF.queue.limit` = `10`,
@@ -158,6 +159,13 @@ def _tools(meta: dict[str, Any]) -> str:
     return "; ".join(f"{v}" for v in tools.values()) or "–"
 
 
+def _programs(meta: dict[str, Any]) -> str:
+    programs = meta.get("flow_programs")
+    if not isinstance(programs, dict) or not programs:
+        return "–"
+    return "; ".join(f"{name}: {version}" for name, version in programs.items())
+
+
 def _testbed(meta: dict[str, Any]) -> str:
     tb = meta.get("testbed")
     if not isinstance(tb, dict):
@@ -195,17 +203,21 @@ def run_facts(root: Path, scenario: dict[str, Any], meta: dict[str, Any]) -> Tab
     rows: list[list[Any]] = [
         ["scenario", scenario.get("name", "–")],
         ["description", escaped(str(scenario.get("description") or "–"))],
+        *([k, escaped(str(meta[k]))] for k in ("title", "note") if meta.get(k)),
         ["run directory", root.name],
         ["seed", scenario.get("seed", "–")],
         ["replications per cell", _replications(run, scenario)],
         ["cells run", run.get("cells") or "all"],
         ["timeout per replication", time_text(timeout) if isinstance(timeout, int) else "–"],
+        ["squall version", meta.get("squall_version", "–")],
         ["squall revision", meta.get("squall_revision", "–")],
+        ["host", meta.get("host", "–")],
         ["kernel", meta.get("kernel", "–")],
         ["machine", meta.get("machine", "–")],
         ["Python", meta.get("python", "–")],
         ["testbed", _testbed(meta)],
         ["tools", _tools(meta)],
+        ["programs the command flows ran", _programs(meta)],
         ["scenario file SHA-256", meta.get("scenario_sha256", "–")],
     ]
     rows = [[k, "–" if v is None else str(v)] for k, v in rows]

@@ -164,7 +164,10 @@ def start_run(scenario_path: Path, options: RunOptions, backend: Backend | None 
                                  "cells": options.cells, "parallel": options.parallel,
                                  "scenario_file": str(scenario_path),
                                  "scenario_dir": str(Path(scenario_path).parent.absolute())}}
-    run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc), meta.collect(sc.digest, testbed))
+    programs = [p for cell in sc.cells for f in cell.flows for p in f.third_party_programs()]
+    run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc),
+                            meta.collect(sc.digest, testbed, title=options.title, note=options.note,
+                                         programs=programs))
     return sc, run_dir, reps
 
 
