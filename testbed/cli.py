@@ -19,6 +19,7 @@ from testbed.scenario import loader as scenario_mod
 from testbed.scenario.tolerances import share_text
 from testbed.scenario.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
+from testbed.lanes import link_demo
 from testbed.lanes.lane import LaneBusy
 from testbed.link.session import npa_priority_for, realtime_priority
 
@@ -108,12 +109,6 @@ def _worker(args: argparse.Namespace) -> int:
     if args.count < 1:
         raise ConfigError("--count", f"{args.count} is not a number of units >= 1")
     return worker.worker_command(Path(args.run_dir), args.unit, args.submission, count=args.count)
-
-
-def _demo_link(args: argparse.Namespace) -> int:
-    from testbed.lanes import link_demo
-
-    return link_demo.main(args.args)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -226,21 +221,27 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--json", action="store_true", help="machine-readable output")
     cal.set_defaults(func=_calibrate)
 
-    demo_link = sub.add_parser("demo-link", add_help=False,
-                               help="one lane, one link: ping and bulk TCP against the prediction "
-                                    "(python -m testbed.lanes.link_demo; --help for its options)")
-    demo_link.add_argument("args", nargs=argparse.REMAINDER)
-    demo_link.set_defaults(func=_demo_link)
+    demo_link = sub.add_parser("demo-link", description=link_demo.__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               help="one lane, one link: ping and bulk TCP against the prediction")
+    link_demo.add_arguments(demo_link)
+    demo_link.set_defaults(func=link_demo.demo_command)
 
     from analysis.cli import add_commands as add_analysis_commands
-    add_analysis_commands(sub)   # analyze, report, plot
+    add_analysis_commands(sub)   # analyze, report, plot, compare
+    for command in sub.choices.values():     # `squall COMMAND --version` as `squall --version`
+        command.add_argument("--version", action=_Version)
     return parser
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each subcommand, by name (the man page and the shell completion)."""
+    found = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(found.choices)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["demo-link"]:      # its own options, --help included
-        return _demo_link(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -356,3 +356,19 @@ def test_title_note_and_the_command_flows_programs_are_in_meta_json(tmp_path: Pa
     assert list(meta["flow_programs"]) == ["curl"]
     assert meta["flow_programs"]["curl"].startswith("curl ")
     assert cli_main(["run", "--resume", str(run_dir.root), "--note", "again"]) == 2
+
+
+def test_expanded_json_gives_a_label_with_a_unit_its_si_value(tmp_path: Path) -> None:
+    """The matrix label "50ms" is text in the tables; expanded.json's axis_si carries its value
+    in SI units (the analysis writes it beside the label: `<axis>_s`)."""
+    from testbed.run.runner import expanded
+    from testbed.scenario.units import si_quantity
+
+    path = tmp_path / "axes.toml"
+    path.write_text(SCENARIO.replace('tcp = ["baseline", "cbi"]',
+                                     '"link.down.delay" = ["50ms", "1.5s"]\ntcp = ["baseline"]'))
+    cells = json.loads(json.dumps(expanded(scenario.load(path))))["cells"]
+    assert [(c["axes"]["link.down.delay"], c["axis_si"]) for c in cells] == [
+        ("50ms", {"link.down.delay": [0.05, "s"]}), ("1.5s", {"link.down.delay": [1.5, "s"]})]
+    assert si_quantity("384kbit") == (384000, "bit/s") and si_quantity("12000B") == (12000, "B")
+    assert si_quantity("e0") is None and si_quantity("1.1") is None

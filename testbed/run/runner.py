@@ -24,6 +24,7 @@ from typing import Any, Mapping, TextIO
 from analysis.results import cell_selection
 from testbed.run import meta
 from testbed.scenario import loader as scenario_mod
+from testbed.scenario.units import si_quantity
 from testbed.addresses import MAX_LANE
 from testbed.errors import ConfigError
 from testbed.run.backends.base import Backend, BackendUnavailable, Planned
@@ -116,7 +117,9 @@ def select_cells(sc: scenario_mod.Scenario, pattern: str | None) -> list[scenari
 def expanded(sc: scenario_mod.Scenario) -> dict[str, Any]:
     return {"name": sc.name, "description": sc.description, "seed": sc.seed, "replications": sc.replications,
             "timeout_us": sc.timeout_us, **sc.tolerances.as_json(),
-            "cells": [{"cell": c.cell_id, "axes": dict(c.labels), "link": plain(c.link),
+            "cells": [{"cell": c.cell_id, "axes": dict(c.labels),
+                       "axis_si": {a: q for a, label in c.labels.items() if (q := si_quantity(label))},
+                       "link": plain(c.link),
                        **{k: plain(v) for k, v in c.sections().items()}} for c in sc.cells]}
 
 
