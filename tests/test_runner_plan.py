@@ -372,3 +372,25 @@ def test_expanded_json_gives_a_label_with_a_unit_its_si_value(tmp_path: Path) ->
         ("50ms", {"link.down.delay": [0.05, "s"]}), ("1.5s", {"link.down.delay": [1.5, "s"]})]
     assert si_quantity("384kbit") == (384000, "bit/s") and si_quantity("12000B") == (12000, "B")
     assert si_quantity("e0") is None and si_quantity("1.1") is None
+
+
+def test_settings_that_do_not_apply_are_named_and_hidden_in_the_report(tmp_path: Path) -> None:
+    """An HTTP/1.1 flow's `parallel` (HTTP/1.0's), HTTP/1.0's `persistent` and `pipeline`, and
+    the channel of a link without errors change nothing: expanded.json names them
+    (`inapplicable`) and the report's parameter tables leave them out."""
+    from analysis.report.describe import cell_parameters
+    from testbed.run.runner import expanded
+
+    path = tmp_path / "web.toml"
+    path.write_text(SCENARIO.replace('link = "e0"', 'link = { profile = "e0", channel = "iip-short" }')
+                    .replace('tcp = ["baseline", "cbi"]',
+                             '"link.profile" = ["e0", "r2"]\n"flows.web.http" = ["1.0", "1.1"]'))
+    cells = {c["cell"]: c for c in json.loads(json.dumps(expanded(scenario.load(path))))["cells"]}
+    assert cells["profile-e0_http-1.1"]["inapplicable"] == ["link.channel", "flows.web.parallel"]
+    assert cells["profile-r2_http-1.0"]["inapplicable"] == ["flows.web.persistent", "flows.web.pipeline"]
+    shown = cell_parameters(cells["profile-e0_http-1.1"])
+    assert "flows.web.parallel" not in shown and "flows.web.persistent" in shown
+    assert not any(k.startswith("link.channel") for k in shown)
+    shown = cell_parameters(cells["profile-r2_http-1.0"])
+    assert shown["flows.web.parallel"] == "4" and "link.channel.bad" in shown
+    assert "flows.web.pipeline" not in shown

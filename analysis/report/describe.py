@@ -8,7 +8,8 @@ tables.
 - `cell_parameters`: every resolved parameter of a cell, flattened to dotted names with
   units written out (`link.down.bandwidth` = `384 kbit/s`, `link.down.delay` = `100 ms`,
   `link.channel.bad` = `exponential(1 s)`, `router.classes.EF.queue.limit` = `10`,
-  `tcp.sysctls.net.ipv4.tcp_sack` = `1`, `flows.voice.tos` = `184`). Keys ending in `_us`
+  `tcp.sysctls.net.ipv4.tcp_sack` = `1`, `flows.voice.tos` = `184`), without the settings
+  expanded.json's `inapplicable` names (they change nothing in that cell). Keys ending in `_us`
   are times, `_bps` rates, `_bytes` and the link's and flows' sizes bytes; the suffix is
   dropped from the name. Settings that are not set (null) are left out.
 - `parameter_tables`: the parameters every cell shares (one row each), and those that
@@ -25,7 +26,7 @@ from analysis.report.table import Table
 
 SIZE_KEYS = frozenset({"mtu", "send_buffer", "recv_buffer", "overhead", "length", "size",
                        "request_size"})
-NOT_PARAMETERS = frozenset({"cell", "cell_id", "id", "axes", "labels"})
+NOT_PARAMETERS = frozenset({"cell", "cell_id", "id", "axes", "labels", "axis_si", "inapplicable"})
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -118,10 +119,14 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
 
 
 def cell_parameters(spec: dict[str, Any]) -> dict[str, str]:
-    """The cell's expanded.json entry flattened (module docstring)."""
+    """The cell's expanded.json entry flattened (module docstring), without the settings the
+    testbed found not to apply (`inapplicable`: `flows.web.parallel` of an HTTP/1.1 flow, the
+    `link.channel` of a link without errors)."""
     out: dict[str, str] = {}
     _flatten("", spec, out)
-    return out
+    hidden = tuple(str(k) for k in spec.get("inapplicable") or ())
+    return {k: v for k, v in out.items()
+            if not any(k == h or k.startswith(h + ".") for h in hidden)}
 
 
 def parameter_tables(specs: dict[str, dict[str, Any]],

@@ -119,6 +119,9 @@ def expanded(sc: scenario_mod.Scenario) -> dict[str, Any]:
             "timeout_us": sc.timeout_us, **sc.tolerances.as_json(),
             "cells": [{"cell": c.cell_id, "axes": dict(c.labels),
                        "axis_si": {a: q for a, label in c.labels.items() if (q := si_quantity(label))},
+                       "inapplicable": [*(f"link.{k}" for k in c.link.inapplicable_keys()),
+                                        *(f"flows.{f.name}.{k}" for f in c.flows
+                                          for k in f.inapplicable_keys())],
                        "link": plain(c.link),
                        **{k: plain(v) for k, v in c.sections().items()}} for c in sc.cells]}
 
