@@ -15,12 +15,13 @@ from analysis.aggregate.summary import RUN_FIELDS, TABLES
 Cells = dict[str, tuple[dict[str, str], dict[str, list[float | None]]]]
 
 
-def write_run(root: Path, name: str, cells: Cells, description: str = "") -> Path:
+def write_run(root: Path, name: str, cells: Cells, description: str = "",
+              meta: dict | None = None) -> Path:
     """cells: cell -> (axis labels, metric -> one value per replication, None = failed)."""
     summary = root / "summary"
     summary.mkdir(parents=True)
     (root / "scenario.toml").write_text(f'name = "{name}"\n')
-    (root / "meta.json").write_text("{}\n")
+    (root / "meta.json").write_text(json.dumps(meta or {}))
     (root / "expanded.json").write_text(json.dumps({"name": name, "description": description,
                                                     "cells": []}))
     axes = list(dict.fromkeys(a for labels, _ in cells.values() for a in labels))

@@ -75,7 +75,9 @@ def _normal_run(root: Path, name: str, means: dict[str, float], n: int, seed: in
     return write_run(root, name, {
         f"link-{link}": ({"link": link}, {"web.response_time_s": list(rng.normal(mean, 0.3, n)),
                                           "web.retransmissions": list(rng.poisson(3, n))})
-        for link, mean in means.items()}, description=f"{name} runs")
+        for link, mean in means.items()}, description=f"{name} runs",
+        meta={"title": f"try {seed}", "squall_revision": f"{seed}abc",
+              "scenario_sha256": f"{seed}" * 64})
 
 
 def _effects(markdown: str) -> dict[tuple[str, str], list[str]]:
@@ -101,6 +103,8 @@ def test_two_runs_find_a_known_effect_with_its_interval(tmp_path: Path, capsys) 
     # the default metrics only: retransmissions only when asked for
     assert not any(m == "web.retransmissions" for _, m in rows)
     assert "Holm" in md and "2000 resamples" in md
+    runs = md.split("## Runs")[1].split("\n## ")[0]
+    assert "| web | a-1 | web runs | try 1 | – | 1abc | " + "1" * 64 + " |" in runs
     assert (tmp_path / "out" / "plots" / "compare_web.response_time_s.png").stat().st_size > 5000
     assert (tmp_path / "out" / "compare.html").read_text().count("data:image/png;base64") == 1
 

@@ -115,3 +115,21 @@ def test_the_compare_report_opens_with_its_tables_and_plots(tmp_path: Path) -> N
     text = re.sub(r"<[^>]+>", " ", dom)
     for shown in ("Effects", "p (Holm)", "B lower", "no difference shown", "2000 resamples"):
         assert shown in text, shown
+
+
+def test_the_compare_report_screenshot_is_not_blank(tmp_path: Path) -> None:
+    from PIL import Image
+    from support_compare import write_run
+
+    _chromium()
+    runs = [write_run(tmp_path / name, "web", {"c": ({}, {"web.response_time_s": [
+        base + k / 10 for k in range(5)]})}) for name, base in (("a", 4.0), ("b", 3.0))]
+    out = tmp_path / "out"
+    assert squall(["compare", *map(str, runs), "--out", str(out)]) == 0
+    shot = tmp_path / "compare.png"
+    _run(["--window-size=1400,2000", f"--screenshot={shot}", (out / "compare.html").as_uri()],
+         tmp_path)
+    image = Image.open(shot).convert("L")
+    low, high = image.getextrema()
+    assert image.size == (1400, 2000) and high - low > 100
+    assert len(image.resize((140, 200)).getcolors(maxcolors=256 * 256) or []) > 20

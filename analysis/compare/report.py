@@ -56,8 +56,14 @@ def sides_table(pairs: list[Pair]) -> Table:
 
 
 def runs_table(runs: list[Run]) -> Table:
-    return Table("Runs", ["run", "directory", "description"],
-                 [[r.name, r.root.name, r.description] for r in runs])
+    """Each run and where it came from (its meta.json)."""
+    def given(run: Run, key: str) -> str:
+        return str(run.meta.get(key) or "–")
+
+    return Table("Runs", ["run", "directory", "description", "title", "note", "squall revision",
+                          "scenario SHA-256"],
+                 [[r.name, r.root.name, r.description, given(r, "title"), given(r, "note"),
+                   given(r, "squall_revision"), given(r, "scenario_sha256")] for r in runs])
 
 
 def overview(comparisons: list[Comparison]) -> list[str]:

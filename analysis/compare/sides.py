@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.aggregate.loader import read_table, stale
+from analysis.report.describe import read_json
 from analysis.aggregate.summary import ANALYSIS_JSON, RUN_FIELDS, SUMMARY_DIR
 
 # the flows' main values, compared when no --metric is given
@@ -35,6 +36,7 @@ class Run:
     description: str
     labels: dict[str, dict[str, str]]     # cell -> axis -> label
     values: Any = field(repr=False)       # the runs table's counted rows (pandas.DataFrame)
+    meta: dict[str, Any] = field(default_factory=dict, repr=False)   # meta.json
 
     def cells(self, pattern: str) -> list[str]:
         return [c for c in self.labels if fnmatch.fnmatchcase(c, pattern)]
@@ -96,7 +98,8 @@ def load(root: Path) -> Run:
     labels = {str(c["cell"]): {str(k): str(v) for k, v in c.get("labels", {}).items()}
               for c in saved.get("cells", [])}
     return Run(root, str(saved.get("name") or scenario.get("name") or root.name),
-               str(scenario.get("description", "")), labels, runs[counted])
+               str(scenario.get("description", "")), labels, runs[counted],
+               read_json(root / "meta.json"))
 
 
 def metrics(pairs: list[Pair], patterns: list[str]) -> list[str]:
