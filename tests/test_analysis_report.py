@@ -306,6 +306,10 @@ def build_user_run(root: Path) -> Path:
         cell.update(json.loads(json.dumps(USER_CELL)), tcp={"name": "baseline", "initcwnd": 2})
     (root / "expanded.json").write_text(json.dumps(data))
     (root / "meta.json").write_text(json.dumps(USER_META))
+    for k, path in enumerate(sorted(root.glob("cells/*/rep-*/status.json"))):
+        status = json.loads(path.read_text())     # where each replication ran (a cluster's nodes)
+        status.setdefault("details", {})["provenance"] = {"host": "node-a" if k else "node-b"}
+        path.write_text(json.dumps(status))
     for log in root.glob("cells/*/rep-*/emulator.log"):
         log.write_text(log.read_text() + (
             "# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 marks 0 "
@@ -332,6 +336,7 @@ def test_the_report_says_what_was_run(user_report) -> None:
                                                        "kernel 6.1 on the lab box", "testhost")
     assert run["squall version"] == "0.1.0+git.0123abc"
     assert run["programs the command flows ran"] == "iperf3: iperf 3.12"
+    assert run["replications ran on"] == "node-a (2), node-b (1)"
     params = {r[0]: r[1] for r in _table(md, "Parameters of every cell")[1:]}
     assert params["link.down.bandwidth"] == "384 kbit/s"
     assert params["link.up.bandwidth"] == "64 kbit/s"

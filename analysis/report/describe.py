@@ -3,7 +3,7 @@ tables.
 
 - `run_facts`: scenario name and description, the run's title and note (`squall run --title
   --note`), seed, replications, timeout, the run's selection, squall version and revision, the
-  host, kernel, machine, Python, tool versions, the versions of the programs the command flows
+  host that made the run and those its replications ran on (status.json), kernel, machine, Python, tool versions, the versions of the programs the command flows
   ran, testbed backend and lanes or hosts, the scenario file's SHA-256.
 - `cell_parameters`: every resolved parameter of a cell, flattened to dotted names with
   units written out (`link.down.bandwidth` = `384 kbit/s`, `link.down.delay` = `100 ms`,
@@ -164,6 +164,18 @@ def _tools(meta: dict[str, Any]) -> str:
     return "; ".join(f"{v}" for v in tools.values()) or "–"
 
 
+def _replication_hosts(root: Path) -> str:
+    """The hosts each replication's status.json names (details.provenance.host: on a cluster
+    every node can differ from the machine that created the run), with how many each ran."""
+    hosts: dict[str, int] = {}
+    for path in sorted(root.glob("cells/*/rep-*/status.json")):
+        provenance = (read_json(path).get("details") or {}).get("provenance") or {}
+        host = provenance.get("host") if isinstance(provenance, dict) else None
+        if host:
+            hosts[str(host)] = hosts.get(str(host), 0) + 1
+    return ", ".join(f"{h} ({n})" for h, n in sorted(hosts.items())) or "–"
+
+
 def _programs(meta: dict[str, Any]) -> str:
     programs = meta.get("flow_programs")
     if not isinstance(programs, dict) or not programs:
@@ -217,6 +229,7 @@ def run_facts(root: Path, scenario: dict[str, Any], meta: dict[str, Any]) -> Tab
         ["squall version", meta.get("squall_version", "–")],
         ["squall revision", meta.get("squall_revision", "–")],
         ["host", meta.get("host", "–")],
+        ["replications ran on", _replication_hosts(root)],
         ["kernel", meta.get("kernel", "–")],
         ["machine", meta.get("machine", "–")],
         ["Python", meta.get("python", "–")],
