@@ -48,20 +48,32 @@ def write_run(root: Path, name: str, cells: Cells, description: str = "",
     return root
 
 
-def run_from_study(root: Path, study: Path) -> Path:
+def _without(labels: dict[str, str], axis: str | None) -> dict[str, str]:
+    return {a: v for a, v in labels.items() if a != axis}
+
+
+def run_from_study(root: Path, study: Path, fixed: tuple[str, str] | None = None) -> Path:
     """A run directory holding a study's exported replications (validation/data/<study>:
-    real runs' per-replication values, the runs table's columns)."""
+    real runs' per-replication values, the runs table's columns). `fixed` = (axis, label):
+    only the cells with that label, the axis left out of the matrix and the cells' names (as
+    a run of a scenario that sets it once: two such runs have cells of the same names)."""
     summary = root / "summary"
     summary.mkdir(parents=True)
     expanded = json.loads(gzip.open(study / "expanded.json.gz").read())
-    described = json.loads((study / "cells.json").read_text())
+    axis, label = fixed or (None, None)
+    described = [c for c in json.loads((study / "cells.json").read_text())
+                 if axis is None or c["labels"].get(axis) == label]
+    names = {c["cell"]: "_".join(f"{a}-{v}" for a, v in _without(c["labels"], axis).items())
+             if axis else c["cell"] for c in described}
+    described = [{**c, "cell": names[c["cell"]], "labels": _without(c["labels"], axis)}
+                 for c in described]
     labels = {c["cell"]: c["labels"] for c in described}
     axes = list(dict.fromkeys(a for c in described for a in c["labels"]))
     (root / "scenario.toml").write_text(f'name = "{expanded["name"]}"\n')
     (root / "meta.json").write_text("{}\n")
     (root / "expanded.json").write_text(json.dumps(expanded))
     with open(study / "replications.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = [{**r, "cell": names[r["cell"]]} for r in csv.DictReader(f) if r["cell"] in names]
     with open(summary / "runs.csv", "w", newline="") as f:
         w = csv.DictWriter(f, ["cell", *axes, *rows[0].keys() - {"cell"}, "counted"])
         w.writeheader()

@@ -184,3 +184,18 @@ def test_the_study_against_itself_finds_no_effect(study: Path, tmp_path: Path) -
     rows = _effects((tmp_path / "out" / "compare.md").read_text())
     assert len(rows) >= 20
     assert all(r[13] == "no difference shown" for r in rows.values())
+
+
+def test_two_runs_of_the_study_one_variant_each(tmp_path: Path) -> None:
+    """Two runs that set the TCP variant once (baseline, iw4-frto): their cells of the same name
+    are paired; on e0 the study's IW4 effect, on every page size and HTTP version."""
+    base = run_from_study(tmp_path / "baseline", STUDY, ("tcp", "baseline"))
+    iw4 = run_from_study(tmp_path / "iw4", STUDY, ("tcp", "iw4-frto"))
+    out = tmp_path / "out"
+    assert squall(["compare", str(base), str(iw4), "--cells", "*link-e0_*", "--no-plots",
+                   "--out", str(out)]) == 0
+    rows = _effects((out / "compare.md").read_text())
+    assert len(rows) == 6                                  # 3 pages x 2 HTTP versions
+    row = rows[("http-1.1_link-e0_workload-s+2s", "web.response_time_s")]
+    assert float(row[5]) == pytest.approx(4.433, abs=0.001)
+    assert float(row[6]) == pytest.approx(4.001, abs=0.001) and row[13] == "B lower"
