@@ -199,3 +199,15 @@ def test_two_runs_of_the_study_one_variant_each(tmp_path: Path) -> None:
     row = rows[("http-1.1_link-e0_workload-s+2s", "web.response_time_s")]
     assert float(row[5]) == pytest.approx(4.433, abs=0.001)
     assert float(row[6]) == pytest.approx(4.001, abs=0.001) and row[13] == "B lower"
+
+
+def test_three_runs_each_against_the_first(tmp_path: Path) -> None:
+    """RUN_A RUN_B RUN_C: B and C each against A, every row naming its B run, Holm over all."""
+    a = _normal_run(tmp_path / "a-1", "web", {"e0": 10.0}, 8, 1)
+    b = _normal_run(tmp_path / "b-1", "web", {"e0": 8.0}, 8, 2)
+    c = _normal_run(tmp_path / "c-1", "web", {"e0": 10.0}, 8, 3)
+    assert squall(["compare", str(a), str(b), str(c), "--out", str(tmp_path / "out")]) == 0
+    rows = _effects((tmp_path / "out" / "compare.md").read_text())
+    assert rows[("b-1: link-e0", "web.response_time_s")][13] == "B lower"
+    assert rows[("c-1: link-e0", "web.response_time_s")][13] == "no difference shown"
+    assert "squall compare: b-1, c-1 against a-1" in (tmp_path / "out" / "compare.md").read_text()

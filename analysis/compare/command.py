@@ -43,7 +43,8 @@ def compare_command(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     plots = plot_all(comparisons, out / "plots") if not args.no_plots else []
     title = "squall compare: " + (f"{args.vs} against {args.cells} in {runs[0].name}" if args.vs
-                                  else " against ".join(r.root.name for r in runs[::-1]))
+                                  else ", ".join(r.root.name for r in runs[1:])
+                                  + f" against {runs[0].root.name}")
     lines, tables = overview(comparisons), [runs_table(runs), sides_table(pairs),
                                             effects_table(comparisons)]
     markdown = render_markdown(title, lines, tables, plots)

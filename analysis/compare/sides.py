@@ -54,12 +54,14 @@ class Pair:
     a_cell: str
     b_run: Run
     b_cell: str
+    several_b: bool = False     # more than one B run: each pair names its B run
 
     @property
     def what(self) -> str:
         if self.a_run is self.b_run:
             return f"{self.b_cell} vs {self.a_cell}"
-        return self.a_cell if self.a_cell == self.b_cell else f"{self.b_cell} vs {self.a_cell}"
+        cells = self.a_cell if self.a_cell == self.b_cell else f"{self.b_cell} vs {self.a_cell}"
+        return f"{self.b_run.root.name}: {cells}" if self.several_b else cells
 
     @property
     def sides(self) -> tuple[str, str]:
@@ -78,7 +80,7 @@ class Pair:
     def short(self) -> str:
         """The pair on a plot's axis: the cell, or in one run the labels both cells share."""
         if self.a_run is not self.b_run:
-            return self.a_cell
+            return f"{self.b_run.root.name}: {self.a_cell}" if self.several_b else self.a_cell
         a, b = self.a_run.labels[self.a_cell], self.b_run.labels[self.b_cell]
         return " ".join(f"{k}={v}" for k, v in a.items() if b.get(k) == v) or self.what
 
@@ -132,9 +134,9 @@ def pairs_of_runs(runs: list[Run], pattern: str) -> list[Pair]:
         b_cells = _selected(b, pattern)
         common = [c for c in a_cells if c in b_cells]
         if common:
-            pairs += [Pair(a, c, b, c) for c in common]
+            pairs += [Pair(a, c, b, c, len(runs) > 2) for c in common]
         elif len(a_cells) == len(b_cells) == 1:
-            pairs.append(Pair(a, a_cells[0], b, b_cells[0]))
+            pairs.append(Pair(a, a_cells[0], b, b_cells[0], len(runs) > 2))
         else:
             raise ValueError(f"{b.root}: none of its cells {b_cells} has the name of a cell of "
                              f"{a.root} {a_cells}; choose one cell of each with --cells")
