@@ -36,7 +36,7 @@ FUZZERS :=
 # Fragments may refer to each other's variables: use recursive `=` for NAME_SRCS.
 include $(wildcard */module.mk */src/*/module.mk)
 
-.PHONY: all build deps test unit pytest demo bench fuzz validate clean distclean
+.PHONY: all build deps test unit pytest demo bench fuzz validate man clean distclean
 
 all: build
 
@@ -106,8 +106,16 @@ fuzz: $(BUILD)/.deps-stamp $(addprefix $(BUILD)/fuzz/,$(FUZZERS))
 validate: build
 	$(PYTHON) -m validation.run
 
+# The man page and the bash completion, from squall's argparse parsers (committed: docs/man/).
+man:
+	$(PYTHON) scripts/cli-docs.py
+
 clean:
 	rm -rf $(BUILD)/bin $(BUILD)/obj $(BUILD)/san $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/fuzzobj
 
-distclean:
+dist# The man page and the bash completion, from squall's argparse parsers (committed: docs/man/).
+man:
+	$(PYTHON) scripts/cli-docs.py
+
+clean:
 	rm -rf $(BUILD) .venv

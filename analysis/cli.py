@@ -11,7 +11,8 @@
 - plot: PNG and SVG into summary/plots/ (box plots, CDFs, throughput over time and the
   channel timeline of the run; per chosen replication, --replication N|all, the
   time-sequence diagram, the throughput and link delay series, the kernel's cwnd and RTT
-  (tcp_info) and the queue plot)."""
+  (tcp_info) and the queue plot).
+- compare: the effect of B against A (analysis/compare/command.py)."""
 
 from __future__ import annotations
 
@@ -147,6 +148,13 @@ def add_commands(sub: argparse._SubParsersAction) -> None:
                       help="only TCP connection K (1-based, by first SYN) in the time-sequence "
                            "diagram")
     plot.set_defaults(func=_guarded(plot_command))
+
+    from analysis.compare.command import add_arguments, compare_command
+    compare = sub.add_parser("compare", help="the effect of B against A per cell and metric "
+                             "(two runs, or two sets of cells of one run) -> compare.md, "
+                             "compare.html")
+    add_arguments(compare)
+    compare.set_defaults(func=_guarded(compare_command))
 
 
 def _guarded(command):

@@ -19,6 +19,7 @@ from testbed.scenario import loader as scenario_mod
 from testbed.scenario.tolerances import share_text
 from testbed.units import format_time_us, parse_time_us
 from testbed.errors import ConfigError
+from testbed.lanes import link_demo
 from testbed.lanes.lane import LaneBusy
 from testbed.link.session import npa_priority_for, realtime_priority
 
@@ -59,13 +60,17 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     if args.slurm and args.resume is not None:
         _take_recorded_slurm_options(args)
+    if args.resume is not None and (args.title or args.note):
+        print("squall run: --title and --note describe a new run (its meta.json); a resumed run keeps "
+              "its own", file=sys.stderr)
+        return 2
     lane_base = runner.default_lane_base() if args.lane_base is None else args.lane_base
     npa_priority_for(realtime_priority())        # a bad $SQUALL_*_PRIORITY: refused before anything is made
     options = runner.RunOptions(parallel=1 if args.parallel is None else args.parallel, replications=args.replications,
                                 first_replication=args.first_replication, cells=args.cells,
                                 results=Path(args.results), lane_base=lane_base,
                                 analyse=not args.no_analysis, redo=redo,
-                                prepare_ahead=args.prepare_ahead,
+                                prepare_ahead=args.prepare_ahead, title=args.title, note=args.note,
                                 testbed_file=None if args.testbed is None else Path(args.testbed),
                                 slurm=_slurm_options(args, lane_base))
     return runner.run_command(None if args.scenario is None else Path(args.scenario), options,
@@ -130,12 +135,6 @@ def _worker(args: argparse.Namespace) -> int:
     return worker.worker_command(Path(args.run_dir), args.unit, args.submission, count=args.count)
 
 
-def _demo_link(args: argparse.Namespace) -> int:
-    from testbed.lanes import link_demo
-
-    return link_demo.main(args.args)
-
-
 def _status(args: argparse.Namespace) -> int:
     return status.status_command(Path(args.run_dir), as_json=args.json)
 
@@ -198,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "--slurm, a spare lane per task")
     run.add_argument("--testbed", metavar="FILE",
                      help="run on the three lab hosts of this testbed file over SSH, serially (docs/lab-hosts.md)")
+    run.add_argument("--title", metavar="TEXT",
+                     help="a short title of this run (as Flent's --title-extra): meta.json and the report")
+    run.add_argument("--note", metavar="TEXT",
+                     help="a free-text note on this run (as Flent's --note): meta.json and the report")
     run.add_argument("--no-analysis", action="store_true",
                      help="skip the analysis at the end (squall report RUN_DIR does it later)")
     cluster = run.add_argument_group("cluster (docs/cluster.md)")
@@ -243,21 +246,27 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--json", action="store_true", help="machine-readable output")
     cal.set_defaults(func=_calibrate)
 
-    demo_link = sub.add_parser("demo-link", add_help=False,
-                               help="one lane, one link: ping and bulk TCP against the prediction "
-                                    "(python -m testbed.lanes.link_demo; --help for its options)")
-    demo_link.add_argument("args", nargs=argparse.REMAINDER)
-    demo_link.set_defaults(func=_demo_link)
+    demo_link = sub.add_parser("demo-link", description=link_demo.__doc__,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               help="one lane, one link: ping and bulk TCP against the prediction")
+    link_demo.add_arguments(demo_link)
+    demo_link.set_defaults(func=link_demo.demo_command)
 
     from analysis.cli import add_commands as add_analysis_commands
-    add_analysis_commands(sub)   # analyze, report, plot
+    add_analysis_commands(sub)   # analyze, report, plot, compare
+    for command in sub.choices.values():     # `squall COMMAND --version` as `squall --version`
+        command.add_argument("--version", action=_Version)
     return parser
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parser of each subcommand, by name (the man page and the shell completion)."""
+    found = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(found.choices)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["demo-link"]:      # its own options, --help included
-        return _demo_link(argparse.Namespace(args=argv[1:]))
     args = build_parser().parse_args(argv)
     # What squall creates (run directories, captures, logs, summaries) is writable by its user
     # alone, whatever the caller's umask: another user must not be able to plant links in it.

@@ -65,6 +65,19 @@ def parse_size_bytes(value: object, where: str) -> int:
     return _parse(value, _SIZE_UNITS, "a size", "9600B", where, MAX_SIZE_BYTES)
 
 
+def si_quantity(label: str) -> tuple[float, str] | None:
+    """A matrix label that is a time, rate or size ("50ms", "384kbit", "12000B") as its value in
+    SI units: (0.05, "s"), (384000.0, "bit/s"), (12000.0, "B"); None for any other label ("e0",
+    "1.1"). expanded.json's `axis_si`, the tables' value column beside the label."""
+    for parse, per_unit, unit in ((parse_time_us, 1e6, "s"), (parse_rate_bps, 1, "bit/s"),
+                                  (parse_size_bytes, 1, "B")):
+        try:
+            return parse(label, "label") / per_unit, unit
+        except ConfigError:
+            continue
+    return None
+
+
 # --- the other way: a value with its unit, for people (squall show) --------------------------
 
 def format_time_us(us: int) -> str:

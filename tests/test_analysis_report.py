@@ -290,7 +290,9 @@ USER_CELL = {
 }
 USER_META = {"squall_revision": "0123abc", "kernel": "Linux 6.1.0-test", "machine": "x86_64",
              "testbed": {"backend": "namespaces", "lanes": [121], "run": {"replications": 3}},
-             "tools": {"tcpdump": "tcpdump version 4.99.3"}}
+             "tools": {"tcpdump": "tcpdump version 4.99.3"}, "squall_version": "0.1.0+git.0123abc",
+             "host": "testhost", "scenario_sha256": "5e" * 32, "title": "UMTS mix, first try",
+             "note": "kernel 6.1 on the lab box", "flow_programs": {"iperf3": "iperf 3.12"}}
 
 
 def build_user_run(root: Path) -> Path:
@@ -304,6 +306,10 @@ def build_user_run(root: Path) -> Path:
         cell.update(json.loads(json.dumps(USER_CELL)), tcp={"name": "baseline", "initcwnd": 2})
     (root / "expanded.json").write_text(json.dumps(data))
     (root / "meta.json").write_text(json.dumps(USER_META))
+    for k, path in enumerate(sorted(root.glob("cells/*/rep-*/status.json"))):
+        status = json.loads(path.read_text())     # where each replication ran (a cluster's nodes)
+        status.setdefault("details", {})["provenance"] = {"host": "node-a" if k else "node-b"}
+        path.write_text(json.dumps(status))
     for log in root.glob("cells/*/rep-*/emulator.log"):
         log.write_text(log.read_text() + (
             "# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 marks 0 "
@@ -326,6 +332,11 @@ def test_the_report_says_what_was_run(user_report) -> None:
     assert (run["seed"], run["squall revision"], run["kernel"]) == ("7", "0123abc",
                                                                     "Linux 6.1.0-test")
     assert run["testbed"] == "namespaces; lanes 121" and run["timeout per replication"] == "120 s"
+    assert (run["title"], run["note"], run["host"]) == ("UMTS mix, first try",
+                                                       "kernel 6.1 on the lab box", "testhost")
+    assert run["squall version"] == "0.1.0+git.0123abc"
+    assert run["programs the command flows ran"] == "iperf3: iperf 3.12"
+    assert run["replications ran on"] == "node-a (2), node-b (1)"
     params = {r[0]: r[1] for r in _table(md, "Parameters of every cell")[1:]}
     assert params["link.down.bandwidth"] == "384 kbit/s"
     assert params["link.up.bandwidth"] == "64 kbit/s"

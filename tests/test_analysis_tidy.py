@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import analysis
@@ -100,6 +101,25 @@ def test_an_axis_named_like_a_column_gets_a_prefix(tmp_path: Path) -> None:
     assert row["flow"] == "web" and row["axis.flow"] == "baseline"
     run = analysis.load_run(root)
     assert run.axes == ["flow"] and run.connections["axis.flow"].iloc[0] == "baseline"
+
+
+def test_a_label_with_a_unit_gets_its_si_value_beside_it(tmp_path: Path) -> None:
+    """expanded.json's axis_si (testbed/scenario/units.py si_quantity) -> `<axis>_s` after the
+    label, a number in every table (Float64 in pandas, seconds in the Parquet file's unit)."""
+    root = build_run(tmp_path / "run")
+    (root / "expanded.json").write_text(json.dumps(
+        {"cells": [{"cell": c, "axes": {"delay": d}, "axis_si": {"delay": [s, "s"]}}
+                   for c, d, s in (("tcp-baseline", "50ms", 0.05), ("tcp-iw4", "1.5s", 1.5))]}))
+    write_summary(analyse_run(root, jobs=1, progress=None))
+    for name in ("connections", "runs", "delays"):
+        header = (root / "summary" / f"{name}.csv").read_text().split("\n")[0].split(",")
+        assert header[:3] == ["cell", "delay", "delay_s"], name
+    run = analysis.load_run(root)
+    by_cell = dict(zip(run.runs["cell"], zip(run.runs["delay"], run.runs["delay_s"])))
+    assert by_cell == {"tcp-baseline": ("50ms", 0.05), "tcp-iw4": ("1.5s", 1.5)}
+    assert str(run.delays["delay_s"].dtype) == "Float64" and run.axes == ["delay"]
+    schema = pq.read_schema(root / "summary" / "runs.parquet")
+    assert schema.field("delay_s").metadata[b"unit"] == b"s"
 
 
 def test_no_run_level_column_repeats_another(mixture: Path, tmp_path: Path) -> None:

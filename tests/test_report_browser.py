@@ -87,3 +87,49 @@ def test_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:
     low, high = image.getextrema()
     assert high - low > 100                        # text and tables, not an empty page
     assert len(image.resize((140, 300)).getcolors(maxcolors=256 * 256) or []) > 20
+
+
+def test_the_compare_report_opens_with_its_tables_and_plots(tmp_path: Path) -> None:
+    from support_compare import write_run
+
+    _chromium()
+    runs = []
+    for name, shift in (("a", 0.0), ("b", -1.5)):
+        runs.append(write_run(tmp_path / name, "bulk", {
+            f"link-{link}": ({"link": link}, {"bulk.elapsed_s": [base + shift + k / 10
+                                                                 for k in range(6)],
+                                              "bulk.throughput_Bps": [8000.0 - k for k in range(6)]})
+            for link, base in (("e0", 5.0), ("r2", 9.0))}))
+    out = tmp_path / "out"
+    assert squall(["compare", *map(str, runs), "--out", str(out)]) == 0
+    page = tmp_path / "checked.html"
+    page.write_text((out / "compare.html").read_text().replace("</body>", CHECK + "</body>"))
+    dom = _run(["--virtual-time-budget=10000", "--dump-dom", page.as_uri()], tmp_path)
+    found = re.search(r'<pre id="browser-check">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    check = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert check["tables"] == 3                    # runs, what is compared, effects
+    assert [i["alt"] for i in check["images"]] == ["compare_bulk.elapsed_s",
+                                                   "compare_bulk.throughput_Bps"]
+    assert all(i["complete"] and i["width"] > 100 for i in check["images"]), check
+    text = re.sub(r"<[^>]+>", " ", dom)
+    for shown in ("Effects", "p (Holm)", "B lower", "no difference shown", "2000 resamples"):
+        assert shown in text, shown
+
+
+def test_the_compare_report_screenshot_is_not_blank(tmp_path: Path) -> None:
+    from PIL import Image
+    from support_compare import write_run
+
+    _chromium()
+    runs = [write_run(tmp_path / name, "web", {"c": ({}, {"web.response_time_s": [
+        base + k / 10 for k in range(5)]})}) for name, base in (("a", 4.0), ("b", 3.0))]
+    out = tmp_path / "out"
+    assert squall(["compare", *map(str, runs), "--out", str(out)]) == 0
+    shot = tmp_path / "compare.png"
+    _run(["--window-size=1400,2000", f"--screenshot={shot}", (out / "compare.html").as_uri()],
+         tmp_path)
+    image = Image.open(shot).convert("L")
+    low, high = image.getextrema()
+    assert image.size == (1400, 2000) and high - low > 100
+    assert len(image.resize((140, 200)).getcolors(maxcolors=256 * 256) or []) > 20

@@ -416,3 +416,70 @@ def test_run_says_it_is_planning_and_stops_with_its_message_on_sigterm(tmp_path:
     (run,) = (tmp_path / "results").iterdir()
     assert "squall run: SIGTERM received while planning; no replication ran. Resume with:\n" \
            f"  squall run --resume {run}" in rest, rest
+
+
+COMMAND_SCENARIO = """
+seed = 3
+replications = 1
+link = "e0"
+[flows.get]
+kind = "command"
+serve = ["20kB"]
+client = ["curl", "-o", "/dev/null", "{url}"]
+"""
+
+
+def test_title_note_and_the_command_flows_programs_are_in_meta_json(tmp_path: Path) -> None:
+    """`squall run --title/--note` (as Flent's) and the version of each program a command flow
+    runs, as this machine's `PROGRAM --version` says it, beside squall's own version."""
+    from testbed.run.meta import squall_version
+    from testbed.run.runner import RunOptions, start_run
+
+    path = tmp_path / "cmd.toml"
+    path.write_text(COMMAND_SCENARIO)
+    options = RunOptions(results=tmp_path / "results", title="first try", note="on the lab box")
+    _, run_dir, _ = start_run(path, options)
+    meta = json.loads((run_dir.root / "meta.json").read_text())
+    assert (meta["title"], meta["note"]) == ("first try", "on the lab box")
+    assert meta["squall_version"] == squall_version() and meta["host"]
+    assert list(meta["flow_programs"]) == ["curl"]
+    assert meta["flow_programs"]["curl"].startswith("curl ")
+    assert cli_main(["run", "--resume", str(run_dir.root), "--note", "again"]) == 2
+
+
+def test_expanded_json_gives_a_label_with_a_unit_its_si_value(tmp_path: Path) -> None:
+    """The matrix label "50ms" is text in the tables; expanded.json's axis_si carries its value
+    in SI units (the analysis writes it beside the label: `<axis>_s`)."""
+    from testbed.run.runner import expanded
+    from testbed.scenario.units import si_quantity
+
+    path = tmp_path / "axes.toml"
+    path.write_text(SCENARIO.replace('tcp = ["baseline", "cbi"]',
+                                     '"link.down.delay" = ["50ms", "1.5s"]\ntcp = ["baseline"]'))
+    cells = json.loads(json.dumps(expanded(scenario.load(path))))["cells"]
+    assert [(c["axes"]["link.down.delay"], c["axis_si"]) for c in cells] == [
+        ("50ms", {"link.down.delay": [0.05, "s"]}), ("1.5s", {"link.down.delay": [1.5, "s"]})]
+    assert si_quantity("384kbit") == (384000, "bit/s") and si_quantity("12000B") == (12000, "B")
+    assert si_quantity("e0") is None and si_quantity("1.1") is None
+
+
+def test_settings_that_do_not_apply_are_named_and_hidden_in_the_report(tmp_path: Path) -> None:
+    """An HTTP/1.1 flow's `parallel` (HTTP/1.0's), HTTP/1.0's `persistent` and `pipeline`, and
+    the channel of a link without errors change nothing: expanded.json names them
+    (`inapplicable`) and the report's parameter tables leave them out."""
+    from analysis.report.describe import cell_parameters
+    from testbed.run.runner import expanded
+
+    path = tmp_path / "web.toml"
+    path.write_text(SCENARIO.replace('link = "e0"', 'link = { profile = "e0", channel = "iip-short" }')
+                    .replace('tcp = ["baseline", "cbi"]',
+                             '"link.profile" = ["e0", "r2"]\n"flows.web.http" = ["1.0", "1.1"]'))
+    cells = {c["cell"]: c for c in json.loads(json.dumps(expanded(scenario.load(path))))["cells"]}
+    assert cells["profile-e0_http-1.1"]["inapplicable"] == ["link.channel", "flows.web.parallel"]
+    assert cells["profile-r2_http-1.0"]["inapplicable"] == ["flows.web.persistent", "flows.web.pipeline"]
+    shown = cell_parameters(cells["profile-e0_http-1.1"])
+    assert "flows.web.parallel" not in shown and "flows.web.persistent" in shown
+    assert not any(k.startswith("link.channel") for k in shown)
+    shown = cell_parameters(cells["profile-r2_http-1.0"])
+    assert shown["flows.web.parallel"] == "4" and "link.channel.bad" in shown
+    assert "flows.web.pipeline" not in shown

@@ -39,6 +39,20 @@ def test_squall_help_exits_0() -> None:
         assert squall(command, "--help").returncode == 0
 
 
+def test_every_subcommand_answers_help_and_version_under_its_own_name() -> None:
+    from testbed.cli import build_parser, subcommands
+
+    version = squall("--version").stdout
+    commands = subcommands(build_parser())
+    assert {"show", "run", "status", "demo-link", "report", "compare"} <= set(commands)
+    for command in commands:
+        r = squall(command, "--help")
+        assert r.returncode == 0 and r.stdout.startswith(f"usage: squall {command} "), (command, r)
+        assert "--version" in r.stdout, command
+        r = squall(command, "--version")
+        assert (r.returncode, r.stdout) == (0, version), (command, r)
+
+
 def test_queue_monitor_help_and_version() -> None:
     require_programs("squall-queue-monitor")
     monitor = str(bin_dir() / "squall-queue-monitor")

@@ -3,7 +3,8 @@ as .csv and .parquet), and analysis.json.
 
 Tidy tables: one row per observation, and after `cell` one column per matrix axis with the
 cell's label on that axis (the axis name; `axis.<name>` where it would clash with another
-column).
+column), and beside a label that is a time, rate or size its value in SI units
+(`<axis>_s`, `_bps`, `_bytes`: axis_values.py).
 - connections: one row per TCP connection / UDP flow (cell, axes, replication, status,
   flow, flow_kind, class, then the metrics of `analysis.metrics.rows`).
 - runs: one row per replication (cell, axes, replication, status, reason, analysed, error,
@@ -26,7 +27,8 @@ column).
 - analysis.json: the run-level data for `squall report` and `squall plot`.
 
 The Parquet files hold the same rows with typed columns (integers, floats, booleans,
-strings; empty cells are nulls); `analysis.load_run` reads either."""
+strings; empty cells are nulls) and say where they came from and each column's unit in
+their metadata (analysis/results/provenance.py); `analysis.load_run` reads either."""
 
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ import numpy as np
 
 from analysis.aggregate.statistics import Summary
 from analysis.results.atomic_file import refuse_symlinks, write_atomically, write_text_atomically
+from analysis.results.provenance import run_metadata, with_provenance
+from analysis.aggregate.axis_values import AxisValues, axis_values
 from analysis.metrics.kernel_truth import KERNEL_FIELDS, kernel_rows
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
 from analysis.results.directory import ANALYSIS_JSON, SUMMARY_DIR
@@ -99,18 +103,22 @@ def _arrow_column(values: list[Any]):
     return pa.array([None if v == "" else v for v in values], kind)
 
 
-def _write_parquet(path: Path, fields: list[str], rows: list[dict[str, Any]]) -> None:
+def _write_parquet(path: Path, fields: list[str], rows: list[dict[str, Any]],
+                   provenance: dict[str, str]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.table({f: _arrow_column([row.get(f) for row in rows]) for f in fields})
+    table = with_provenance(table, provenance, path.stem)
     write_atomically(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def write_table(out: Path, name: str, fields: list[str], rows: list[dict[str, Any]]) -> None:
-    """summary/NAME.csv and NAME.parquet with the same rows."""
+def write_table(out: Path, name: str, fields: list[str], rows: list[dict[str, Any]],
+                provenance: dict[str, str] | None = None) -> None:
+    """summary/NAME.csv and NAME.parquet with the same rows; the Parquet file also says where
+    it came from and each column's unit (analysis/results/provenance.py)."""
     _write_csv(out / f"{name}.csv", fields, rows)
-    _write_parquet(out / f"{name}.parquet", fields, rows)
+    _write_parquet(out / f"{name}.parquet", fields, rows, provenance or {})
 
 
 def axis_columns(layout: RunLayout, reserved: Iterable[str]) -> dict[str, str]:
@@ -120,13 +128,9 @@ def axis_columns(layout: RunLayout, reserved: Iterable[str]) -> dict[str, str]:
     return {a: f"axis.{a}" if a in taken else a for a in axes}
 
 
-def _with_axes(row: dict[str, Any], labels: dict[str, str],
-               columns: dict[str, str]) -> dict[str, Any]:
-    """The row with the cell's axis labels after `cell`."""
-    out = {"cell": row["cell"]}
-    out.update({col: labels.get(axis) for axis, col in columns.items()})
-    out.update(row)
-    return out
+def _with_axes(row: dict[str, Any], axes: AxisValues) -> dict[str, Any]:
+    """The row with the cell's axis labels (and their SI values) after `cell`."""
+    return {"cell": row["cell"], **axes.of(row["cell"]), **row}
 
 
 def _union_keys(rows: Iterable[dict[str, Any]], first: tuple[str, ...]) -> list[str]:
@@ -146,21 +150,20 @@ def run_row(r: ReplicationResult) -> dict[str, Any]:
             "counted": r.counts, **r.values}
 
 
-def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str]) -> None:
+def write_delays(out: Path, analysis: RunAnalysis, axes: AxisValues,
+                 provenance: dict[str, str]) -> None:
     """summary/delays.csv and .parquet: one row per packet (millions for a long transfer),
     written column-wise from the replications' arrays."""
     import pandas as pd
 
-    labels = {c.cell: c.labels for c in analysis.cells}
     frames = []
     for r in analysis.replications:
         d = r.delays or empty_delays()
         n = len(d["flow"])
-        head = {"cell": r.ref.cell, **{col: labels.get(r.ref.cell, {}).get(axis)
-                                       for axis, col in columns.items()},
-                "status": r.ref.status}
-        frame = pd.DataFrame({k: pd.Series([v] * n, dtype="string") for k, v in head.items()})
-        frame.insert(1 + len(columns), "replication", pd.Series([r.ref.rep] * n, dtype="Int64"))
+        head = {"cell": r.ref.cell, **axes.of(r.ref.cell), "status": r.ref.status}
+        frame = pd.DataFrame({k: pd.Series([v] * n, dtype="Float64" if k in axes.numbers
+                                           else "string") for k, v in head.items()})
+        frame.insert(1 + len(axes.names), "replication", pd.Series([r.ref.rep] * n, dtype="Int64"))
         for c in DELAY_COLUMNS:
             values = d[c]
             if values.dtype == object:
@@ -173,8 +176,12 @@ def write_delays(out: Path, analysis: RunAnalysis, columns: dict[str, str]) -> N
                 frame[c] = pd.array(values, dtype="Int64")
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
-        columns=["cell", *columns.values(), "replication", "status", *DELAY_COLUMNS])
-    for name, write in (("delays.parquet", lambda p: table.to_parquet(p, index=False)),
+        columns=["cell", *axes.names, "replication", "status", *DELAY_COLUMNS])
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrow = with_provenance(pa.Table.from_pandas(table, preserve_index=False), provenance, "delays")
+    for name, write in (("delays.parquet", lambda p: pq.write_table(arrow, p)),
                         ("delays.csv", lambda p: table.to_csv(p, index=False, na_rep="",
                                                               float_format="%.12g"))):
         write_atomically(out / name, write)
@@ -185,7 +192,6 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
     refuse_symlinks(out / ANALYSIS_JSON)      # before anything is written: summary/ itself a link?
     out.mkdir(parents=True, exist_ok=True)
     reps = analysis.replications
-    labels = {c.cell: c.labels for c in analysis.cells}
     conn_rows = [row for r in reps for row in r.rows]
     conn_fields = _union_keys(conn_rows, CONNECTION_FIELDS)
     run_rows = [run_row(r) for r in reps]
@@ -214,10 +220,11 @@ def write_summary(analysis: RunAnalysis, out: Path | None = None) -> Path:
     }
     columns = axis_columns(analysis.layout, [*(f for fields, _ in tables.values() for f in fields),
                                              "status", *DELAY_COLUMNS])
+    provenance, axes = run_metadata(analysis.layout.root), axis_values(analysis.layout, columns)
     for name, (fields, rows) in tables.items():
-        write_table(out, name, ["cell", *columns.values(), *fields[1:]],
-                    [_with_axes(row, labels.get(row["cell"], {}), columns) for row in rows])
-    write_delays(out, analysis, columns)
+        write_table(out, name, ["cell", *axes.names, *fields[1:]],
+                    [_with_axes(row, axes) for row in rows], provenance)
+    write_delays(out, analysis, axes, provenance)
     write_text_atomically(out / ANALYSIS_JSON, json.dumps(_to_json(analysis), indent=1) + "\n")
     return out
 

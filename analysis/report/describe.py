@@ -1,13 +1,15 @@
 """What a run was: the scenario (expanded.json) and the machine (meta.json), as report
 tables.
 
-- `run_facts`: scenario name and description, seed, replications, timeout, the run's
-  selection, squall revision, kernel, machine, Python, tool versions, testbed backend and
-  lanes or hosts, the scenario file's SHA-256.
+- `run_facts`: scenario name and description, the run's title and note (`squall run --title
+  --note`), seed, replications, timeout, the run's selection, squall version and revision, the
+  host that made the run and those its replications ran on (status.json), kernel, machine, Python, tool versions, the versions of the programs the command flows
+  ran, testbed backend and lanes or hosts, the scenario file's SHA-256.
 - `cell_parameters`: every resolved parameter of a cell, flattened to dotted names with
   units written out (`link.down.bandwidth` = `384 kbit/s`, `link.down.delay` = `100 ms`,
   `link.channel.bad` = `exponential(1 s)`, `router.classes.EF.queue.limit` = `10`,
-  `tcp.sysctls.net.ipv4.tcp_sack` = `1`, `flows.voice.tos` = `184`). Keys ending in `_us`
+  `tcp.sysctls.net.ipv4.tcp_sack` = `1`, `flows.voice.tos` = `184`), without the settings
+  expanded.json's `inapplicable` names (they change nothing in that cell). Keys ending in `_us`
   are times, `_bps` rates, `_bytes` and the link's and flows' sizes bytes; the suffix is
   dropped from the name. Settings that are not set (null) are left out.
 - `parameter_tables`: the parameters every cell shares (one row each), and those that
@@ -20,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from analysis.report.printable import escaped
+from analysis.results.directory import read_run_json
 from analysis.report.table import Table
 
 SIZE_KEYS = frozenset({"mtu", "send_buffer", "recv_buffer", "overhead", "length", "size",
                        "request_size"})
-NOT_PARAMETERS = frozenset({"cell", "cell_id", "id", "axes", "labels"})
+NOT_PARAMETERS = frozenset({"cell", "cell_id", "id", "axes", "labels", "axis_si", "inapplicable"})
 
 
 def time_text(us: int | float) -> str:
@@ -107,10 +110,14 @@ def _flatten(prefix: str, value: Any, out: dict[str, str]) -> None:
 
 
 def cell_parameters(spec: dict[str, Any]) -> dict[str, str]:
-    """The cell's expanded.json entry flattened (module docstring)."""
+    """The cell's expanded.json entry flattened (module docstring), without the settings the
+    testbed found not to apply (`inapplicable`: `flows.web.parallel` of an HTTP/1.1 flow, the
+    `link.channel` of a link without errors)."""
     out: dict[str, str] = {}
     _flatten("", spec, out)
-    return out
+    hidden = tuple(str(k) for k in spec.get("inapplicable") or ())
+    return {k: v for k, v in out.items()
+            if not any(k == h or k.startswith(h + ".") for h in hidden)}
 
 
 def parameter_tables(specs: dict[str, dict[str, Any]],
@@ -146,6 +153,25 @@ def _tools(meta: dict[str, Any]) -> str:
     if not isinstance(tools, dict):
         return "–"
     return "; ".join(f"{v}" for v in tools.values()) or "–"
+
+
+def _replication_hosts(root: Path) -> str:
+    """The hosts each replication's status.json names (details.provenance.host: on a cluster
+    every node can differ from the machine that created the run), with how many each ran."""
+    hosts: dict[str, int] = {}
+    for path in sorted(root.glob("cells/*/rep-*/status.json")):
+        provenance = (read_run_json(path).get("details") or {}).get("provenance") or {}
+        host = provenance.get("host") if isinstance(provenance, dict) else None
+        if host:
+            hosts[str(host)] = hosts.get(str(host), 0) + 1
+    return ", ".join(f"{h} ({n})" for h, n in sorted(hosts.items())) or "–"
+
+
+def _programs(meta: dict[str, Any]) -> str:
+    programs = meta.get("flow_programs")
+    if not isinstance(programs, dict) or not programs:
+        return "–"
+    return "; ".join(f"{name}: {version}" for name, version in programs.items())
 
 
 def _testbed(meta: dict[str, Any]) -> str:
@@ -185,17 +211,22 @@ def run_facts(root: Path, scenario: dict[str, Any], meta: dict[str, Any]) -> Tab
     rows: list[list[Any]] = [
         ["scenario", scenario.get("name", "–")],
         ["description", escaped(str(scenario.get("description") or "–"))],
+        *([k, escaped(str(meta[k]))] for k in ("title", "note") if meta.get(k)),
         ["run directory", root.name],
         ["seed", scenario.get("seed", "–")],
         ["replications per cell", _replications(run, scenario)],
         ["cells run", run.get("cells") or "all"],
         ["timeout per replication", time_text(timeout) if isinstance(timeout, int) else "–"],
+        ["squall version", meta.get("squall_version", "–")],
         ["squall revision", meta.get("squall_revision", "–")],
+        ["host", meta.get("host", "–")],
+        ["replications ran on", _replication_hosts(root)],
         ["kernel", meta.get("kernel", "–")],
         ["machine", meta.get("machine", "–")],
         ["Python", meta.get("python", "–")],
         ["testbed", _testbed(meta)],
         ["tools", _tools(meta)],
+        ["programs the command flows ran", _programs(meta)],
         ["scenario file SHA-256", meta.get("scenario_sha256", "–")],
     ]
     rows = [[k, "–" if v is None else str(v)] for k, v in rows]

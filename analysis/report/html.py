@@ -30,7 +30,7 @@ figcaption { font-size: 0.85em; color: #444; max-width: 70em; }
 """
 
 
-def _anchor(title: str) -> str:
+def anchor(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "table"
 
 
@@ -45,7 +45,7 @@ def _cell(value) -> str:
     return f'<td class="text">{text}</td>' if isinstance(value, str) else f"<td>{text}</td>"
 
 
-def _table(t: Table, anchor: str) -> str:
+def table_html(t: Table, anchor: str) -> str:
     text = [all(isinstance(row[i], str) or row[i] is None for row in t.rows)
             for i in range(len(t.header))]
     head = "".join(f'<th class="text">{html.escape(h)}</th>' if words else
@@ -69,7 +69,7 @@ def render_html(analysis: RunAnalysis, tables: list[Table], plots: list[Path]) -
     title = f"squall report: {analysis.layout.name}"
     anchors: list[str] = []
     for t in tables:
-        a = _anchor(t.title)
+        a = anchor(t.title)
         anchors.append(a if a not in anchors else f"{a}-{len(anchors)}")
     contents = [f'<li><a href="#{a}">{html.escape(t.title)}</a></li>'
                 for t, a in zip(tables, anchors)]
@@ -80,7 +80,7 @@ def render_html(analysis: RunAnalysis, tables: list[Table], plots: list[Path]) -
              f"<h1>{html.escape(title)}</h1>"]
     parts += [f"<p>{_inline(line)}</p>" for line in overview(analysis)]
     parts.append("<nav><ul>" + "".join(contents) + "</ul></nav>")
-    parts += [_table(t, a) for t, a in zip(tables, anchors)]
+    parts += [table_html(t, a) for t, a in zip(tables, anchors)]
     if plots:
         parts.append('<h2 id="plots">Plots</h2>')
         parts += [_image(p) for p in plots]

@@ -27,18 +27,26 @@ def progress(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m testbed.lanes.link_demo", description=__doc__)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The demo's options, on `squall demo-link`'s parser or on its own (python -m)."""
     p.add_argument("--lane", type=int, default=int(os.environ.get("SQUALL_DEMO_LANE", DEFAULT_LANE)),
                    help=f"lane number 0-127 (default $SQUALL_DEMO_LANE or {DEFAULT_LANE})")
     p.add_argument("--pings", type=int, default=5)
     p.add_argument("--buffers", type=int, default=100, help="bulk transfer: buffers of 2096 B (default 100)")
     p.add_argument("--keep", type=Path, help="keep the emulator log, captures and program output here")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m testbed.lanes.link_demo", description=__doc__)
+    add_arguments(p)
     return p.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    return demo_command(parse_args(argv))
+
+
+def demo_command(args: argparse.Namespace) -> int:
     if os.geteuid() != 0:
         print("demo: needs root (network namespaces, TUN devices); run it with sudo", file=sys.stderr)
         return 2

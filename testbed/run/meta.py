@@ -5,10 +5,10 @@ import functools
 import platform
 import socket
 import subprocess
-import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
+from analysis.results.provenance import squall_version
 from testbed.paths import REPO_ROOT as REPO
 
 RUN_OPTIONS_KEY = "run"     # meta.json testbed.run: the options a run was started with
@@ -52,25 +52,6 @@ def git_revision() -> str:
     return rev + ("+dirty" if dirty else "")
 
 
-def squall_version() -> str:
-    """The version the C programs report (scripts/squall-version): pyproject.toml's version, then
-    "+git.<short revision>" in a git checkout and ".dirty" when tracked files differ from it."""
-    try:
-        version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        from importlib.metadata import PackageNotFoundError, version as installed
-        try:
-            version = installed("squall")
-        except PackageNotFoundError:
-            version = "unknown"
-    rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    if rev.returncode != 0:
-        return version
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
-    return f"{version}+git.{rev.stdout.strip()}" + (".dirty" if dirty else "")
-
-
 def read_sysctl(name: str) -> str | None:
     path = Path("/proc/sys") / name.replace(".", "/")
     try:
@@ -79,11 +60,25 @@ def read_sysctl(name: str) -> str | None:
         return None
 
 
-def collect(scenario_digest: str, testbed: dict[str, Any]) -> dict[str, Any]:
+def program_versions(programs: Iterable[str]) -> dict[str, str]:
+    """Each third-party program's `--version` (first line) on this machine, where a run's lanes
+    run it: what a command flow ran (iperf3, curl …)."""
+    return {name: _first_line([name, "--version"]) for name in dict.fromkeys(programs)}
+
+
+def collect(scenario_digest: str, testbed: dict[str, Any], *, title: str | None = None,
+            note: str | None = None, programs: Iterable[str] = ()) -> dict[str, Any]:
+    """meta.json; `title` and `note`: `squall run --title/--note` (as Flent's), left out when
+    not given; `programs`: the command flows' programs, whose versions are recorded."""
     uname = platform.uname()
+    given = {"title": title, "note": note}
     return {
+        **{k: v for k, v in given.items() if v},
+        "squall_version": squall_version(),
         "squall_revision": git_revision(),
         "scenario_sha256": scenario_digest,
+        "host": socket.gethostname(),
+        "flow_programs": program_versions(programs),
         "kernel": f"{uname.system} {uname.release} {uname.version}",
         "machine": uname.machine,
         "python": platform.python_version(),

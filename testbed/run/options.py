@@ -22,6 +22,8 @@ class RunOptions:
     slurm: SlurmOptions | None = None     # hand the units to Slurm (docs/cluster.md) instead of lanes here
     redo: tuple[str, ...] = ()            # --resume --redo-degraded/--redo-timeouts: these statuses run again
     prepare_ahead: bool = False           # one spare lane sets up the next replication (run/flow_slots.py)
+    title: str | None = None              # --title / --note (as Flent's): meta.json, the report
+    note: str | None = None
 
     @property
     def lanes(self) -> int:

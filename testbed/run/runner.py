@@ -24,6 +24,7 @@ from typing import Any, Callable, Mapping, TextIO
 from analysis.results import cell_selection
 from testbed.run import meta, planning
 from testbed.scenario import loader as scenario_mod
+from testbed.scenario.units import si_quantity
 from testbed.addresses import MAX_LANE
 from testbed.errors import ConfigError
 from testbed.run.backends.base import Backend, BackendUnavailable, Planned
@@ -117,7 +118,12 @@ def select_cells(sc: scenario_mod.Scenario, pattern: str | None) -> list[scenari
 def expanded(sc: scenario_mod.Scenario) -> dict[str, Any]:
     return {"name": sc.name, "description": sc.description, "seed": sc.seed, "replications": sc.replications,
             "timeout_us": sc.timeout_us, **sc.tolerances.as_json(),
-            "cells": [{"cell": c.cell_id, "axes": dict(c.labels), "link": plain(c.link),
+            "cells": [{"cell": c.cell_id, "axes": dict(c.labels),
+                       "axis_si": {a: q for a, label in c.labels.items() if (q := si_quantity(label))},
+                       "inapplicable": [*(f"link.{k}" for k in c.link.inapplicable_keys()),
+                                        *(f"flows.{f.name}.{k}" for f in c.flows
+                                          for k in f.inapplicable_keys())],
+                       "link": plain(c.link),
                        **{k: plain(v) for k, v in c.sections().items()}} for c in sc.cells]}
 
 
@@ -165,7 +171,10 @@ def start_run(scenario_path: Path, options: RunOptions, backend: Backend | None 
                                  "cells": options.cells, "parallel": options.parallel,
                                  "scenario_file": str(scenario_path),
                                  "scenario_dir": str(Path(scenario_path).parent.absolute())}}
-    run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc), meta.collect(sc.digest, testbed))
+    programs = [p for cell in sc.cells for f in cell.flows for p in f.third_party_programs()]
+    run_dir = RunDir.create(options.results, sc.name, sc.source, expanded(sc),
+                            meta.collect(sc.digest, testbed, title=options.title, note=options.note,
+                                         programs=programs))
     return sc, run_dir, reps
 
 

@@ -88,6 +88,13 @@ class LinkConfig:
     def direction(self, name: str) -> DirectionConfig:
         return self.down if name == "down" else self.up
 
+    def inapplicable_keys(self) -> tuple[str, ...]:
+        """Settings that change nothing in this link (expanded.json `inapplicable`, hidden in the
+        report's parameter tables): the channel of a link without errors in either state."""
+        if all(d.error_good == d.error_bad == 0 for d in (self.down, self.up)):
+            return ("channel",)
+        return ()
+
 
 _DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
                    "error", "arq", "in_order"}

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
+from testbed.paths import require_profiles
 from testbed.scenario.link_check import check_link
 from testbed.scenario.cell import ResolvedCell
 from testbed.scenario.flows import UdpFlow, parse_flows_section
@@ -65,6 +66,8 @@ def load(path: Path, profiles: Profiles | None = None, base_dir: Path | None = N
     """`base_dir`: what relative paths in the scenario (channel traces) are relative to; by
     default the scenario file's directory (a resumed run passes the original one)."""
     path = Path(path)
+    if profiles is None:
+        require_profiles()
     source = read_text(path)
     table = parse_toml(source, path)
     where = str(path)

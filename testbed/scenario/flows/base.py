@@ -107,6 +107,16 @@ class FlowBase(ABC):
         """What the flow sends on a schedule (None: it sends as its transport lets it)."""
         return None
 
+    def inapplicable_keys(self) -> tuple[str, ...]:
+        """The flow's settings that do not apply to it as configured (expanded.json
+        `inapplicable`, hidden in the report's parameter tables)."""
+        return ()
+
+    def third_party_programs(self) -> tuple[str, ...]:
+        """The programs not squall's own that the flow runs, whose versions meta.json records
+        (`flow_programs`); squall's generators answer squall's own --version."""
+        return ()
+
     def program_name(self, role: str) -> str:
         """The name of the role's program: <flow>.<role>.stdout / .stderr in the results."""
         return f"{self.name}.{role}"

@@ -99,6 +99,9 @@ class CommandFlow(FlowBase):
     def workload(self) -> CommandWorkload:       # type: ignore[override]
         return CommandWorkload(Path(self.client[0]).name)
 
+    def third_party_programs(self) -> tuple[str, ...]:
+        return (self.client[0],) + ((self.server[0],) if self.server else ())
+
     def values(self, server_address: str, port: int, client_address: str, timeout_us: int) -> dict[str, str]:
         """Each placeholder's value in one replication."""
         server = f"[{server_address}]:{port}" if ":" in server_address else f"{server_address}:{port}"

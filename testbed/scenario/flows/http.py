@@ -80,6 +80,10 @@ class HttpFlow(FlowBase):
     def workload(self) -> HttpPage:
         return self.page
 
+    def inapplicable_keys(self) -> tuple[str, ...]:
+        # from_table's rule: HTTP/1.0 opens `parallel` connections, HTTP/1.1 `persistent` ones
+        return ("persistent", "pipeline") if self.http == "1.0" else ("parallel",)
+
     def _active_args(self, peer: str, timeout_us: int) -> list[str]:
         # A label of workloads.toml is passed as such (squall-http has the same table), so the
         # client's summary names the workload for the analysis; other pages go as sizes.
