@@ -38,9 +38,10 @@ def _bandwidth(steps: tuple[RateStep, ...]) -> str:
 
 
 def _direction_lines(d: DirectionConfig) -> list[str]:
+    bandwidth = f"mahimahi({d.capacity.path})" if d.capacity is not None else _bandwidth(d.bandwidth)
     return [
         f"mtu = {d.mtu}B",
-        f"bandwidth = {_bandwidth(d.bandwidth)}",
+        f"bandwidth = {bandwidth}",
         f"delay = {d.delay_us}us",
         f"send_buffer = {d.send_buffer}B",
         f"recv_buffer = {d.recv_buffer}B",

@@ -47,7 +47,9 @@ def link_lines(link: LinkConfig) -> list[str]:
 
 
 def direction_text(d: DirectionConfig) -> str:
-    if len(d.bandwidth) == 1:
+    if d.capacity is not None:
+        rate = d.capacity.summary()
+    elif len(d.bandwidth) == 1:
         rate = format_rate_bps(d.bandwidth[0].rate_bps)
     else:
         rate = "schedule " + ", ".join(f"{format_rate_bps(s.rate_bps)} from {format_time_us(s.at_us)}"

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
+from testbed.scenario.capacity_trace import CapacityTrace, parse_capacity
 from testbed.scenario.units import parse_rate_bps, parse_size_bytes, parse_time_us
 
 DIRECTIONS = ("down", "up")
@@ -69,10 +70,15 @@ class DirectionConfig:
     arq_retransmissions: int
     arq_delay_us: int
     in_order: bool
+    # A recorded capacity trace (`bandwidth = { mahimahi = "FILE" }`); `bandwidth` then holds its
+    # per-second rates for estimates, and the emulator replays the trace itself.
+    capacity: CapacityTrace | None = None
 
     @property
     def rate_bps(self) -> int | None:
-        """The constant rate, or None if unlimited; ValueError for a schedule."""
+        """The constant rate, or None if unlimited; ValueError for a schedule or a trace."""
+        if self.capacity is not None:
+            raise ValueError("the bandwidth is a recorded capacity trace, not a constant rate")
         if len(self.bandwidth) != 1:
             raise ValueError("the bandwidth is a schedule, not a constant rate")
         return self.bandwidth[0].rate_bps
@@ -169,16 +175,20 @@ def _rate_step(item: object, where: str) -> RateStep:
     return RateStep(parse_time_us(item[0], where), rate)
 
 
-def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
-    """merged: the both-directions keys overlaid with this direction's own."""
+def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = None) -> DirectionConfig:
+    """merged: the both-directions keys overlaid with this direction's own; `base`: the directory a
+    relative trace path is relative to (the scenario file's)."""
     for key in ("bandwidth", "delay", "mtu"):
         if key not in merged:
             raise ConfigError(f"{where}.{key}", "missing")
     error = _table(merged.get("error", {}), f"{where}.error", {"good", "bad"})
     arq = _table(merged.get("arq", {}), f"{where}.arq", {"retransmissions", "delay"})
     mtu = parse_size_bytes(merged["mtu"], f"{where}.mtu")
+    capacity = parse_capacity(merged["bandwidth"], f"{where}.bandwidth", base) \
+        if isinstance(merged["bandwidth"], Mapping) else None
     config = DirectionConfig(
-        bandwidth=parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
+        bandwidth=_capacity_steps(capacity) if capacity is not None else
+        parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
         delay_us=parse_time_us(merged["delay"], f"{where}.delay"),
         mtu=mtu,
         send_buffer=parse_size_bytes(merged.get("send_buffer", "9600B"), f"{where}.send_buffer"),
@@ -189,13 +199,19 @@ def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
         arq_retransmissions=_count(arq.get("retransmissions", 0), f"{where}.arq.retransmissions"),
         arq_delay_us=parse_time_us(arq.get("delay", "0ms"), f"{where}.arq.delay"),
         in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
+        capacity=capacity,
     )
     return config     # the rules about the values are the emulator's: testbed/link/check.py
 
 
+def _capacity_steps(trace: CapacityTrace) -> tuple[RateStep, ...]:
+    return tuple(RateStep(k * 1_000_000, bps) for k, bps in enumerate(trace.per_second_bps))
+
+
 def parse_link(table: Mapping[str, Any], where: str, name: str,
-               channel: ChannelConfig) -> LinkConfig:
-    """table: a link section with profiles already merged in (see profiles.py)."""
+               channel: ChannelConfig, base: Path | None = None) -> LinkConfig:
+    """table: a link section with profiles already merged in (see profiles.py); `base`: the
+    directory relative trace paths are relative to."""
     _reject_unknown(table, _LINK_KEYS, where)
     both = {k: v for k, v in table.items() if k in _DIRECTION_KEYS}
     directions = {}
@@ -204,7 +220,7 @@ def parse_link(table: Mapping[str, Any], where: str, name: str,
         if not isinstance(own, Mapping):
             raise ConfigError(f"{where}.{d}", "expected a table of per-direction keys")
         _reject_unknown(own, _DIRECTION_KEYS, f"{where}.{d}")
-        directions[d] = parse_direction({**both, **own}, f"{where}.{d}")
+        directions[d] = parse_direction({**both, **own}, f"{where}.{d}", base)
     return LinkConfig(name, channel, directions["down"], directions["up"])
 
 

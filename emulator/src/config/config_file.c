@@ -12,6 +12,7 @@
 #include "config_link_keys.h"
 #include "config_router.h"
 #include "config_text.h"
+#include "config_capacity.h"
 #include "config_trace.h"
 
 #define MAX_SHOWN_VALUE 80
@@ -292,6 +293,11 @@ void sq_config_release(struct sq_emu_config *cfg)
 	cfg->trace = NULL;
 	cfg->link.channel.trace = NULL;
 	cfg->link.channel.trace_len = 0;
+	for (int d = 0; d < SQ_DIRS; d++) {
+		free(cfg->capacity[d]);
+		cfg->capacity[d] = NULL;
+		cfg->link.dir[d].capacity = (struct sq_opportunity_trace){ 0 };
+	}
 }
 
 bool sq_config_parse(struct sq_emu_config *cfg, const char *name, const char *buf, size_t len,
@@ -323,7 +329,8 @@ bool sq_config_load(struct sq_emu_config *cfg, const char *path, char *err, size
 		return false;
 	bool ok = sq_config_parse(cfg, name, buf, len, err, errlen);
 	free(buf);
-	return ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen));
+	return ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen)) &&
+	       sq_config_load_capacity(cfg, err, errlen);
 }
 
 bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *value,

@@ -35,11 +35,14 @@ static void write_rate(FILE *out, uint64_t bps)
 }
 
 static void write_direction(FILE *out, const char *prefix, const char *name,
-			    const struct sq_direction_config *d)
+			    const struct sq_direction_config *d, const char *capacity_path)
 {
 	fprintf(out, "%s%s.mtu = %" PRIu32 "B\n", prefix, name, d->mtu);
 	fprintf(out, "%s%s.bandwidth = ", prefix, name);
-	if (d->rate_len == 1) {
+	if (capacity_path[0]) {
+		fprintf(out, "mahimahi(%s)\n", capacity_path);
+		fprintf(out, "%s%s.bandwidth_opportunities = %zu", prefix, name, d->capacity.len);
+	} else if (d->rate_len == 1) {
 		write_rate(out, d->rate[0].rate_bps);
 	} else {
 		for (size_t i = 0; i < d->rate_len; i++) {
@@ -86,8 +89,8 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 			fputc('\n', out);
 		}
 	}
-	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN]);
+	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN], cfg->capacity_path[SQ_DOWN]);
 	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
-	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP]);
+	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP], cfg->capacity_path[SQ_UP]);
 	sq_router_write(out, prefix, "up", &cfg->link.dir[SQ_UP].router);
 }

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 
+#include "capacity_trace.h"
 #include "channel.h"
 #include "rate_schedule.h"
 #include "router_check.h"
@@ -74,6 +75,7 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 		return false;
 	}
 	return sq_rate_check(d->rate, d->rate_len, dn, err, errlen) &&
+	       sq_capacity_trace_check(&d->capacity, dn, err, errlen) &&
 	       check_error_probabilities(d, dn, err, errlen) &&
 	       check_time(d->delay, dn, "delay", err, errlen) &&
 	       check_time(d->arq_delay, dn, "arq_delay", err, errlen) &&

@@ -63,6 +63,14 @@ struct sq_rate_step {
 
 #define SQ_RATE_UNLIMITED UINT64_MAX   /* serialisation takes no time */
 
+/* A recorded capacity trace in mahimahi's format (LINK_MODEL.md "Recorded capacity
+ * traces"): one delivery opportunity at each ms[i] milliseconds after t = 0, ms
+ * non-decreasing, the last > 0 (the trace's period; it repeats for ever). len = 0: none. */
+struct sq_opportunity_trace {
+	const uint32_t *ms;
+	size_t len;
+};
+
 /* ---- the router stage (optional, per direction; LINK_MODEL.md "The router stage") ---- */
 
 #define SQ_ROUTER_MAX_CLASSES 16
@@ -134,6 +142,7 @@ struct sq_direction_config {
 	uint32_t overhead;             /* bytes added per packet for serialisation */
 	const struct sq_rate_step *rate;
 	size_t rate_len;               /* >= 1 */
+	struct sq_opportunity_trace capacity;  /* len > 0: serialise over this trace, not rate */
 	sq_time_us delay;              /* propagation delay */
 	double error[SQ_STATES];       /* frame error probability per channel state */
 	uint32_t arq_retransmissions;  /* retries after the first attempt */

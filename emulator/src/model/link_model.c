@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "action_heap.h"
+#include "capacity_trace.h"
 #include "channel.h"
 #include "link_check.h"
 #include "pkt_ring.h"
@@ -31,6 +32,8 @@ struct sq_direction {
 	struct sq_rng err_rng;
 	uint64_t counts[SQ_EV_TYPES];
 	struct sq_router router;          /* used when cfg.router.enabled */
+	struct sq_capacity_trace capacity;  /* used when cfg.capacity.len > 0 */
+	bool carry;                       /* a packet was waiting when the last serialisation ended */
 };
 
 struct sq_model {
@@ -219,12 +222,22 @@ static bool window_allows(const struct sq_direction *d, const struct sq_pkt *p)
 	return d->outstanding + p->ip_len <= d->cfg.recv_buffer;
 }
 
+/* When the first serialisation of a packet starting now ends: over the bandwidth schedule,
+ * or over the recorded capacity trace (LINK_MODEL.md "Recorded capacity traces"). */
+static sq_time_us serialisation_end(struct sq_model *m, struct sq_direction *d, uint32_t ip_len)
+{
+	uint64_t bytes = (uint64_t)ip_len + d->cfg.overhead;
+	if (d->cfg.capacity.len == 0)
+		return sq_serialisation_end(d->rate, d->cfg.rate_len, m->now, bytes);
+	return sq_capacity_trace_serialise(&d->capacity, m->now, bytes + SQ_OPPORTUNITY_FRAMING,
+					   d->carry);
+}
+
 static void start_transmission(struct sq_model *m, struct sq_direction *d)
 {
 	uint64_t seq = d->next_tx++;
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
-	sq_time_us end = sq_serialisation_end(d->rate, d->cfg.rate_len, m->now,
-					      (uint64_t)p->ip_len + d->cfg.overhead);
+	sq_time_us end = serialisation_end(m, d, p->ip_len);
 	p->ser = end == SQ_TIME_NEVER ? SQ_TIME_NEVER : end - m->now;
 	d->busy = true;
 	d->outstanding += p->ip_len;
@@ -274,7 +287,8 @@ static void pump_router(struct sq_model *m, struct sq_direction *d)
 static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
 			  const struct sq_pkt_meta *meta, size_t cls)
 {
-	uint64_t rate = sq_rate_at(d->rate, d->cfg.rate_len, m->now);
+	uint64_t rate = d->cfg.capacity.len ? sq_capacity_trace_mean_bps(&d->capacity)
+					    : sq_rate_at(d->rate, d->cfg.rate_len, m->now);
 	enum sq_router_verdict v = sq_router_judge(&d->router, cls, meta, m->now, rate);
 	if (v == SQ_ROUTER_DROP) {
 		emit_classed(m, d, SQ_EV_DROP_ROUTER, p, 0, cls);
@@ -296,6 +310,7 @@ static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
 	d->busy = false;
 	if (d->cfg.router.enabled)
 		pump_router(m, d);
+	d->carry = !queue_empty(d);   /* that packet may use the rest of this opportunity */
 	schedule_start(m, d);
 	sq_ring_trim(&d->ring);
 }
@@ -416,6 +431,13 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	}
 	memcpy(d->rate, c->rate, c->rate_len * sizeof *d->rate);
 	d->cfg.rate = d->rate;
+	if (!sq_capacity_trace_init(&d->capacity, &c->capacity)) {
+		snprintf(err, errlen, "%s.bandwidth: out of memory copying %zu opportunities",
+			 sq_dir_name(dir), c->capacity.len);
+		return false;
+	}
+	d->cfg.capacity = (struct sq_opportunity_trace){ 0 };   /* the model reads its copy */
+	d->cfg.capacity.len = c->capacity.len;
 	sq_ring_init(&d->ring);
 	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
 		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
@@ -463,6 +485,7 @@ void sq_model_free(struct sq_model *m)
 		return;
 	for (int i = 0; i < SQ_DIRS; i++) {
 		free(m->dir[i].rate);
+		sq_capacity_trace_release(&m->dir[i].capacity);
 		sq_ring_release(&m->dir[i].ring);
 		sq_router_release(&m->dir[i].router);
 	}
