@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import lane_base, require_programs
-from support_run import LENIENT_CPU_WAIT, LENIENT_TIMING, run_squall
+from support_run import one_replication_head, run_squall
 
 pytestmark = pytest.mark.netns
 LANE = lane_base() + 4
@@ -25,14 +25,7 @@ OPPORTUNITY_MS = 4
 EXPECTED_BPS = 1500 * 8 * 1000 / OPPORTUNITY_MS * 1448 / 1500      # 2.896 Mbit/s of TCP payload
 BYTES = 250 * 10_000
 
-SCENARIO = f"""
-name = "trace-bulk"
-seed = 7
-replications = 1
-timeout = "40s"
-timing_tolerance = "{LENIENT_TIMING}"
-cpu_wait_tolerance = {LENIENT_CPU_WAIT}
-
+SCENARIO = one_replication_head("trace-bulk", 7) + f"""
 [link]
 mtu = "1500B"
 delay = "20ms"

@@ -25,7 +25,8 @@ _LINE = re.compile(r"^squall-emulator: <stdin>:(?P<line>\d+): (?P<reason>.*)$") 
 _SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]$")
 # The configuration file's keys where the scenario spells them differently.
 _SCENARIO_KEYS = {"arq_retransmissions": "arq.retransmissions", "arq_delay": "arq.delay",
-                  "error_good": "error.good", "error_bad": "error.bad"}
+                  "error_good": "error.good", "error_bad": "error.bad",
+                  "outage_every": "outages.every", "outage_length": "outages.length"}
 
 
 def check_link(link: LinkConfig, router: RouterConfig | None, where: str) -> None:
@@ -65,6 +66,8 @@ def scenario_key(emulator_key: str) -> str:
         return rest
     if head in ("down", "up"):
         return f"link.{head}.{_SCENARIO_KEYS.get(rest, rest)}"
+    if head == "channel" and rest in _SCENARIO_KEYS:      # the link's outages: [link] outages
+        return f"link.{_SCENARIO_KEYS[rest]}"
     if head == "channel":
         return f"link.{emulator_key}"
     return f"link ({emulator_key})"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from analysis.report.printable import escaped
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig
+from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig, Outages
 from testbed.scenario.units import format_rate_bps, format_size, format_time_us
 from testbed.tcp_profile import TcpProfile
 
@@ -43,7 +43,14 @@ def link_lines(link: LinkConfig) -> list[str]:
     else:
         lines += [f"    down: {down}", f"    up: {up}"]
     lines.append(f"    channel: {channel_text(link.channel)}")
+    if link.outages is not None:
+        lines.append(f"    outages (both directions): {outages_text(link.outages)}")
     return lines
+
+
+def outages_text(o: Outages) -> str:
+    return (f"time between outages {distribution_text(o.every)}; length {distribution_text(o.length)}; "
+            "nothing sent during one gets through (the ARQ retries or drops what it meets)")
 
 
 def direction_text(d: DirectionConfig) -> str:
@@ -66,6 +73,8 @@ def direction_text(d: DirectionConfig) -> str:
     parts.append(arq)
     if not d.in_order:
         parts.append("delivered out of order")
+    if d.outages is not None:
+        parts.append(f"its own outages: {outages_text(d.outages)}")
     return ", ".join(parts)
 
 

@@ -52,6 +52,14 @@ class ChannelConfig:
 
 
 @dataclass(frozen=True)
+class Outages:
+    """An outage process (emulator/LINK_MODEL.md "Outages"): from t = 0, a time without an outage
+    drawn from `every`, then an outage drawn from `length`, and so on."""
+    every: Distribution
+    length: Distribution
+
+
+@dataclass(frozen=True)
 class RateStep:
     at_us: int
     rate_bps: int | None        # None = unlimited
@@ -73,6 +81,7 @@ class DirectionConfig:
     # A recorded capacity trace (`bandwidth = { mahimahi = "FILE" }`); `bandwidth` then holds its
     # per-second rates for estimates, and the emulator replays the trace itself.
     capacity: CapacityTrace | None = None
+    outages: Outages | None = None      # this direction's own, instead of the link's
 
     @property
     def rate_bps(self) -> int | None:
@@ -90,6 +99,7 @@ class LinkConfig:
     channel: ChannelConfig
     down: DirectionConfig
     up: DirectionConfig
+    outages: Outages | None = None      # both directions at once, unless one has its own
 
     def direction(self, name: str) -> DirectionConfig:
         return self.down if name == "down" else self.up
@@ -97,7 +107,8 @@ class LinkConfig:
 
 _DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
                    "error", "arq", "in_order"}
-_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up"}
+_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up", "outages"}
+_OWN_KEYS = _DIRECTION_KEYS | {"outages"}      # [link.down] / [link.up]
 _CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile"}
 CHANNEL_STARTS = ("fresh", "running")
 _DIST = re.compile(r"^\s*(fixed|uniform|exponential)\s*\((.*)\)\s*$")
@@ -200,6 +211,7 @@ def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = N
         arq_delay_us=parse_time_us(arq.get("delay", "0ms"), f"{where}.arq.delay"),
         in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
         capacity=capacity,
+        outages=parse_outages(merged["outages"], f"{where}.outages") if "outages" in merged else None,
     )
     return config     # the rules about the values are the emulator's: testbed/link/check.py
 
@@ -219,9 +231,21 @@ def parse_link(table: Mapping[str, Any], where: str, name: str,
         own = table.get(d, {})
         if not isinstance(own, Mapping):
             raise ConfigError(f"{where}.{d}", "expected a table of per-direction keys")
-        _reject_unknown(own, _DIRECTION_KEYS, f"{where}.{d}")
+        _reject_unknown(own, _OWN_KEYS, f"{where}.{d}")
         directions[d] = parse_direction({**both, **own}, f"{where}.{d}", base)
-    return LinkConfig(name, channel, directions["down"], directions["up"])
+    outages = parse_outages(table["outages"], f"{where}.outages") if "outages" in table else None
+    return LinkConfig(name, channel, directions["down"], directions["up"], outages)
+
+
+def parse_outages(value: object, where: str) -> Outages:
+    """`{ every = DIST, length = DIST }`, each in the channel's distribution syntax."""
+    table = _table(value, where, {"every", "length"})
+    for key in ("every", "length"):
+        if key not in table:
+            raise ConfigError(f"{where}.{key}", "missing: outages need both `every` (the time between "
+                              "outages) and `length` (how long one lasts), e.g. \"uniform(5s, 30s)\"")
+    return Outages(parse_distribution(table["every"], f"{where}.every"),
+                   parse_distribution(table["length"], f"{where}.length"))
 
 
 def _reject_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:

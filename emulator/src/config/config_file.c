@@ -226,6 +226,22 @@ static bool check_channel(struct parser *p)
 	return true;
 }
 
+/* outage_every and outage_length of a section come together. */
+static bool check_outage_pairs(struct parser *p)
+{
+	for (int s = SEC_CHANNEL; s <= SEC_UP; s++) {
+		bool every = key_was_seen(p, (enum section)s, "outage_every");
+		bool length = key_was_seen(p, (enum section)s, "outage_length");
+		if (every != length) {
+			snprintf(p->err, p->errlen, "%s: %s.%s: missing, expected a distribution like "
+				 "uniform(5s, 30s) (outages need both outage_every and outage_length)",
+				 p->name, section_names[s], every ? "outage_length" : "outage_every");
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool check_routers(struct parser *p)
 {
 	for (int d = 0; d < SQ_DIRS; d++) {
@@ -265,7 +281,7 @@ static bool check_required(struct parser *p)
 			 "us), got %" PRId64 "us", p->name, p->cfg->keepalive, p->cfg->peer_timeout);
 		return false;
 	}
-	return check_channel(p) && check_routers(p);
+	return check_channel(p) && check_outage_pairs(p) && check_routers(p);
 }
 
 void sq_config_init(struct sq_emu_config *cfg)

@@ -254,6 +254,38 @@ static const char *set_bad(struct sq_emu_config *cfg, const struct where *w, con
 	return parse_dist(&cfg->link.channel.length[SQ_BAD], v) ? NULL : DIST_EXPECTED;
 }
 
+/* Outages (LINK_MODEL.md "Outages"): [channel] sets the link's, [down]/[up] a direction's own;
+ * every and length come as a pair (config_file.c checks that both are there). */
+static const char *set_outage(struct sq_outage_config *o, struct sq_dist *d, const char *v)
+{
+	o->enabled = true;
+	return parse_dist(d, v) ? NULL : DIST_EXPECTED;
+}
+
+static const char *set_link_outage_every(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return set_outage(&cfg->link.outages, &cfg->link.outages.every, v);
+}
+
+static const char *set_link_outage_length(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return set_outage(&cfg->link.outages, &cfg->link.outages.length, v);
+}
+
+static const char *set_outage_every(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_outage_config *o = &cfg->link.dir[w->dir].outages;
+	return set_outage(o, &o->every, v);
+}
+
+static const char *set_outage_length(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_outage_config *o = &cfg->link.dir[w->dir].outages;
+	return set_outage(o, &o->length, v);
+}
+
 /* A path as the file names it, relative to the configuration file's directory. */
 static bool resolve_path(const struct sq_emu_config *cfg, const char *v, size_t vlen, char *out)
 {
@@ -431,6 +463,8 @@ const struct key_spec sq_channel_keys[] = {
 	{ "initial", set_initial, false }, { "start", set_start, false },
 	{ "good", set_good, false },
 	{ "bad", set_bad, false },         { "trace", set_trace, false },
+	{ "outage_every", set_link_outage_every, false },
+	{ "outage_length", set_link_outage_length, false },
 	{ NULL, NULL, false },
 };
 
@@ -446,6 +480,8 @@ const struct key_spec sq_direction_keys[] = {
 	{ "arq_retransmissions", set_arq_retransmissions, false },
 	{ "arq_delay", set_arq_delay, false },
 	{ "in_order", set_in_order, false },
+	{ "outage_every", set_outage_every, false },
+	{ "outage_length", set_outage_length, false },
 	{ NULL, NULL, false },
 };
 

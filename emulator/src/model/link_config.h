@@ -54,6 +54,14 @@ struct sq_channel_config {
 	size_t trace_len;
 };
 
+/* An outage process (LINK_MODEL.md "Outages"): from t = 0, periods without an outage of
+ * length `every` and outages of length `length` alternate, drawn like the channel's state
+ * lengths. enabled = false (the all-zero value): no outages. */
+struct sq_outage_config {
+	bool enabled;
+	struct sq_dist every, length;
+};
+
 /* Piecewise-constant bandwidth: rate_bps applies from at_us until the next step.
  * steps[0].at_us == 0. rate_bps == 0 means no transmission (an outage). */
 struct sq_rate_step {
@@ -149,11 +157,13 @@ struct sq_direction_config {
 	sq_time_us arq_delay;          /* added per retry */
 	bool in_order;
 	struct sq_router_config router;  /* in front of the send buffer */
+	struct sq_outage_config outages; /* enabled: this direction's own outages instead of the link's */
 };
 
 struct sq_link_config {
 	struct sq_channel_config channel;
 	struct sq_direction_config dir[SQ_DIRS];
+	struct sq_outage_config outages; /* of both directions at once, unless one has its own */
 	uint64_t seed;
 	uint32_t replication;
 };
