@@ -46,7 +46,7 @@ def test_show_summarises_the_trace_per_second(tmp_path: Path) -> None:
     # 3 opportunities (10, 20 ms and the one at 2000 ms), the second 1 (1500 ms).
     sc = load(tmp_path, "10\n20\n1500\n2000\n")
     d = sc.cells[0].link.down
-    assert d.capacity is not None and d.capacity.per_second_bps == (36_000, 12_000)
+    assert d.capacity is not None and [s.rate_bps for s in d.bandwidth] == [36_000, 12_000]
     from testbed.scenario.describe import direction_text
     text = direction_text(d)
     assert "4 opportunities, period 2 s" in text and "mean 24 kbit/s, min 12 kbit/s, max 36 kbit/s" in text, text

@@ -25,30 +25,30 @@ class CapacityTrace:
     path: str                         # absolute and resolved: what the emulator opens and names
     opportunities: int
     period_ms: int
-    per_second_bps: tuple[int, ...]   # IP bit/s in each whole second of one period (all of it if < 1 s)
 
     @property
     def mean_bps(self) -> int:
         return self.opportunities * IP_BYTES_PER_OPPORTUNITY * 8 * SECOND_MS // self.period_ms
 
-    def summary(self) -> str:
+    def summary(self, per_second_bps: tuple[int, ...]) -> str:
+        """`squall show`'s text; per_second_bps: the rates of the trace's seconds (load())."""
         from testbed.scenario.units import format_rate_bps, format_time_us
-        rates = self.per_second_bps
         return (f"mahimahi trace {self.path} ({self.opportunities} opportunities, period "
                 f"{format_time_us(self.period_ms * 1000)}, repeated; per second of IP packets: mean "
-                f"{format_rate_bps(self.mean_bps)}, min {format_rate_bps(min(rates))}, "
-                f"max {format_rate_bps(max(rates))})")
+                f"{format_rate_bps(self.mean_bps)}, min {format_rate_bps(min(per_second_bps))}, "
+                f"max {format_rate_bps(max(per_second_bps))})")
 
 
-def parse_capacity(value: object, where: str, base: Path | None) -> CapacityTrace:
-    """value: the `{ mahimahi = "FILE" }` table; a relative path is relative to `base`."""
+def parse_capacity(value: object, where: str, base: Path | None) -> tuple[CapacityTrace, tuple[int, ...]]:
+    """value: the `{ mahimahi = "FILE" }` table; a relative path is relative to `base`. With the
+    trace, the IP bit/s of each whole second of one period (all of it if shorter than 1 s)."""
     if not isinstance(value, dict) or set(value) != {"mahimahi"} or not isinstance(value["mahimahi"], str) \
             or not value["mahimahi"] or "\0" in value["mahimahi"]:
         raise ConfigError(where, "expected { mahimahi = \"FILE\" } naming a delivery-opportunity trace")
     return load(os.path.realpath((base or Path()) / value["mahimahi"]), where)
 
 
-def load(path: str, where: str) -> CapacityTrace:
+def load(path: str, where: str) -> tuple[CapacityTrace, tuple[int, ...]]:
     try:
         st = Path(path).stat()
     except OSError as exc:
@@ -57,7 +57,7 @@ def load(path: str, where: str) -> CapacityTrace:
 
 
 @functools.lru_cache(maxsize=64)
-def _load(path: str, where: str, _state: object) -> CapacityTrace:
+def _load(path: str, where: str, _state: object) -> tuple[CapacityTrace, tuple[int, ...]]:
     """Cached per file version: a matrix names the same trace in many cells."""
     times = []
     with open(path, "rb") as f:
@@ -70,7 +70,7 @@ def _load(path: str, where: str, _state: object) -> CapacityTrace:
     if not times or times[-1] == 0:
         raise ConfigError(where, f"{path}: the trace must have opportunities and last a nonzero time "
                           "(its last line is its period)")
-    return CapacityTrace(path, len(times), times[-1], _per_second(times))
+    return CapacityTrace(path, len(times), times[-1]), _per_second(times)
 
 
 def _per_second(times: list[int]) -> tuple[int, ...]:

@@ -55,7 +55,7 @@ def outages_text(o: Outages) -> str:
 
 def direction_text(d: DirectionConfig) -> str:
     if d.capacity is not None:
-        rate = d.capacity.summary()
+        rate = d.capacity.summary(tuple(s.rate_bps or 0 for s in d.bandwidth))
     elif len(d.bandwidth) == 1:
         rate = format_rate_bps(d.bandwidth[0].rate_bps)
     else:

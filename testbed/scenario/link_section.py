@@ -78,8 +78,8 @@ class DirectionConfig:
     arq_retransmissions: int
     arq_delay_us: int
     in_order: bool
-    # A recorded capacity trace (`bandwidth = { mahimahi = "FILE" }`); `bandwidth` then holds its
-    # per-second rates for estimates, and the emulator replays the trace itself.
+    # A recorded capacity trace (`bandwidth = { mahimahi = "FILE" }`); `bandwidth` then holds the
+    # rates of its seconds (for `squall show` and estimates), and the emulator replays the trace.
     capacity: CapacityTrace | None = None
     outages: Outages | None = None      # this direction's own, instead of the link's
 
@@ -195,11 +195,12 @@ def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = N
     error = _table(merged.get("error", {}), f"{where}.error", {"good", "bad"})
     arq = _table(merged.get("arq", {}), f"{where}.arq", {"retransmissions", "delay"})
     mtu = parse_size_bytes(merged["mtu"], f"{where}.mtu")
-    capacity = parse_capacity(merged["bandwidth"], f"{where}.bandwidth", base) \
-        if isinstance(merged["bandwidth"], Mapping) else None
+    capacity, bandwidth = None, None
+    if isinstance(merged["bandwidth"], Mapping):
+        capacity, per_second = parse_capacity(merged["bandwidth"], f"{where}.bandwidth", base)
+        bandwidth = tuple(RateStep(k * 1_000_000, bps) for k, bps in enumerate(per_second))
     config = DirectionConfig(
-        bandwidth=_capacity_steps(capacity) if capacity is not None else
-        parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
+        bandwidth=bandwidth or parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
         delay_us=parse_time_us(merged["delay"], f"{where}.delay"),
         mtu=mtu,
         send_buffer=parse_size_bytes(merged.get("send_buffer", "9600B"), f"{where}.send_buffer"),
@@ -214,10 +215,6 @@ def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = N
         outages=parse_outages(merged["outages"], f"{where}.outages") if "outages" in merged else None,
     )
     return config     # the rules about the values are the emulator's: testbed/link/check.py
-
-
-def _capacity_steps(trace: CapacityTrace) -> tuple[RateStep, ...]:
-    return tuple(RateStep(k * 1_000_000, bps) for k, bps in enumerate(trace.per_second_bps))
 
 
 def parse_link(table: Mapping[str, Any], where: str, name: str,

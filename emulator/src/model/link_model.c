@@ -33,7 +33,7 @@ struct sq_direction {
 	struct sq_rng err_rng;
 	uint64_t counts[SQ_EV_TYPES];
 	struct sq_router router;          /* used when cfg.router.enabled */
-	struct sq_capacity_trace capacity;  /* used when cfg.capacity.len > 0 */
+	struct sq_capacity_trace capacity;  /* used when it has opportunities (capacity.n > 0) */
 	bool carry;                       /* a packet was waiting when the last serialisation ended */
 	struct sq_outages own_outages;    /* used when cfg.outages.enabled */
 	const struct sq_outages *outages; /* the process this direction follows (own or the link's) */
@@ -231,7 +231,7 @@ static bool window_allows(const struct sq_direction *d, const struct sq_pkt *p)
 static sq_time_us serialisation_end(struct sq_model *m, struct sq_direction *d, uint32_t ip_len)
 {
 	uint64_t bytes = (uint64_t)ip_len + d->cfg.overhead;
-	if (d->cfg.capacity.len == 0)
+	if (d->capacity.n == 0)
 		return sq_serialisation_end(d->rate, d->cfg.rate_len, m->now, bytes);
 	return sq_capacity_trace_serialise(&d->capacity, m->now, bytes + SQ_OPPORTUNITY_FRAMING,
 					   d->carry);
@@ -291,7 +291,7 @@ static void pump_router(struct sq_model *m, struct sq_direction *d)
 static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
 			  const struct sq_pkt_meta *meta, size_t cls)
 {
-	uint64_t rate = d->cfg.capacity.len ? sq_capacity_trace_mean_bps(&d->capacity)
+	uint64_t rate = d->capacity.n ? sq_capacity_trace_mean_bps(&d->capacity)
 					    : sq_rate_at(d->rate, d->cfg.rate_len, m->now);
 	enum sq_router_verdict v = sq_router_judge(&d->router, cls, meta, m->now, rate);
 	if (v == SQ_ROUTER_DROP) {
@@ -495,7 +495,6 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	d->cfg.capacity = (struct sq_opportunity_trace){ 0 };   /* the model reads its copy */
 	sq_outages_init(&d->own_outages, &c->outages, cfg->seed, cfg->replication,
 			dir == SQ_DOWN ? SQ_STREAM_OUTAGES_DOWN : SQ_STREAM_OUTAGES_UP);
-	d->cfg.capacity.len = c->capacity.len;
 	sq_ring_init(&d->ring);
 	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
 		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
