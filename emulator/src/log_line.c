@@ -30,7 +30,8 @@ struct sq_log_record sq_log_record_of_event(const struct sq_event *ev, const str
 		.sbuf = ev->sbuf,
 		.rbuf = ev->rbuf,
 		.id = has_packet ? id : NULL,
-		.note = is_state ? sq_state_name(ev->state == SQ_GOOD ? SQ_BAD : SQ_GOOD) : NULL,
+		.note = is_state ? sq_state_name(ev->state == SQ_GOOD ? SQ_BAD : SQ_GOOD)
+			: ev->type == SQ_EV_OUTAGE ? (ev->outage ? "begin" : "end") : NULL,
 	};
 	return r;
 }

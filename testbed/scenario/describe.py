@@ -9,7 +9,7 @@ from __future__ import annotations
 from analysis.report.printable import escaped
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig
+from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig, Outages
 from testbed.units import format_rate_bps, format_size, format_time_us
 from testbed.tcp_profile import TcpProfile
 
@@ -43,11 +43,20 @@ def link_lines(link: LinkConfig) -> list[str]:
     else:
         lines += [f"    down: {down}", f"    up: {up}"]
     lines.append(f"    channel: {channel_text(link.channel)}")
+    if link.outages is not None:
+        lines.append(f"    outages (both directions): {outages_text(link.outages)}")
     return lines
 
 
+def outages_text(o: Outages) -> str:
+    return (f"time between outages {distribution_text(o.every)}; length {distribution_text(o.length)}; "
+            "nothing sent during one gets through (the ARQ retries or drops what it meets)")
+
+
 def direction_text(d: DirectionConfig) -> str:
-    if len(d.bandwidth) == 1:
+    if d.capacity is not None:
+        rate = d.capacity.summary(tuple(s.rate_bps or 0 for s in d.bandwidth))
+    elif len(d.bandwidth) == 1:
         rate = format_rate_bps(d.bandwidth[0].rate_bps)
     else:
         rate = "schedule " + ", ".join(f"{format_rate_bps(s.rate_bps)} from {format_time_us(s.at_us)}"
@@ -64,6 +73,8 @@ def direction_text(d: DirectionConfig) -> str:
     parts.append(arq)
     if not d.in_order:
         parts.append("delivered out of order")
+    if d.outages is not None:
+        parts.append(f"its own outages: {outages_text(d.outages)}")
     return ", ".join(parts)
 
 

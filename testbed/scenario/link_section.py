@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
+from testbed.scenario.capacity_trace import CapacityTrace, parse_capacity
 from testbed.units import parse_rate_bps, parse_size_bytes, parse_time_us
 
 DIRECTIONS = ("down", "up")
@@ -51,6 +52,14 @@ class ChannelConfig:
 
 
 @dataclass(frozen=True)
+class Outages:
+    """An outage process (emulator/LINK_MODEL.md "Outages"): from t = 0, a time without an outage
+    drawn from `every`, then an outage drawn from `length`, and so on."""
+    every: Distribution
+    length: Distribution
+
+
+@dataclass(frozen=True)
 class RateStep:
     at_us: int
     rate_bps: int | None        # None = unlimited
@@ -69,10 +78,16 @@ class DirectionConfig:
     arq_retransmissions: int
     arq_delay_us: int
     in_order: bool
+    # A recorded capacity trace (`bandwidth = { mahimahi = "FILE" }`); `bandwidth` then holds the
+    # rates of its seconds (for `squall show` and estimates), and the emulator replays the trace.
+    capacity: CapacityTrace | None = None
+    outages: Outages | None = None      # this direction's own, instead of the link's
 
     @property
     def rate_bps(self) -> int | None:
-        """The constant rate, or None if unlimited; ValueError for a schedule."""
+        """The constant rate, or None if unlimited; ValueError for a schedule or a trace."""
+        if self.capacity is not None:
+            raise ValueError("the bandwidth is a recorded capacity trace, not a constant rate")
         if len(self.bandwidth) != 1:
             raise ValueError("the bandwidth is a schedule, not a constant rate")
         return self.bandwidth[0].rate_bps
@@ -84,6 +99,7 @@ class LinkConfig:
     channel: ChannelConfig
     down: DirectionConfig
     up: DirectionConfig
+    outages: Outages | None = None      # both directions at once, unless one has its own
 
     def direction(self, name: str) -> DirectionConfig:
         return self.down if name == "down" else self.up
@@ -91,7 +107,8 @@ class LinkConfig:
 
 _DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
                    "error", "arq", "in_order"}
-_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up"}
+_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up", "outages"}
+_OWN_KEYS = _DIRECTION_KEYS | {"outages"}      # [link.down] / [link.up]
 _CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile"}
 CHANNEL_STARTS = ("fresh", "running")
 _DIST = re.compile(r"^\s*(fixed|uniform|exponential)\s*\((.*)\)\s*$")
@@ -169,16 +186,21 @@ def _rate_step(item: object, where: str) -> RateStep:
     return RateStep(parse_time_us(item[0], where), rate)
 
 
-def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
-    """merged: the both-directions keys overlaid with this direction's own."""
+def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = None) -> DirectionConfig:
+    """merged: the both-directions keys overlaid with this direction's own; `base`: the directory a
+    relative trace path is relative to (the scenario file's)."""
     for key in ("bandwidth", "delay", "mtu"):
         if key not in merged:
             raise ConfigError(f"{where}.{key}", "missing")
     error = _table(merged.get("error", {}), f"{where}.error", {"good", "bad"})
     arq = _table(merged.get("arq", {}), f"{where}.arq", {"retransmissions", "delay"})
     mtu = parse_size_bytes(merged["mtu"], f"{where}.mtu")
+    capacity, bandwidth = None, None
+    if isinstance(merged["bandwidth"], Mapping):
+        capacity, per_second = parse_capacity(merged["bandwidth"], f"{where}.bandwidth", base)
+        bandwidth = tuple(RateStep(k * 1_000_000, bps) for k, bps in enumerate(per_second))
     config = DirectionConfig(
-        bandwidth=parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
+        bandwidth=bandwidth or parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
         delay_us=parse_time_us(merged["delay"], f"{where}.delay"),
         mtu=mtu,
         send_buffer=parse_size_bytes(merged.get("send_buffer", "9600B"), f"{where}.send_buffer"),
@@ -189,13 +211,16 @@ def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
         arq_retransmissions=_count(arq.get("retransmissions", 0), f"{where}.arq.retransmissions"),
         arq_delay_us=parse_time_us(arq.get("delay", "0ms"), f"{where}.arq.delay"),
         in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
+        capacity=capacity,
+        outages=parse_outages(merged["outages"], f"{where}.outages") if "outages" in merged else None,
     )
     return config     # the rules about the values are the emulator's: testbed/scenario/link_check.py
 
 
 def parse_link(table: Mapping[str, Any], where: str, name: str,
-               channel: ChannelConfig) -> LinkConfig:
-    """table: a link section with profiles already merged in (see profiles.py)."""
+               channel: ChannelConfig, base: Path | None = None) -> LinkConfig:
+    """table: a link section with profiles already merged in (see profiles.py); `base`: the
+    directory relative trace paths are relative to."""
     _reject_unknown(table, _LINK_KEYS, where)
     both = {k: v for k, v in table.items() if k in _DIRECTION_KEYS}
     directions = {}
@@ -203,9 +228,21 @@ def parse_link(table: Mapping[str, Any], where: str, name: str,
         own = table.get(d, {})
         if not isinstance(own, Mapping):
             raise ConfigError(f"{where}.{d}", "expected a table of per-direction keys")
-        _reject_unknown(own, _DIRECTION_KEYS, f"{where}.{d}")
-        directions[d] = parse_direction({**both, **own}, f"{where}.{d}")
-    return LinkConfig(name, channel, directions["down"], directions["up"])
+        _reject_unknown(own, _OWN_KEYS, f"{where}.{d}")
+        directions[d] = parse_direction({**both, **own}, f"{where}.{d}", base)
+    outages = parse_outages(table["outages"], f"{where}.outages") if "outages" in table else None
+    return LinkConfig(name, channel, directions["down"], directions["up"], outages)
+
+
+def parse_outages(value: object, where: str) -> Outages:
+    """`{ every = DIST, length = DIST }`, each in the channel's distribution syntax."""
+    table = _table(value, where, {"every", "length"})
+    for key in ("every", "length"):
+        if key not in table:
+            raise ConfigError(f"{where}.{key}", "missing: outages need both `every` (the time between "
+                              "outages) and `length` (how long one lasts), e.g. \"uniform(5s, 30s)\"")
+    return Outages(parse_distribution(table["every"], f"{where}.every"),
+                   parse_distribution(table["length"], f"{where}.length"))
 
 
 def _reject_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:

@@ -2,7 +2,9 @@
 
 #include <stdio.h>
 
+#include "capacity_trace.h"
 #include "channel.h"
+#include "outage.h"
 #include "rate_schedule.h"
 #include "router_check.h"
 
@@ -54,6 +56,12 @@ static bool check_send_buffer(const struct sq_direction_config *d, const char *d
 	return false;
 }
 
+static bool check_own_outages(const struct sq_direction_config *d, const char *dn, char *err,
+			      size_t errlen)
+{
+	return sq_outages_check(&d->outages, dn, err, errlen);
+}
+
 static bool check_direction(const struct sq_direction_config *d, const char *dn, char *err,
 			    size_t errlen)
 {
@@ -74,16 +82,19 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 		return false;
 	}
 	return sq_rate_check(d->rate, d->rate_len, dn, err, errlen) &&
+	       sq_capacity_trace_check(&d->capacity, dn, err, errlen) &&
 	       check_error_probabilities(d, dn, err, errlen) &&
 	       check_time(d->delay, dn, "delay", err, errlen) &&
 	       check_time(d->arq_delay, dn, "arq_delay", err, errlen) &&
 	       check_retry_delay(d, dn, err, errlen) &&
+	       check_own_outages(d, dn, err, errlen) &&
 	       sq_router_check(d, dn, err, errlen);
 }
 
 bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t errlen)
 {
-	if (!sq_channel_check(&cfg->channel, err, errlen))
+	if (!sq_channel_check(&cfg->channel, err, errlen) ||
+	    !sq_outages_check(&cfg->outages, "channel", err, errlen))
 		return false;
 	for (int d = 0; d < SQ_DIRS; d++)
 		if (!check_direction(&cfg->dir[d], sq_dir_name((enum sq_dir)d), err, errlen))

@@ -54,6 +54,14 @@ struct sq_channel_config {
 	size_t trace_len;
 };
 
+/* An outage process (LINK_MODEL.md "Outages"): from t = 0, periods without an outage of
+ * length `every` and outages of length `length` alternate, drawn like the channel's state
+ * lengths. enabled = false (the all-zero value): no outages. */
+struct sq_outage_config {
+	bool enabled;
+	struct sq_dist every, length;
+};
+
 /* Piecewise-constant bandwidth: rate_bps applies from at_us until the next step.
  * steps[0].at_us == 0. rate_bps == 0 means no transmission (an outage). */
 struct sq_rate_step {
@@ -62,6 +70,14 @@ struct sq_rate_step {
 };
 
 #define SQ_RATE_UNLIMITED UINT64_MAX   /* serialisation takes no time */
+
+/* A recorded capacity trace in mahimahi's format (LINK_MODEL.md "Recorded capacity
+ * traces"): one delivery opportunity at each ms[i] milliseconds after t = 0, ms
+ * non-decreasing, the last > 0 (the trace's period; it repeats for ever). len = 0: none. */
+struct sq_opportunity_trace {
+	const uint32_t *ms;
+	size_t len;
+};
 
 /* ---- the router stage (optional, per direction; LINK_MODEL.md "The router stage") ---- */
 
@@ -137,17 +153,20 @@ struct sq_direction_config {
 	uint32_t overhead;             /* bytes added per packet for serialisation */
 	const struct sq_rate_step *rate;
 	size_t rate_len;               /* >= 1 */
+	struct sq_opportunity_trace capacity;  /* len > 0: serialise over this trace, not rate */
 	sq_time_us delay;              /* propagation delay */
 	double error[SQ_STATES];       /* frame error probability per channel state */
 	uint32_t arq_retransmissions;  /* retries after the first attempt */
 	sq_time_us arq_delay;          /* added per retry */
 	bool in_order;
 	struct sq_router_config router;  /* in front of the send buffer */
+	struct sq_outage_config outages; /* enabled: this direction's own outages instead of the link's */
 };
 
 struct sq_link_config {
 	struct sq_channel_config channel;
 	struct sq_direction_config dir[SQ_DIRS];
+	struct sq_outage_config outages; /* of both directions at once, unless one has its own */
 	uint64_t seed;
 	uint32_t replication;
 };

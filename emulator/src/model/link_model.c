@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "action_heap.h"
+#include "capacity_trace.h"
 #include "channel.h"
 #include "link_check.h"
+#include "outage.h"
 #include "pkt_ring.h"
 #include "rate_schedule.h"
 #include "rng.h"
@@ -31,11 +33,16 @@ struct sq_direction {
 	struct sq_rng err_rng;
 	uint64_t counts[SQ_EV_TYPES];
 	struct sq_router router;          /* used when cfg.router.enabled */
+	struct sq_capacity_trace capacity;  /* used when it has opportunities (capacity.n > 0) */
+	bool carry;                       /* a packet was waiting when the last serialisation ended */
+	struct sq_outages own_outages;    /* used when cfg.outages.enabled */
+	const struct sq_outages *outages; /* the process this direction follows (own or the link's) */
 };
 
 struct sq_model {
 	struct sq_direction dir[SQ_DIRS];
 	struct sq_channel *channel;
+	struct sq_outages outages;        /* the link's: both directions unless one has its own */
 	struct sq_action_heap heap;
 	sq_event_sink sink;
 	void *sink_ctx;
@@ -184,10 +191,10 @@ static void on_recv(struct sq_model *m, struct sq_direction *d, uint64_t seq, ui
 
 static bool attempt_hit(struct sq_model *m, struct sq_direction *d)
 {
-	/* One draw per attempt even when the outcome is certain, so the stream
-	 * stays aligned with the attempts whatever the probabilities. */
+	/* One draw per attempt even when the outcome is certain (or an outage decides it),
+	 * so the stream stays aligned with the attempts whatever the probabilities. */
 	double u = sq_rng_uniform01(&d->err_rng);
-	return u < d->cfg.error[state_now(m)];
+	return d->outages->active || u < d->cfg.error[state_now(m)];
 }
 
 /* Attempt k of packet seq starts now. */
@@ -219,12 +226,22 @@ static bool window_allows(const struct sq_direction *d, const struct sq_pkt *p)
 	return d->outstanding + p->ip_len <= d->cfg.recv_buffer;
 }
 
+/* When the first serialisation of a packet starting now ends: over the bandwidth schedule,
+ * or over the recorded capacity trace (LINK_MODEL.md "Recorded capacity traces"). */
+static sq_time_us serialisation_end(struct sq_model *m, struct sq_direction *d, uint32_t ip_len)
+{
+	uint64_t bytes = (uint64_t)ip_len + d->cfg.overhead;
+	if (d->capacity.n == 0)
+		return sq_serialisation_end(d->rate, d->cfg.rate_len, m->now, bytes);
+	return sq_capacity_trace_serialise(&d->capacity, m->now, bytes + SQ_OPPORTUNITY_FRAMING,
+					   d->carry);
+}
+
 static void start_transmission(struct sq_model *m, struct sq_direction *d)
 {
 	uint64_t seq = d->next_tx++;
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
-	sq_time_us end = sq_serialisation_end(d->rate, d->cfg.rate_len, m->now,
-					      (uint64_t)p->ip_len + d->cfg.overhead);
+	sq_time_us end = serialisation_end(m, d, p->ip_len);
 	p->ser = end == SQ_TIME_NEVER ? SQ_TIME_NEVER : end - m->now;
 	d->busy = true;
 	d->outstanding += p->ip_len;
@@ -286,7 +303,8 @@ static void drop_from_head(struct sq_model *m, struct sq_direction *d, size_t cl
 static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
 			  const struct sq_pkt_meta *meta, size_t cls)
 {
-	uint64_t rate = sq_rate_at(d->rate, d->cfg.rate_len, m->now);
+	uint64_t rate = d->capacity.n ? sq_capacity_trace_mean_bps(&d->capacity)
+					    : sq_rate_at(d->rate, d->cfg.rate_len, m->now);
 	enum sq_router_verdict v = sq_router_judge(&d->router, cls, meta, m->now, rate);
 	if (v == SQ_ROUTER_DROP) {
 		emit_classed(m, d, SQ_EV_DROP_ROUTER, p, 0, cls);
@@ -310,6 +328,7 @@ static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
 	d->busy = false;
 	if (d->cfg.router.enabled)
 		pump_router(m, d);
+	d->carry = !queue_empty(d);   /* that packet may use the rest of this opportunity */
 	schedule_start(m, d);
 	sq_ring_trim(&d->ring);
 }
@@ -341,6 +360,52 @@ static sq_time_us next_action_time(const struct sq_model *m)
 	return top ? top->t : SQ_TIME_NEVER;
 }
 
+/* ---- outages ------------------------------------------------------------------------ */
+
+/* The outage process that changes first (the link's before down's before up's at the same
+ * time), or NULL if none ever changes. */
+static struct sq_outages *next_outage_change(struct sq_model *m)
+{
+	struct sq_outages *first = &m->outages;
+	for (int i = 0; i < SQ_DIRS; i++) {
+		struct sq_outages *own = &m->dir[i].own_outages;
+		if (sq_outages_next_change(own) < sq_outages_next_change(first))
+			first = own;
+	}
+	return sq_outages_next_change(first) == SQ_TIME_NEVER ? NULL : first;
+}
+
+static sq_time_us next_outage_time(const struct sq_model *m)
+{
+	sq_time_us t = sq_outages_next_change(&m->outages);
+	for (int i = 0; i < SQ_DIRS; i++) {
+		sq_time_us own = sq_outages_next_change(&m->dir[i].own_outages);
+		t = own < t ? own : t;
+	}
+	return t;
+}
+
+/* An outage begins or ends now: one `outage` event per direction that follows it. */
+static void change_outages(struct sq_model *m, struct sq_outages *o)
+{
+	sq_outages_change(o);
+	for (int i = 0; i < SQ_DIRS; i++) {
+		struct sq_direction *d = &m->dir[i];
+		if (d->outages != o)
+			continue;
+		struct sq_event ev = { .t = m->now, .type = SQ_EV_OUTAGE, .dir = d->dir,
+				       .state = state_now(m), .sbuf = d->sbuf, .rbuf = d->rbuf,
+				       .router_class = SQ_ROUTER_NO_CLASS, .outage = o->active };
+		d->counts[SQ_EV_OUTAGE]++;
+		m->sink(m->sink_ctx, &ev);
+	}
+}
+
+bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir)
+{
+	return (unsigned)dir < SQ_DIRS && m->dir[dir].outages->active;
+}
+
 void sq_model_advance(struct sq_model *m, sq_time_us now)
 {
 	if (now < m->now)
@@ -348,13 +413,19 @@ void sq_model_advance(struct sq_model *m, sq_time_us now)
 	for (;;) {
 		sq_time_us change = sq_channel_current(m->channel).end;
 		sq_time_us action = next_action_time(m);
-		if (change == SQ_TIME_NEVER && action == SQ_TIME_NEVER)
+		struct sq_outages *outage = next_outage_change(m);
+		sq_time_us outage_at = outage ? sq_outages_next_change(outage) : SQ_TIME_NEVER;
+		if (change == SQ_TIME_NEVER && action == SQ_TIME_NEVER && outage_at == SQ_TIME_NEVER)
 			break;
-		if (change <= action && change <= now) {
+		if (change <= action && change <= outage_at && change <= now) {
 			/* A state change comes first among simultaneous events. */
 			m->now = change;
 			sq_channel_segment_at(m->channel, change);
 			emit_state_change(m);
+		} else if (outage_at <= action && outage_at <= now) {
+			/* Then outages begin or end, before any packet's action. */
+			m->now = outage_at;
+			change_outages(m, outage);
 		} else if (action <= now) {
 			struct sq_action a = sq_heap_pop(&m->heap);
 			m->now = a.t;
@@ -430,6 +501,14 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	}
 	memcpy(d->rate, c->rate, c->rate_len * sizeof *d->rate);
 	d->cfg.rate = d->rate;
+	if (!sq_capacity_trace_init(&d->capacity, &c->capacity)) {
+		snprintf(err, errlen, "%s.bandwidth: out of memory copying %zu opportunities",
+			 sq_dir_name(dir), c->capacity.len);
+		return false;
+	}
+	d->cfg.capacity = (struct sq_opportunity_trace){ 0 };   /* the model reads its copy */
+	sq_outages_init(&d->own_outages, &c->outages, cfg->seed, cfg->replication,
+			dir == SQ_DOWN ? SQ_STREAM_OUTAGES_DOWN : SQ_STREAM_OUTAGES_UP);
 	sq_ring_init(&d->ring);
 	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
 		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
@@ -458,11 +537,14 @@ struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink si
 	m->next_id = 1;
 	sq_heap_init(&m->heap);
 	m->channel = sq_channel_new(&cfg->channel, cfg->seed, cfg->replication, err, errlen);
+	sq_outages_init(&m->outages, &cfg->outages, cfg->seed, cfg->replication, SQ_STREAM_OUTAGES);
 	for (int i = 0; i < SQ_DIRS && m->channel; i++) {
 		if (!init_direction(&m->dir[i], (enum sq_dir)i, cfg, err, errlen)) {
 			sq_model_free(m);
 			return NULL;
 		}
+		struct sq_direction *d = &m->dir[i];
+		d->outages = d->cfg.outages.enabled ? &d->own_outages : &m->outages;
 	}
 	if (!m->channel) {
 		sq_model_free(m);
@@ -477,6 +559,7 @@ void sq_model_free(struct sq_model *m)
 		return;
 	for (int i = 0; i < SQ_DIRS; i++) {
 		free(m->dir[i].rate);
+		sq_capacity_trace_release(&m->dir[i].capacity);
 		sq_ring_release(&m->dir[i].ring);
 		sq_router_release(&m->dir[i].router);
 	}
@@ -491,7 +574,9 @@ sq_time_us sq_model_next_deadline(const struct sq_model *m)
 {
 	sq_time_us change = sq_channel_current(m->channel).end;
 	sq_time_us action = next_action_time(m);
-	return change < action ? change : action;
+	sq_time_us outage = next_outage_time(m);
+	sq_time_us first = change < action ? change : action;
+	return outage < first ? outage : first;
 }
 
 /* In order, a packet goes out when it has arrived and every earlier packet of its
@@ -580,6 +665,7 @@ const char *sq_event_name(enum sq_event_type type)
 		[SQ_EV_DROP_ERR] = "drop_err", [SQ_EV_RECV] = "recv",
 		[SQ_EV_OUT] = "out",           [SQ_EV_STALL] = "stall",
 		[SQ_EV_RESUME] = "resume",     [SQ_EV_STATE] = "state",
+		[SQ_EV_OUTAGE] = "outage",
 	};
 	return (unsigned)type < SQ_EV_TYPES ? names[type] : "?";
 }

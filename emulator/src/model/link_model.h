@@ -37,6 +37,7 @@ enum sq_event_type {
 	SQ_EV_STALL,       /* transmitter stalled: receive window full */
 	SQ_EV_RESUME,      /* transmitter resumed after a stall */
 	SQ_EV_STATE,       /* channel state changed */
+	SQ_EV_OUTAGE,      /* an outage of the direction begins or ends (sq_event.outage) */
 	SQ_EV_TYPES
 };
 
@@ -53,6 +54,7 @@ struct sq_event {
 	void *user;                /* the pointer given to sq_model_arrive() */
 	uint8_t router_class;      /* DROP_ROUTER, ECN_MARK, ENQUEUE behind a router stage:
 				    * the class index; SQ_ROUTER_NO_CLASS otherwise */
+	bool outage;               /* OUTAGE: true when it begins, false when it ends */
 };
 
 /* Called for every event, synchronously; it must not call back into the model. */
@@ -79,6 +81,9 @@ void sq_model_advance(struct sq_model *m, sq_time_us now);
 /* The channel's state at the model's time (at t = 0 the configured initial state, or where
  * a running channel is). */
 enum sq_state sq_model_channel_state(const struct sq_model *m);
+
+/* Whether direction dir is in an outage at the model's time (LINK_MODEL.md "Outages"). */
+bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);

@@ -18,6 +18,9 @@ enum sq_stream {
 	SQ_STREAM_ROUTER_DOWN = 3,  /* RED decisions of the router stage, down */
 	SQ_STREAM_ROUTER_UP = 4,    /* RED decisions of the router stage, up */
 	SQ_STREAM_CHANNEL_PHASE = 5, /* where a running channel is at t = 0 */
+	SQ_STREAM_OUTAGES = 16,      /* the link's outage timeline (both directions) */
+	SQ_STREAM_OUTAGES_DOWN = 17, /* down's own outage timeline */
+	SQ_STREAM_OUTAGES_UP = 18,   /* up's own outage timeline */
 };
 
 struct sq_rng {
