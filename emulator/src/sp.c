@@ -231,6 +231,20 @@ static void send_ahead(struct sp *sp)
 	flush_deliveries(sp);
 }
 
+/* The netem stage's duplicate: a buffer of its own with the same packet and identity. */
+static void *clone_packet(void *ctx, void *user)
+{
+	struct sp *sp = ctx;
+	const struct sq_packet *orig = user;
+	struct sq_packet *copy = sq_pool_get(&sp->pool, orig->len);
+	if (!copy)
+		return NULL;   /* the model makes no copy */
+	memcpy(sq_packet_data(copy), sq_packet_data((struct sq_packet *)orig), orig->len);
+	copy->id_text_len = orig->id_text_len;
+	memcpy(copy->id_text, orig->id_text, orig->id_text_len + 1u);
+	return copy;
+}
+
 static void on_model_event(void *ctx, const struct sq_event *ev)
 {
 	struct sp *sp = ctx;
@@ -239,12 +253,19 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 	if (ev->type == SQ_EV_IN || ev->type == SQ_EV_OUT)
 		sp->last_in_out = ev->t;
 	struct sq_log_record r = sq_log_record_of_event(ev, NULL);
+	char note[24];
+	r.note = sq_log_event_note(ev, note, sizeof(note), r.note);
 	if (pkt && r.pkt_id) {
 		r.id_text = pkt->id_text;
 		r.id_text_len = pkt->id_text_len;
 	}
 	sq_event_log_write(&sp->log, &r);
 	switch (ev->type) {
+	case SQ_EV_CORRUPT:
+		/* netem flips the bit and leaves the checksums as they are: so does the SP */
+		if (pkt && ev->corrupt_bit / 8 < pkt->len)
+			sq_packet_data(pkt)[ev->corrupt_bit / 8] ^= (uint8_t)(1u << (ev->corrupt_bit % 8));
+		break;
 	case SQ_EV_ECN_MARK:
 		/* The router stage asks for CE instead of a drop: rewrite the packet now,
 		 * it is delivered later with the mark. */
@@ -259,6 +280,7 @@ static void on_model_event(void *ctx, const struct sq_event *ev)
 	case SQ_EV_DROP_SBUF:
 	case SQ_EV_DROP_ROUTER:
 	case SQ_EV_DROP_ERR:
+	case SQ_EV_DROP_LOSS:
 		sq_pool_put(&sp->pool, pkt);
 		break;
 	default:
@@ -716,6 +738,7 @@ static bool setup(struct sp *sp, char *err, size_t errlen)
 	sp->model = sq_model_new(&cfg->link, on_model_event, sp, err, errlen);
 	if (!sp->model)
 		return false;
+	sq_model_set_clone(sp->model, clone_packet, sp);
 	uint32_t mtu = cfg->link.dir[SQ_DOWN].mtu > cfg->link.dir[SQ_UP].mtu ? cfg->link.dir[SQ_DOWN].mtu
 										: cfg->link.dir[SQ_UP].mtu;
 	sq_pool_init(&sp->pool, mtu);

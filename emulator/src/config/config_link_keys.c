@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_netem.h"
 #include "config_text.h"
 #include "host_port.h"
 #include "value_parse.h"
@@ -409,6 +410,7 @@ const struct key_spec sq_channel_keys[] = {
 	{ "initial", set_initial, false }, { "start", set_start, false },
 	{ "good", set_good, false },
 	{ "bad", set_bad, false },         { "trace", set_trace, false },
+	{ "error_draws", sq_set_error_draws, false }, { "error_grid", sq_set_error_grid, false },
 	{ NULL, NULL, false },
 };
 
@@ -424,6 +426,13 @@ const struct key_spec sq_direction_keys[] = {
 	{ "arq_retransmissions", set_arq_retransmissions, false },
 	{ "arq_delay", set_arq_delay, false },
 	{ "in_order", set_in_order, false },
+	{ "netem_loss", sq_set_netem_loss, false },
+	{ "netem_delay", sq_set_netem_delay, false },
+	{ "netem_distribution", sq_set_netem_distribution, false },
+	{ "netem_reorder", sq_set_netem_reorder, false },
+	{ "netem_gap", sq_set_netem_gap, false },
+	{ "netem_duplicate", sq_set_netem_duplicate, false },
+	{ "netem_corrupt", sq_set_netem_corrupt, false },
 	{ NULL, NULL, false },
 };
 

@@ -3,7 +3,9 @@
 emulator/src/model_CFLAGS :=
 MODEL_SRCS := $(addprefix emulator/src/model/,link_config.c rng.c dist.c channel.c rate_schedule.c \
 	link_check.c action_heap.c pkt_ring.c decided_out.c link_model.c \
-	router_red.c router_queue.c router.c router_check.c)
+	router_red.c router_queue.c router.c router_check.c \
+	error_draw.c netem_config.c netem_rand.c netem_loss.c netem_dist.c netem_delay.c netem_stage.c \
+	netem_check.c)
 
 # Unit tests (cmocka, virtual time). test_model_support.c is shared by the model tests.
 UNIT_TESTS += test_rng test_dist test_channel test_model_link test_model_arq test_model_reference
