@@ -50,6 +50,7 @@ def _direction_lines(d: DirectionConfig) -> list[str]:
         f"arq_retransmissions = {d.arq_retransmissions}",
         f"arq_delay = {d.arq_delay_us}us",
         f"in_order = {'true' if d.in_order else 'false'}",
+        *(d.netem.lines() if d.netem else []),
     ]
 
 
@@ -76,6 +77,8 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
     else:
         lines += [f"initial = {ch.initial}", f"start = {ch.start}", f"good = {ch.good.render()}",
                   f"bad = {ch.bad.render()}"]
+    if ch.error_draws != "per_frame":
+        lines += [f"error_draws = {ch.error_draws}", f"error_grid = {ch.error_grid_us}us"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
     text = "\n".join(lines) + "\n"
