@@ -35,3 +35,8 @@ test_router_device_LIBS = -lcmocka -lm
 UNIT_TESTS += test_model_decided
 test_model_decided_SRCS = emulator/tests/test_model_decided.c emulator/tests/test_model_support.c $(MODEL_SRCS)
 test_model_decided_LIBS = -lcmocka -lm
+
+# The netem stage and error draws by time (LINK_MODEL.md "The netem stage", "Random numbers").
+UNIT_TESTS += test_model_netem
+test_model_netem_SRCS = emulator/tests/test_model_netem.c emulator/tests/test_model_support.c $(MODEL_SRCS)
+test_model_netem_LIBS = -lcmocka -lm
