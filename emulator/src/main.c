@@ -111,8 +111,16 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 				cli->override_key[cli->overrides] = options[i].name;
 		cli->override_value[cli->overrides++] = optarg;
 	}
-	if ((cli->check != 0) + (cli->timeline != NULL) + (cli->packets != NULL) > 1) {
-		fprintf(stderr, "squall-emulator: --check, --print-timeline and --print-packets exclude each other\n");
+	const char *modes[3];
+	int n_modes = 0;
+	if (cli->check)
+		modes[n_modes++] = "--check";
+	if (cli->timeline)
+		modes[n_modes++] = "--print-timeline";
+	if (cli->packets)
+		modes[n_modes++] = "--print-packets";
+	if (n_modes > 1) {
+		fprintf(stderr, "squall-emulator: %s and %s exclude each other\n", modes[0], modes[1]);
 		return false;
 	}
 	if (optind != argc - 1) {
