@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from testbed.errors import ConfigError
-from testbed.link import emulator_config
+from testbed.scenario import emulator_config
 from testbed.scenario import loader as scenario
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"

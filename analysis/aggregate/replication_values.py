@@ -51,7 +51,7 @@ from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, w
 from analysis.metrics.round_trips import round_trip_rows, round_trip_values
 
 Values = dict[str, float | None]
-FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
+FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "drop_loss", "pending")
 REQUIRED = (LOG_NAME, *CAPTURES.values())
 
 

@@ -1,6 +1,7 @@
 /* Outages as a process (LINK_MODEL.md "Outages"), in virtual time: the timeline comes from
  * the seed and the replication only, both directions follow the link's unless one has its
- * own, an attempt that starts in an outage is lost and the ARQ decides what follows. */
+ * own, an attempt that starts in an outage is lost and the ARQ decides what follows; a netem
+ * copy and error draws by time change none of this. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -115,6 +116,29 @@ static void test_arq_carries_frames_over_the_outage(void **state)
 	assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_UP, second, 2), 1525 * MS);
 }
 
+/* With the netem stage and error draws by time: a netem copy meets the outage like any
+ * packet, the outage decides whatever the draw, and what goes through after it also takes
+ * netem's delay line (10 ms). */
+static void test_netem_copies_and_draws_by_time_meet_the_outage(void **state)
+{
+	struct fixture *f = *state;
+	periodic_outages(&f->tl.cfg.outages);
+	f->tl.cfg.channel.error_draws = SQ_ERROR_DRAWS_BY_TIME;
+	f->tl.cfg.channel.error_grid = 1 * MS;
+	f->tl.cfg.dir[SQ_DOWN].netem.duplicate.p = 1.0;
+	f->tl.cfg.dir[SQ_DOWN].netem.latency_us = 10 * MS;
+	f->m = tl_model(&f->tl, &f->rec);
+	uint64_t during = tl_send(f->m, SQ_DOWN, 1200 * MS, 100);
+	uint64_t after = tl_send(f->m, SQ_DOWN, 1600 * MS, 100);
+	sq_model_advance(f->m, 2 * S);
+	/* ids: during, its copy, after, its copy; copies serialised 12.5 ms behind */
+	assert_int_equal(rec_time(&f->rec, SQ_EV_DROP_ERR, SQ_DOWN, during, 0), 1200 * MS);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_DROP_ERR, SQ_DOWN, during + 1, 0), 1212500);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, after, 0), 1600 * MS + 12500 + 10 * MS);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_OUT, SQ_DOWN, after + 1, 0), 1600 * MS + 25000 + 10 * MS);
+	assert_int_equal(sq_model_count(f->m, SQ_DOWN, SQ_EV_DUPLICATE), 2);
+}
+
 /* The timeline depends on the seed and the replication only: traffic does not move it. */
 static void test_the_timeline_is_the_seeds(void **state)
 {
@@ -160,6 +184,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_direction_may_have_its_own, mf_setup, mf_teardown),
 		cmocka_unit_test_setup_teardown(test_without_arq_the_outage_drops_what_it_meets, mf_setup, mf_teardown),
 		cmocka_unit_test_setup_teardown(test_arq_carries_frames_over_the_outage, mf_setup, mf_teardown),
+		cmocka_unit_test_setup_teardown(test_netem_copies_and_draws_by_time_meet_the_outage, mf_setup,
+						mf_teardown),
 		cmocka_unit_test(test_the_timeline_is_the_seeds),
 		cmocka_unit_test_setup_teardown(test_checks_name_the_key, mf_setup, mf_teardown),
 	};

@@ -75,16 +75,20 @@ def direction_text(d: DirectionConfig) -> str:
         parts.append("delivered out of order")
     if d.outages is not None:
         parts.append(f"its own outages: {outages_text(d.outages)}")
+    if d.netem:
+        parts.append("netem " + " ".join(f"{k} {v}" for k, v in vars(d.netem).items() if v is not None))
     return ", ".join(parts)
 
 
 def channel_text(ch: ChannelConfig) -> str:
+    draws = "" if ch.error_draws == "per_frame" else \
+        f"; frame errors drawn by time on a {format_time_us(ch.error_grid_us)} grid"
     if ch.trace:
-        return f"trace {ch.trace} (replayed cyclically)"
+        return f"trace {ch.trace} (replayed cyclically){draws}"
     assert ch.good is not None and ch.bad is not None
     begins = f"starts {ch.initial}" if ch.start == "fresh" else \
         "running (t = 0 at a random point of its cycle)"
-    return f"{begins}; good {distribution_text(ch.good)}, bad {distribution_text(ch.bad)}"
+    return f"{begins}; good {distribution_text(ch.good)}, bad {distribution_text(ch.bad)}{draws}"
 
 
 def distribution_text(d: Distribution) -> str:

@@ -58,6 +58,7 @@ def _direction_lines(d: DirectionConfig) -> list[str]:
         f"arq_delay = {d.arq_delay_us}us",
         f"in_order = {'true' if d.in_order else 'false'}",
         *_outage_lines(d.outages),
+        *(d.netem.lines() if d.netem else []),
     ]
 
 
@@ -85,6 +86,8 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
         lines += [f"initial = {ch.initial}", f"start = {ch.start}", f"good = {ch.good.render()}",
                   f"bad = {ch.bad.render()}"]
     lines += _outage_lines(link.outages)
+    if ch.error_draws != "per_frame":
+        lines += [f"error_draws = {ch.error_draws}", f"error_grid = {ch.error_grid_us}us"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
     text = "\n".join(lines) + "\n"

@@ -26,7 +26,9 @@ _SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]$")
 # The configuration file's keys where the scenario spells them differently.
 _SCENARIO_KEYS = {"arq_retransmissions": "arq.retransmissions", "arq_delay": "arq.delay",
                   "error_good": "error.good", "error_bad": "error.bad",
-                  "outage_every": "outages.every", "outage_length": "outages.length"}
+                  "outage_every": "outages.every", "outage_length": "outages.length",
+                  **{f"netem_{k}": f"netem.{k}" for k in ("loss", "delay", "distribution", "reorder", "gap",
+                                                          "duplicate", "corrupt")}}
 
 
 def check_link(link: LinkConfig, router: RouterConfig | None, where: str) -> None:

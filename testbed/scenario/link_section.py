@@ -49,6 +49,27 @@ class ChannelConfig:
     bad: Distribution | None
     trace: str | None = None    # path of a (state, duration) trace; replaces good/bad
     start: str = "fresh"        # "running": t = 0 at a random point of a long run (docs/scenarios.md)
+    # "per_frame" (Seawind: the next draw of the direction's stream) or "by_time" (a function of
+    # the attempt's start time on a grid of error_grid_us; emulator/LINK_MODEL.md "Random numbers")
+    error_draws: str = "per_frame"
+    error_grid_us: int = 1000
+
+
+@dataclass(frozen=True)
+class NetemConfig:
+    """A direction's netem stage in netem's own words (docs/netem.md): each value is the text
+    after the netem keyword, e.g. loss = "gemodel 1% 10% 70% 0.1%"; the emulator checks it."""
+    loss: str | None = None
+    delay: str | None = None
+    distribution: str | None = None
+    reorder: str | None = None
+    gap: int | None = None
+    duplicate: str | None = None
+    corrupt: str | None = None
+
+    def lines(self) -> list[str]:
+        """The direction's netem keys of the emulator's configuration file."""
+        return [f"netem_{k} = {v}" for k, v in vars(self).items() if v is not None]
 
 
 @dataclass(frozen=True)
@@ -82,6 +103,7 @@ class DirectionConfig:
     # rates of its seconds (for `squall show` and estimates), and the emulator replays the trace.
     capacity: CapacityTrace | None = None
     outages: Outages | None = None      # this direction's own, instead of the link's
+    netem: NetemConfig | None = None
 
     @property
     def rate_bps(self) -> int | None:
@@ -106,10 +128,13 @@ class LinkConfig:
 
 
 _DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
-                   "error", "arq", "in_order"}
+                   "error", "arq", "in_order", "netem"}
+_NETEM_KEYS = {"loss", "delay", "distribution", "reorder", "gap", "duplicate", "corrupt"}
+ERROR_DRAWS = ("per_frame", "by_time")
 _LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up", "outages"}
 _OWN_KEYS = _DIRECTION_KEYS | {"outages"}      # [link.down] / [link.up]
-_CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile"}
+_CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile", "error_draws",
+                 "error_grid"}
 CHANNEL_STARTS = ("fresh", "running")
 _DIST = re.compile(r"^\s*(fixed|uniform|exponential)\s*\((.*)\)\s*$")
 
@@ -150,6 +175,7 @@ def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None
     if start not in CHANNEL_STARTS:
         raise ConfigError(f"{where}.start", f"{start!r}: expected \"fresh\" (t = 0 begins a period of the "
                           "initial state) or \"running\" (t = 0 at a random point of a long run)")
+    draws = _error_draws(table, where)
     if "trace" in table:
         trace = table["trace"]
         if not isinstance(trace, str) or not trace or "\0" in trace:
@@ -160,12 +186,36 @@ def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None
                               "with its first line); give either trace or the distributions")
         # The one spelling of the path: what the emulator opens and names in its messages
         # (through `..` and symlinks), so a problem with the file is found under this key.
-        return ChannelConfig(initial, None, None, os.path.realpath((base or Path()) / trace))
+        return ChannelConfig(initial, None, None, os.path.realpath((base or Path()) / trace), **draws)
     for state in STATES:
         if state not in table:
             raise ConfigError(f"{where}.{state}", "missing: the length distribution of the state")
     return ChannelConfig(initial, parse_distribution(table["good"], f"{where}.good"),
-                         parse_distribution(table["bad"], f"{where}.bad"), start=start)
+                         parse_distribution(table["bad"], f"{where}.bad"), start=start, **draws)
+
+
+def _error_draws(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    draws = table.get("error_draws", "per_frame")
+    if draws not in ERROR_DRAWS:
+        raise ConfigError(f"{where}.error_draws", f"{draws!r}: expected \"per_frame\" (Seawind: each attempt "
+                          "takes the next draw) or \"by_time\" (an attempt's fate is a function of its start time)")
+    return {"error_draws": draws, "error_grid_us": parse_time_us(table.get("error_grid", "1ms"), f"{where}.error_grid")}
+
+
+def parse_netem(value: object, where: str) -> NetemConfig:
+    """netem = { loss = "...", delay = "...", ... }: typed here, checked by the emulator."""
+    table = _table(value, where, _NETEM_KEYS)
+    for key, v in table.items():
+        if key == "gap":
+            _count(v, f"{where}.gap")
+        elif not isinstance(v, str) or not v.strip() or "\n" in v or "#" in v:
+            raise ConfigError(f"{where}.{key}", f"{v!r}: expected netem's text for {key}, e.g. "
+                              f"{_NETEM_EXAMPLES[key]!r} (docs/netem.md)")
+    return NetemConfig(**{k: (v if k == "gap" else " ".join(v.split())) for k, v in table.items()})
+
+
+_NETEM_EXAMPLES = {"loss": "gemodel 1% 10% 70% 0.1%", "delay": "100ms 10ms 25%", "distribution": "normal",
+                   "reorder": "25% 50%", "duplicate": "1%", "corrupt": "0.1%"}
 
 
 def parse_bandwidth(value: object, where: str) -> tuple[RateStep, ...]:
@@ -213,6 +263,7 @@ def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = N
         in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
         capacity=capacity,
         outages=parse_outages(merged["outages"], f"{where}.outages") if "outages" in merged else None,
+        netem=parse_netem(merged["netem"], f"{where}.netem") if "netem" in merged else None,
     )
     return config     # the rules about the values are the emulator's: testbed/scenario/link_check.py
 

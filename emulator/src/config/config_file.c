@@ -293,6 +293,7 @@ void sq_config_init(struct sq_emu_config *cfg)
 	cfg->peer_timeout = 5000000;
 	cfg->autostart = SQ_AUTOSTART_NONE;
 	cfg->link.channel.initial_state = SQ_GOOD;
+	cfg->link.channel.error_grid = 1000;   /* 1 ms: used by error_draws = by_time */
 	for (int d = 0; d < SQ_DIRS; d++) {
 		struct sq_direction_config *dc = &cfg->link.dir[d];
 		dc->recv_buffer = 65536;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_netem.h"
 #include "config_text.h"
 #include "host_port.h"
 #include "value_parse.h"
@@ -465,6 +466,7 @@ const struct key_spec sq_channel_keys[] = {
 	{ "bad", set_bad, false },         { "trace", set_trace, false },
 	{ "outage_every", set_link_outage_every, false },
 	{ "outage_length", set_link_outage_length, false },
+	{ "error_draws", sq_set_error_draws, false }, { "error_grid", sq_set_error_grid, false },
 	{ NULL, NULL, false },
 };
 
@@ -482,6 +484,13 @@ const struct key_spec sq_direction_keys[] = {
 	{ "in_order", set_in_order, false },
 	{ "outage_every", set_outage_every, false },
 	{ "outage_length", set_outage_length, false },
+	{ "netem_loss", sq_set_netem_loss, false },
+	{ "netem_delay", sq_set_netem_delay, false },
+	{ "netem_distribution", sq_set_netem_distribution, false },
+	{ "netem_reorder", sq_set_netem_reorder, false },
+	{ "netem_gap", sq_set_netem_gap, false },
+	{ "netem_duplicate", sq_set_netem_duplicate, false },
+	{ "netem_corrupt", sq_set_netem_corrupt, false },
 	{ NULL, NULL, false },
 };
 

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "config_netem.h"
 #include "config_router.h"
 
 /* --- canonical output ---------------------------------------------------------------- */
@@ -73,6 +74,7 @@ static void write_direction(FILE *out, const char *prefix, const char *name,
 	fprintf(out, "%s%s.arq_delay = %" PRId64 "us\n", prefix, name, d->arq_delay);
 	fprintf(out, "%s%s.in_order = %s\n", prefix, name, d->in_order ? "true" : "false");
 	write_outages(out, prefix, name, &d->outages);
+	sq_netem_write(out, prefix, name, &d->netem);
 }
 
 void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix)
@@ -103,6 +105,7 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 		}
 	}
 	write_outages(out, prefix, "channel", &cfg->link.outages);
+	sq_error_draws_write(out, prefix, ch);
 	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN], cfg->capacity_path[SQ_DOWN]);
 	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
 	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP], cfg->capacity_path[SQ_UP]);

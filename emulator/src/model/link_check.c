@@ -6,6 +6,7 @@
 #include "channel.h"
 #include "outage.h"
 #include "rate_schedule.h"
+#include "netem_check.h"
 #include "router_check.h"
 
 static bool check_error_probabilities(const struct sq_direction_config *d, const char *dn,
@@ -88,12 +89,24 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 	       check_time(d->arq_delay, dn, "arq_delay", err, errlen) &&
 	       check_retry_delay(d, dn, err, errlen) &&
 	       check_own_outages(d, dn, err, errlen) &&
-	       sq_router_check(d, dn, err, errlen);
+	       sq_router_check(d, dn, err, errlen) &&
+	       sq_netem_check(&d->netem, dn, err, errlen);
+}
+
+/* By time, attempts in one grid step share their number: the step must be a real one. */
+static bool check_error_grid(const struct sq_channel_config *c, char *err, size_t errlen)
+{
+	if (c->error_draws != SQ_ERROR_DRAWS_BY_TIME || (c->error_grid >= 1 && c->error_grid <= SQ_MAX_DELAY_US))
+		return true;
+	snprintf(err, errlen, "channel.error_grid: must be in [1, %lld] us with error_draws = by_time, got %lld us",
+		 (long long)SQ_MAX_DELAY_US, (long long)c->error_grid);
+	return false;
 }
 
 bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t errlen)
 {
 	if (!sq_channel_check(&cfg->channel, err, errlen) ||
+	    !check_error_grid(&cfg->channel, err, errlen) ||
 	    !sq_outages_check(&cfg->outages, "channel", err, errlen))
 		return false;
 	for (int d = 0; d < SQ_DIRS; d++)
