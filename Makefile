@@ -113,9 +113,5 @@ man:
 clean:
 	rm -rf $(BUILD)/bin $(BUILD)/obj $(BUILD)/san $(BUILD)/tests $(BUILD)/fuzz $(BUILD)/fuzzobj
 
-dist# The man page and the bash completion, from squall's argparse parsers (committed: docs/man/).
-man:
-	$(PYTHON) scripts/cli-docs.py
-
-clean:
+distclean:
 	rm -rf $(BUILD) .venv

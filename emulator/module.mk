@@ -11,7 +11,7 @@ EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,packet_inspect.c lo
 PROGRAMS += squall-emulator
 squall-emulator_SRCS = emulator/src/main.c emulator/src/event_loop.c emulator/src/peer_messages.c emulator/src/outgoing.c \
 	emulator/src/run_control.c emulator/src/standby.c emulator/src/udp_socket.c emulator/src/control_socket.c \
-	emulator/src/timeline.c $(EMU_CORE_SRCS) $(MODEL_SRCS) $(COMMON_SRCS) $(VERSION_SRCS)
+	emulator/src/timeline.c emulator/src/dry_run.c $(EMU_CORE_SRCS) $(MODEL_SRCS) $(COMMON_SRCS) $(VERSION_SRCS)
 squall-emulator_LIBS = -lm
 
 UNIT_TESTS += test_emu_wire test_emu_packet_inspect

@@ -73,6 +73,12 @@ def lenient_copy(scenario: Path, directory: Path) -> Path:
     return copy
 
 
+def one_replication_head(name: str, seed: int, timeout: str = "40s") -> str:
+    """The top of a one-replication scenario with the lenient tolerances; its tables follow."""
+    return (f'name = "{name}"\nseed = {seed}\nreplications = 1\ntimeout = "{timeout}"\n'
+            f'timing_tolerance = "{LENIENT_TIMING}"\ncpu_wait_tolerance = {LENIENT_CPU_WAIT}\n')
+
+
 def three_flow_scenario(name: str, seed: int, udp: str = "500ms", extra: str = "",
                         tolerance: str = LENIENT_TIMING, cpu_wait: float = LENIENT_CPU_WAIT) -> str:
     """The scenario's TOML text; udp is the voice stream's duration, extra is appended

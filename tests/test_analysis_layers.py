@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from test_python_imports import graph, modules
 
-PARTS = ("results", "read", "join", "metrics", "aggregate", "report")
+PARTS = ("results", "read", "join", "metrics", "aggregate", "report", "compare")
 TOP = {"analysis", "analysis.__main__", "analysis.cli", "analysis.errors", "analysis.gc_pause"}
 PRIMITIVES = {"analysis.errors", "analysis.gc_pause"}       # what a part may import from the top
 # what testbed/run/ may import: the results directory's format, the captures read back beside

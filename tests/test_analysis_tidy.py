@@ -104,7 +104,7 @@ def test_an_axis_named_like_a_column_gets_a_prefix(tmp_path: Path) -> None:
 
 
 def test_a_label_with_a_unit_gets_its_si_value_beside_it(tmp_path: Path) -> None:
-    """expanded.json's axis_si (testbed/scenario/units.py si_quantity) -> `<axis>_s` after the
+    """expanded.json's axis_si (testbed/units.py si_quantity) -> `<axis>_s` after the
     label, a number in every table (Float64 in pandas, seconds in the Parquet file's unit)."""
     root = build_run(tmp_path / "run")
     (root / "expanded.json").write_text(json.dumps(

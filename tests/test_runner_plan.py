@@ -451,7 +451,7 @@ def test_expanded_json_gives_a_label_with_a_unit_its_si_value(tmp_path: Path) ->
     """The matrix label "50ms" is text in the tables; expanded.json's axis_si carries its value
     in SI units (the analysis writes it beside the label: `<axis>_s`)."""
     from testbed.run.runner import expanded
-    from testbed.scenario.units import si_quantity
+    from testbed.units import si_quantity
 
     path = tmp_path / "axes.toml"
     path.write_text(SCENARIO.replace('tcp = ["baseline", "cbi"]',

@@ -32,10 +32,12 @@ EXPECTED_CELLS = {
     "iip-http.toml": 144,        # 4 links x 6 variants x 3 workloads x 2 HTTP versions
     "iip-mixture.toml": 60,      # 4 links x 5 workloads x 3 variants
     "saarto-http10.toml": 144,   # 4 links x 6 variants x 6 workloads
+    "lte-driving.toml": 1,       # a bulk download over a generated mahimahi trace (docs/links.md)
+    "gprs-outages.toml": 1,      # a bulk download over GPRS with 5-30 s blackouts (docs/links.md)
 }
 EXPECTED_REPLICATIONS = {"iip-http.toml": 30, "iip-mixture.toml": 20, "saarto-http10.toml": 30}
 # scenarios/examples/*.toml: small scenarios showing one feature each (docs/runner.md)
-EXPECTED_EXAMPLE_CELLS = {"curl.toml": 1, "iperf3.toml": 2}
+EXPECTED_EXAMPLE_CELLS = {"curl.toml": 1, "iperf3.toml": 2, "netem.toml": 2}
 
 
 def load(name: str) -> scenario_mod.Scenario:

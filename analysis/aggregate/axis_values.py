@@ -1,6 +1,6 @@
 """The axis columns of every summary table: after `cell`, each matrix axis's label ("50ms")
 and, beside it, the label's value in SI units where the scenario read the label as a time,
-rate or size (expanded.json's `axis_si`, testbed/scenario/units.py `si_quantity`): the
+rate or size (expanded.json's `axis_si`, testbed/units.py `si_quantity`): the
 column `<axis>_s` (seconds), `<axis>_bps` (bit/s) or `<axis>_bytes`, a number pandas can
 sort and plot against ("delay_s" = 0.05)."""
 

@@ -53,7 +53,7 @@ from analysis.metrics.probes import probe_rows, probe_values
 from analysis.metrics.flent import flent_values
 
 Values = dict[str, float | None]
-FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending")
+FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "drop_loss", "pending")
 REQUIRED = (LOG_NAME, *CAPTURES.values())
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.aggregate.loader import read_table, stale
-from analysis.report.describe import read_json
+from analysis.results.directory import read_run_json as read_json
 from analysis.aggregate.summary import ANALYSIS_JSON, RUN_FIELDS, SUMMARY_DIR
 
 # the flows' main values, compared when no --metric is given

@@ -45,9 +45,9 @@ def tcp_row(side: str, m: TcpMetrics) -> Row:
     }
     for kind in CLASSES:
         row[f"retx_{kind}"] = m.retransmissions_by_kind.get(kind, 0)
-    for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
+    for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "drop_loss", "pending"):
         row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)
-    for fate in ("drop_sbuf", "drop_router", "drop_err", "drop_mtu", "pending"):
+    for fate in ("drop_sbuf", "drop_router", "drop_err", "drop_mtu", "drop_loss", "pending"):
         row[f"ack_fate_{fate}"] = (None if m.reverse_fates is None
                                    else m.reverse_fates.get(fate, 0))
     row["syn_retransmissions"], row["loss_undos"] = m.syn_retransmissions, m.loss_undos
@@ -79,7 +79,7 @@ def udp_row(side: str, m: UdpMetrics) -> Row:
             m.fates.get(f, 0) for f in ("drop_sbuf", "drop_router", "unseen")),
         "error_drops": None if m.fates is None else m.fates.get("drop_err", 0),
     }
-    for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "pending"):
+    for fate in ("drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "drop_loss", "pending"):
         row[f"fate_{fate}"] = None if m.fates is None else m.fates.get(fate, 0)
     row["na_reason"] = "; ".join(m.reasons) or None  # why the empty cells are empty
     return row

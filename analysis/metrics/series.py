@@ -13,7 +13,7 @@ captures carry real time, on one machine the same clock, on lab hosts NTP's).
   shifted to t = 0 (tests/test_analysis_tidy.py checks that).
 - Link delay (`link_delays`): every packet the emulator took in (`in`), with its flow, its
   direction, its `in` time, its fate (the final event: `out`, `drop_sbuf`, `drop_router`,
-  `drop_err`, `drop_mtu`, or `pending` when the log ended first), the ARQ `hit`s it took and,
+  `drop_err`, `drop_mtu`, `drop_loss`, or `pending` when the log ended first), the ARQ `hit`s it took and,
   when delivered, `delay_ms` = `out` − `in`: router queue, send buffer, transmission, ARQ
   and propagation — the link's whole share of the one-way delay, without the hosts' stacks;
   and `e2e_delay_ms` = the receiving host's capture time − the sending host's (each joined

@@ -17,10 +17,10 @@ COLUMNS = ("time_us", "event", "dir", "pkt_id", "ip_len", "state", "attempt", "s
            "proto", "src", "sport", "dst", "dport", "ip_id", "tcp_seq", "tcp_ack",
            "tcp_flags", "payload_len", "note")
 EVENTS = frozenset({"in", "enqueue", "drop_mtu", "drop_sbuf", "drop_router", "ecn_mark", "tx",
-                    "hit", "drop_err", "recv", "out", "stall", "resume", "state", "peer",
-                    "start"})
-# The events that end a packet's life in the link.
-FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err"})
+                    "hit", "drop_err", "recv", "out", "stall", "resume", "state", "outage",
+                    "peer", "start", "drop_loss", "duplicate", "corrupt"})
+# The events that end a packet's life in the link (drop_loss: the netem stage's loss model).
+FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err", "drop_loss"})
 DIRS = frozenset({"down", "up"})
 TRAILER_KEYS = ("end", "counters", "state_changes", "router", "pending", "undeliverable",
                 "rejected", "control", "lateness_us")

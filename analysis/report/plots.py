@@ -11,7 +11,7 @@ Of the run:
 Of a replication (`--replication N|all`; default the first analysed one of each cell):
 - time-sequence diagram of its TCP connections (sequence number relative to the sender's
   ISN at the sender's capture time) with bad channel states shaded, retransmissions marked,
-  and what the link did (error drops, congestion drops, ARQ-delayed deliveries) marked at
+  and what the link did (error drops, congestion drops, netem losses, ARQ-delayed deliveries) marked at
   the time it happened in the link (the log's final event for the packet);
 - throughput and link delay of each flow over time, bad states shaded;
 - router queue length (router-queue.tsv) and link send-buffer occupancy (the log's sbuf);
@@ -167,6 +167,8 @@ def _marker(fate: PacketFate | None) -> str | None:
         return None
     if fate.fate == "drop_err":
         return "error drop"
+    if fate.fate == "drop_loss":
+        return "netem loss"
     if fate.fate in ("drop_sbuf", "drop_router", "unseen"):   # unseen: the tc router
         return "congestion drop"
     return "ARQ-delayed (link retransmission)" if fate.hits > 0 else None
@@ -186,6 +188,7 @@ def plot_time_sequence(view: ReplicationView, out: Path, title: str,
                                                  edgecolors="black", s=60)),
                "error drop": ([], [], dict(marker="X", color="red", s=70)),
                "congestion drop": ([], [], dict(marker="v", color="darkorange", s=60)),
+               "netem loss": ([], [], dict(marker="x", color="brown", s=60)),
                "ARQ-delayed (link retransmission)": ([], [], dict(marker="^", color="purple",
                                                                   s=50))}
     for i, mc in enumerate(view.connections, start=1):
@@ -450,7 +453,7 @@ def plot_series(cell: str, rep: int, rep_dir: Path, out: Path, throughput,
             top = max(top, float(ok["delay_ms"].max()))
         da.plot(ok["t_s"], ok["delay_ms"], ".", ms=3, label=f"{flow} {direction}")
     for (flow, direction), g in (d.groupby(["flow", "dir"], sort=False) if d is not None else []):
-        lost = g[g["fate"].isin(["drop_sbuf", "drop_router", "drop_err", "drop_mtu"])]
+        lost = g[g["fate"].isin(["drop_sbuf", "drop_router", "drop_err", "drop_mtu", "drop_loss"])]
         if not lost.empty:
             da.plot(lost["t_s"], [top * 1.05 or 1.0] * len(lost), "x", ms=6,
                     label=f"{flow} {direction} dropped")

@@ -94,6 +94,7 @@ void emu_flush_deliveries(struct emu *emu);
 bool emu_sends_ahead(const struct emu *emu, enum sq_dir dir);
 void emu_send_ahead(struct emu *emu);
 void emu_on_model_event(void *ctx, const struct sq_event *ev);
+void *emu_clone_packet(void *ctx, void *user);
 
 /* peer_messages.c */
 void emu_on_datagram(struct emu *emu, const struct sq_datagram *d);

@@ -81,8 +81,9 @@ void sq_event_log_write(struct sq_event_log *log, const struct sq_log_record *r)
 static void print_counters(FILE *out, const char *prefix, const char *dir, const uint64_t *c)
 {
 	fprintf(out, "%scounters %s", prefix, dir);
+	/* state is counted on a line of its own; the netem stage's events only when there were any */
 	for (int e = 0; e < SQ_EV_TYPES; e++)
-		if (e != SQ_EV_STATE)
+		if (e != SQ_EV_STATE && (e < SQ_EV_DROP_LOSS || c[e] > 0))
 			fprintf(out, " %s %" PRIu64, sq_event_name((enum sq_event_type)e), c[e]);
 	fputc('\n', out);
 }

@@ -224,6 +224,7 @@ static bool setup(struct emu *emu, char *err, size_t errlen)
 	emu->model = sq_model_new(&cfg->link, emu_on_model_event, emu, err, errlen);
 	if (!emu->model)
 		return false;
+	sq_model_set_clone(emu->model, emu_clone_packet, emu);
 	uint32_t mtu = cfg->link.dir[SQ_DOWN].mtu > cfg->link.dir[SQ_UP].mtu ? cfg->link.dir[SQ_DOWN].mtu
 										: cfg->link.dir[SQ_UP].mtu;
 	sq_pool_init(&emu->pool, mtu);

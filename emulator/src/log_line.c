@@ -1,6 +1,7 @@
 #include "log_line.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "text_append.h"
@@ -30,9 +31,21 @@ struct sq_log_record sq_log_record_of_event(const struct sq_event *ev, const str
 		.sbuf = ev->sbuf,
 		.rbuf = ev->rbuf,
 		.id = has_packet ? id : NULL,
-		.note = is_state ? sq_state_name(ev->state == SQ_GOOD ? SQ_BAD : SQ_GOOD) : NULL,
+		.note = is_state ? sq_state_name(ev->state == SQ_GOOD ? SQ_BAD : SQ_GOOD)
+			: ev->type == SQ_EV_OUTAGE ? (ev->outage ? "begin" : "end") : NULL,
 	};
 	return r;
+}
+
+const char *sq_log_event_note(const struct sq_event *ev, char *buf, size_t len, const char *otherwise)
+{
+	if (ev->type == SQ_EV_CORRUPT)
+		snprintf(buf, len, "bit=%u", ev->corrupt_bit);
+	else if (ev->type == SQ_EV_DUPLICATE)
+		snprintf(buf, len, "of=%llu", (unsigned long long)ev->copy_of);
+	else
+		return otherwise;
+	return buf;
 }
 
 void sq_tcp_flags_text(uint8_t flags, char *out)

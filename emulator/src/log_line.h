@@ -41,6 +41,10 @@ struct sq_log_record {
 /* The record of a link model event; id is the packet's identity (NULL if none). */
 struct sq_log_record sq_log_record_of_event(const struct sq_event *ev, const struct sq_pkt_identity *id);
 
+/* The note column of a netem event (a corrupt's bit, a duplicate's original packet id)
+ * written into buf; other events keep `otherwise`. */
+const char *sq_log_event_note(const struct sq_event *ev, char *buf, size_t len, const char *otherwise);
+
 /* Writes the line with its trailing newline into out; returns its length
  * (truncated lines still end with a newline). */
 size_t sq_log_format(const struct sq_log_record *r, char *out, size_t outlen);

@@ -6,6 +6,7 @@
 
 #include "config_check.h"
 #include "config_file.h"
+#include "dry_run.h"
 #include "event_loop.h"
 #include "timeline.h"
 #include "token_file.h"
@@ -39,6 +40,9 @@ static void usage(FILE *out)
 	      "                           opens no socket\n"
 	      "  --print-timeline DURATION  print the channel state timeline (\"start_us state\" lines)\n"
 	      "                           for the first DURATION (e.g. 120s) and exit; opens no socket\n"
+	      "  --print-packets COUNT    feed COUNT packets of the MTU per direction, one every 1 ms,\n"
+	      "                           into the link model in virtual time, print its events\n"
+	      "                           (\"t_us dir event pkt_id ip_len attempt note\") and exit\n"
 	      "  --help                   this text\n"
 	      "\n"
 	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM, SIGHUP), 1 usage or configuration error,\n"
@@ -53,6 +57,7 @@ struct cli {
 	const char *override_value[8];
 	int overrides;
 	const char *timeline;
+	const char *packets;
 	const char *token_file;
 	bool check;
 };
@@ -71,6 +76,7 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		{ "control", required_argument, NULL, 'C' },
 		{ "token-file", required_argument, NULL, 'F' },
 		{ "print-timeline", required_argument, NULL, 'T' },
+		{ "print-packets", required_argument, NULL, 'P' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -84,6 +90,10 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		}
 		if (c == 'T') {
 			cli->timeline = optarg;
+			continue;
+		}
+		if (c == 'P') {
+			cli->packets = optarg;
 			continue;
 		}
 		if (c == 'c') {
@@ -101,8 +111,16 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 				cli->override_key[cli->overrides] = options[i].name;
 		cli->override_value[cli->overrides++] = optarg;
 	}
-	if (cli->check && cli->timeline) {
-		fprintf(stderr, "squall-emulator: --check and --print-timeline exclude each other\n");
+	const char *modes[3];
+	int n_modes = 0;
+	if (cli->check)
+		modes[n_modes++] = "--check";
+	if (cli->timeline)
+		modes[n_modes++] = "--print-timeline";
+	if (cli->packets)
+		modes[n_modes++] = "--print-packets";
+	if (n_modes > 1) {
+		fprintf(stderr, "squall-emulator: %s and %s exclude each other\n", modes[0], modes[1]);
 		return false;
 	}
 	if (optind != argc - 1) {
@@ -147,6 +165,21 @@ static int print_timeline(const struct sq_emu_config *cfg, const char *text)
 	return 0;
 }
 
+static int print_packets(const struct sq_emu_config *cfg, const char *text)
+{
+	uint64_t count;
+	char err[1024];
+	if (!sq_parse_count(text, 10000000, &count)) {
+		fprintf(stderr, "squall-emulator: --print-packets: expected a count up to 10000000, got '%s'\n", text);
+		return 1;
+	}
+	if (!sq_config_check(cfg, err, sizeof(err)) || !sq_print_packets(cfg, count, stdout, err, sizeof(err))) {
+		fprintf(stderr, "squall-emulator: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (sq_version_asked(argc, argv, "squall-emulator"))
@@ -168,6 +201,8 @@ int main(int argc, char **argv)
 		      apply_overrides(cfg, &cli, err, sizeof(err));
 	if (loaded && cli.timeline) {
 		code = print_timeline(cfg, cli.timeline);
+	} else if (loaded && cli.packets) {
+		code = print_packets(cfg, cli.packets);
 	} else if (!loaded || !sq_config_check(cfg, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		code = cli.check ? EXIT_CHECK_INVALID : SQ_EXIT_USAGE;

@@ -1,7 +1,7 @@
 /* What the emulator sends its NPAs (emulator/PROTOCOL.md): the model's outs as DATA, in
  * batches; decided packets sent ahead with their release time (release_ahead); WELCOME,
  * KEEPALIVE and BYE. Also the model's event callback, which logs every event and frees or
- * delivers its packet. */
+ * delivers its packet, and the clone hook that copies a packet the netem stage duplicates. */
 #include <string.h>
 
 #include "ecn_mark.h"
@@ -131,6 +131,20 @@ void emu_send_ahead(struct emu *emu)
 	emu_flush_deliveries(emu);
 }
 
+/* The netem stage's duplicate: a buffer of its own with the same packet and identity. */
+void *emu_clone_packet(void *ctx, void *user)
+{
+	struct emu *emu = ctx;
+	const struct sq_packet *orig = user;
+	struct sq_packet *copy = sq_pool_get(&emu->pool, orig->len);
+	if (!copy)
+		return NULL;   /* the model makes no copy */
+	memcpy(sq_packet_data(copy), sq_packet_data((struct sq_packet *)orig), orig->len);
+	copy->id_text_len = orig->id_text_len;
+	memcpy(copy->id_text, orig->id_text, orig->id_text_len + 1u);
+	return copy;
+}
+
 void emu_on_model_event(void *ctx, const struct sq_event *ev)
 {
 	struct emu *emu = ctx;
@@ -139,12 +153,19 @@ void emu_on_model_event(void *ctx, const struct sq_event *ev)
 	if (ev->type == SQ_EV_IN || ev->type == SQ_EV_OUT)
 		emu->last_in_out = ev->t;
 	struct sq_log_record r = sq_log_record_of_event(ev, NULL);
+	char note[24];
+	r.note = sq_log_event_note(ev, note, sizeof(note), r.note);
 	if (pkt && r.pkt_id) {
 		r.id_text = pkt->id_text;
 		r.id_text_len = pkt->id_text_len;
 	}
 	sq_event_log_write(&emu->log, &r);
 	switch (ev->type) {
+	case SQ_EV_CORRUPT:
+		/* netem flips the bit and leaves the checksums as they are: so does the emulator */
+		if (pkt && ev->corrupt_bit / 8 < pkt->len)
+			sq_packet_data(pkt)[ev->corrupt_bit / 8] ^= (uint8_t)(1u << (ev->corrupt_bit % 8));
+		break;
 	case SQ_EV_ECN_MARK:
 		/* The router stage asks for CE instead of a drop: rewrite the packet now,
 		 * it is delivered later with the mark. */
@@ -159,6 +180,7 @@ void emu_on_model_event(void *ctx, const struct sq_event *ev)
 	case SQ_EV_DROP_SBUF:
 	case SQ_EV_DROP_ROUTER:
 	case SQ_EV_DROP_ERR:
+	case SQ_EV_DROP_LOSS:
 		sq_pool_put(&emu->pool, pkt);
 		break;
 	default:

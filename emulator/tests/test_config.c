@@ -16,6 +16,7 @@
 
 #include "config_file.h"
 #include "config_text.h"
+#include "config_capacity.h"
 #include "config_trace.h"
 #include "config_write.h"
 #include "test_config_minimal.h"
@@ -243,6 +244,69 @@ static void test_overrides_and_required_process_keys(void **state)
 	assert_int_equal(cfg->link.replication, 12);
 	assert_false(sq_config_override(cfg, "seed", "-1", "--seed", err, sizeof(err)));
 	assert_string_equal(err, "--seed: expected a decimal integer in [0, 18446744073709551615], got '-1'");
+	free_config(cfg);
+}
+
+/* bandwidth = mahimahi(FILE) and the outage keys: parsed, resolved, checked and written to
+ * the log header. */
+static void test_capacity_trace_and_outages(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	const char *text = "token = 0123456789abcdef\nlog = l\nseed = 1\n"
+			   "[channel]\ngood = fixed(10s)\nbad = fixed(1s)\n"
+			   "outage_every = uniform(5s, 30s)\noutage_length = fixed(2s)\n"
+			   "[down]\nmtu = 1500B\nbandwidth = mahimahi(lte.trace)\ndelay = 0s\nsend_buffer = 1500B\n"
+			   "[up]\nmtu = 576B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 576B\n"
+			   "outage_every = fixed(20s)\noutage_length = fixed(1s)\n";
+	assert_true(sq_config_parse(cfg, "dir/run.conf", text, strlen(text), err, sizeof(err)));
+	assert_string_equal(cfg->capacity_path[SQ_DOWN], "dir/lte.trace");
+	assert_string_equal(cfg->capacity_path[SQ_UP], "");
+	assert_true(cfg->link.outages.enabled && cfg->link.dir[SQ_UP].outages.enabled);
+	assert_false(cfg->link.dir[SQ_DOWN].outages.enabled);
+	const char *trace = "1\n1\n4\n";
+	assert_true(sq_config_parse_capacity(cfg, SQ_DOWN, "lte.trace", trace, strlen(trace), err, sizeof(err)));
+	assert_int_equal(cfg->link.dir[SQ_DOWN].capacity.len, 3);
+	assert_int_equal(cfg->link.dir[SQ_DOWN].capacity.ms[2], 4);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.bandwidth = mahimahi(dir/lte.trace)\ndown.bandwidth_opportunities = 3\n"));
+	assert_non_null(strstr(out, "channel.outage_every = uniform(5000000us, 30000000us)\n"
+				    "channel.outage_length = fixed(2000000us)\n"));
+	assert_non_null(strstr(out, "up.outage_every = fixed(20000000us)\nup.outage_length = fixed(1000000us)\n"));
+	assert_null(strstr(out, "down.outage"));
+	free(out);
+	static const struct { const char *trace, *expected; } bad[] = {
+		{ "5\n3\n", "b.trace:2: times must be non-decreasing (mahimahi's rule)" },
+		{ "5\n\n6\n", "b.trace:2: expected a delivery opportunity's time in whole milliseconds" },
+		{ " 5\n", "b.trace:1: expected a delivery opportunity's time" },
+		{ "0\n0\n", "b.trace:2: the trace must last a nonzero time" },
+		{ "", "b.trace: expected at least one delivery opportunity" },
+		{ "1000000001\n", "b.trace:1: expected a delivery opportunity's time" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		assert_false(sq_config_parse_capacity(cfg, SQ_DOWN, "b.trace", bad[i].trace, strlen(bad[i].trace),
+						      err, sizeof(err)));
+		if (strncmp(err, bad[i].expected, strlen(bad[i].expected)) != 0)
+			fail_msg("case %zu: got '%s', expected '%s'", i, err, bad[i].expected);
+	}
+	assert_int_equal(cfg->link.dir[SQ_DOWN].capacity.len, 3);   /* the good one stays */
+	free_config(cfg);
+	cfg = new_config();
+	const char *half = "token = 0123456789abcdef\nlog = l\nseed = 1\n"
+			   "[channel]\ngood = fixed(10s)\nbad = fixed(1s)\noutage_every = fixed(5s)\n"
+			   "[down]\nmtu = 1500B\nbandwidth = mahimahi()\ndelay = 0s\nsend_buffer = 1500B\n";
+	assert_false(sq_config_parse(cfg, "t.conf", half, strlen(half), err, sizeof(err)));
+	assert_string_equal(err, "t.conf:10: down.bandwidth: expected mahimahi(FILE) with the path of a "
+			    "delivery-opportunity trace, got 'mahimahi()'");
+	free_config(cfg);
+	cfg = new_config();
+	half = "token = 0123456789abcdef\nlog = l\nseed = 1\n"
+	       "[channel]\ngood = fixed(10s)\nbad = fixed(1s)\noutage_every = fixed(5s)\n"
+	       "[down]\nmtu = 1500B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 1500B\n"
+	       "[up]\nmtu = 1500B\nbandwidth = 64kbit\ndelay = 0s\nsend_buffer = 1500B\n";
+	assert_false(sq_config_parse(cfg, "t.conf", half, strlen(half), err, sizeof(err)));
+	assert_non_null(strstr(err, "t.conf: channel.outage_length: missing"));
 	free_config(cfg);
 }
 
@@ -625,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_canonical_output_parses_back),
 		cmocka_unit_test(test_overrides_and_required_process_keys),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_capacity_trace_and_outages),
 		cmocka_unit_test(test_bad_inputs_name_line_and_key),
 		cmocka_unit_test(test_mtu_bounds),
 		cmocka_unit_test(test_exponential_bounds),

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, TextIO
 from analysis.results import cell_selection
 from testbed.run import meta, planning
 from testbed.scenario import loader as scenario_mod
-from testbed.scenario.units import si_quantity
+from testbed.units import si_quantity
 from testbed.addresses import MAX_LANE
 from testbed.errors import ConfigError
 from testbed.run.backends.base import Backend, BackendUnavailable, Planned

@@ -9,7 +9,7 @@ from __future__ import annotations
 from analysis.report.printable import escaped
 from testbed.router.plan import PROTOCOL_NUMBERS, RouterConfig, RouterFilter
 from testbed.scenario.cell import ResolvedCell
-from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig
+from testbed.scenario.link_section import ChannelConfig, DirectionConfig, Distribution, LinkConfig, Outages
 from testbed.units import format_rate_bps, format_size, format_time_us
 from testbed.tcp_profile import TcpProfile
 
@@ -43,11 +43,20 @@ def link_lines(link: LinkConfig) -> list[str]:
     else:
         lines += [f"    down: {down}", f"    up: {up}"]
     lines.append(f"    channel: {channel_text(link.channel)}")
+    if link.outages is not None:
+        lines.append(f"    outages (both directions): {outages_text(link.outages)}")
     return lines
 
 
+def outages_text(o: Outages) -> str:
+    return (f"time between outages {distribution_text(o.every)}; length {distribution_text(o.length)}; "
+            "nothing sent during one gets through (the ARQ retries or drops what it meets)")
+
+
 def direction_text(d: DirectionConfig) -> str:
-    if len(d.bandwidth) == 1:
+    if d.capacity is not None:
+        rate = d.capacity.summary(tuple(s.rate_bps or 0 for s in d.bandwidth))
+    elif len(d.bandwidth) == 1:
         rate = format_rate_bps(d.bandwidth[0].rate_bps)
     else:
         rate = "schedule " + ", ".join(f"{format_rate_bps(s.rate_bps)} from {format_time_us(s.at_us)}"
@@ -64,16 +73,22 @@ def direction_text(d: DirectionConfig) -> str:
     parts.append(arq)
     if not d.in_order:
         parts.append("delivered out of order")
+    if d.outages is not None:
+        parts.append(f"its own outages: {outages_text(d.outages)}")
+    if d.netem:
+        parts.append("netem " + " ".join(f"{k} {v}" for k, v in vars(d.netem).items() if v is not None))
     return ", ".join(parts)
 
 
 def channel_text(ch: ChannelConfig) -> str:
+    draws = "" if ch.error_draws == "per_frame" else \
+        f"; frame errors drawn by time on a {format_time_us(ch.error_grid_us)} grid"
     if ch.trace:
-        return f"trace {ch.trace} (replayed cyclically)"
+        return f"trace {ch.trace} (replayed cyclically){draws}"
     assert ch.good is not None and ch.bad is not None
     begins = f"starts {ch.initial}" if ch.start == "fresh" else \
         "running (t = 0 at a random point of its cycle)"
-    return f"{begins}; good {distribution_text(ch.good)}, bad {distribution_text(ch.bad)}"
+    return f"{begins}; good {distribution_text(ch.good)}, bad {distribution_text(ch.bad)}{draws}"
 
 
 def distribution_text(d: Distribution) -> str:

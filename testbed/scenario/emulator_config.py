@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from testbed.router.emulator_stage import emulator_router
-from testbed.scenario.link_section import DirectionConfig, LinkConfig, RateStep
+from testbed.scenario.link_section import DirectionConfig, LinkConfig, Outages, RateStep
 from testbed.router.plan import RouterConfig
 
 REDACTED = "<redacted>"       # emulator/CONFIG.md: the file names no token
@@ -37,10 +37,17 @@ def _bandwidth(steps: tuple[RateStep, ...]) -> str:
     return ", ".join(f"{s.at_us}us:{_rate(s)}" for s in steps)
 
 
+def _outage_lines(outages: Outages | None) -> list[str]:
+    if outages is None:
+        return []
+    return [f"outage_every = {outages.every.render()}", f"outage_length = {outages.length.render()}"]
+
+
 def _direction_lines(d: DirectionConfig) -> list[str]:
+    bandwidth = f"mahimahi({d.capacity.path})" if d.capacity is not None else _bandwidth(d.bandwidth)
     return [
         f"mtu = {d.mtu}B",
-        f"bandwidth = {_bandwidth(d.bandwidth)}",
+        f"bandwidth = {bandwidth}",
         f"delay = {d.delay_us}us",
         f"send_buffer = {d.send_buffer}B",
         f"recv_buffer = {d.recv_buffer}B",
@@ -50,6 +57,8 @@ def _direction_lines(d: DirectionConfig) -> list[str]:
         f"arq_retransmissions = {d.arq_retransmissions}",
         f"arq_delay = {d.arq_delay_us}us",
         f"in_order = {'true' if d.in_order else 'false'}",
+        *_outage_lines(d.outages),
+        *(d.netem.lines() if d.netem else []),
     ]
 
 
@@ -76,6 +85,9 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
     else:
         lines += [f"initial = {ch.initial}", f"start = {ch.start}", f"good = {ch.good.render()}",
                   f"bad = {ch.bad.render()}"]
+    lines += _outage_lines(link.outages)
+    if ch.error_draws != "per_frame":
+        lines += [f"error_draws = {ch.error_draws}", f"error_grid = {ch.error_grid_us}us"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
     text = "\n".join(lines) + "\n"

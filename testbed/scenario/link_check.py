@@ -25,18 +25,29 @@ _LINE = re.compile(r"^squall-emulator: <stdin>:(?P<line>\d+): (?P<reason>.*)$") 
 _SECTION = re.compile(r"^\[(?P<name>[^\]]+)\]$")
 # The configuration file's keys where the scenario spells them differently.
 _SCENARIO_KEYS = {"arq_retransmissions": "arq.retransmissions", "arq_delay": "arq.delay",
-                  "error_good": "error.good", "error_bad": "error.bad"}
+                  "error_good": "error.good", "error_bad": "error.bad",
+                  "outage_every": "outages.every", "outage_length": "outages.length",
+                  **{f"netem_{k}": f"netem.{k}" for k in ("loss", "delay", "distribution", "reorder", "gap",
+                                                          "duplicate", "corrupt")}}
 
 
 def check_link(link: LinkConfig, router: RouterConfig | None, where: str) -> None:
     """Raises ConfigError naming the scenario key when the emulator would refuse the link.
     `router`: the router the emulator runs (engine "emulator"), or None."""
     text = emulator_config.render(link, _PLACEHOLDER, router=router)
-    trace = link.channel.trace
-    problem = _emulator_check(text, trace, _file_state(trace))
+    traces = _trace_files(link)
+    problem = _emulator_check(text, traces, tuple(_file_state(path) for _, path in traces))
     if problem is not None:
         key, reason = problem
         raise ConfigError(f"{where}: {scenario_key(key)}", f"{reason} (the emulator's rule for {key})")
+
+
+def _trace_files(link: LinkConfig) -> tuple[tuple[str, str], ...]:
+    """(emulator key, path) of every file the emulator reads for this link."""
+    files = [("channel.trace", link.channel.trace)] if link.channel.trace is not None else []
+    files += [(f"{name}.bandwidth", d.capacity.path) for name in ("down", "up")
+              if (d := link.direction(name)).capacity is not None]
+    return tuple(files)
 
 
 def _file_state(path: str | None) -> tuple[int, int, int] | None:
@@ -57,15 +68,17 @@ def scenario_key(emulator_key: str) -> str:
         return rest
     if head in ("down", "up"):
         return f"link.{head}.{_SCENARIO_KEYS.get(rest, rest)}"
+    if head == "channel" and rest in _SCENARIO_KEYS:      # the link's outages: [link] outages
+        return f"link.{_SCENARIO_KEYS[rest]}"
     if head == "channel":
         return f"link.{emulator_key}"
     return f"link ({emulator_key})"
 
 
 @functools.lru_cache(maxsize=1024)
-def _emulator_check(text: str, trace: str | None, trace_state: object) -> tuple[str, str] | None:
+def _emulator_check(text: str, traces: tuple[tuple[str, str], ...], trace_state: object) -> tuple[str, str] | None:
     """(key, reason) of the emulator's refusal, or None; cached: a matrix repeats its links
-    (`trace_state` is part of the key: the emulator reads the trace file too)."""
+    (`trace_state` is part of the key: the emulator reads the trace files too)."""
     argv = [str(program_path("squall-emulator")), "--check", "-"]
     proc = subprocess.run(argv, input=text, capture_output=True, text=True, errors="replace", timeout=30)
     if proc.returncode == 0:
@@ -73,8 +86,9 @@ def _emulator_check(text: str, trace: str | None, trace_state: object) -> tuple[
     line = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else ""
     if proc.returncode != 2:
         raise RuntimeError(f"squall-emulator --check failed unexpectedly (exit {proc.returncode}): {line}")
-    if trace is not None and line.startswith(f"squall-emulator: {trace}"):
-        return "channel.trace", line.removeprefix("squall-emulator: ")      # names the trace file (and line)
+    for key, path in traces:
+        if line.startswith(f"squall-emulator: {path}"):
+            return key, line.removeprefix("squall-emulator: ")      # names the trace file (and line)
     m = _MESSAGE.match(line)
     if m is not None:
         return m.group("key"), m.group("reason")

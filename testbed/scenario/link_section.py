@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from testbed.errors import ConfigError
+from testbed.scenario.capacity_trace import CapacityTrace, parse_capacity
 from testbed.units import parse_rate_bps, parse_size_bytes, parse_time_us
 
 DIRECTIONS = ("down", "up")
@@ -48,6 +49,35 @@ class ChannelConfig:
     bad: Distribution | None
     trace: str | None = None    # path of a (state, duration) trace; replaces good/bad
     start: str = "fresh"        # "running": t = 0 at a random point of a long run (docs/scenarios.md)
+    # "per_frame" (Seawind: the next draw of the direction's stream) or "by_time" (a function of
+    # the attempt's start time on a grid of error_grid_us; emulator/LINK_MODEL.md "Random numbers")
+    error_draws: str = "per_frame"
+    error_grid_us: int = 1000
+
+
+@dataclass(frozen=True)
+class NetemConfig:
+    """A direction's netem stage in netem's own words (docs/netem.md): each value is the text
+    after the netem keyword, e.g. loss = "gemodel 1% 10% 70% 0.1%"; the emulator checks it."""
+    loss: str | None = None
+    delay: str | None = None
+    distribution: str | None = None
+    reorder: str | None = None
+    gap: int | None = None
+    duplicate: str | None = None
+    corrupt: str | None = None
+
+    def lines(self) -> list[str]:
+        """The direction's netem keys of the emulator's configuration file."""
+        return [f"netem_{k} = {v}" for k, v in vars(self).items() if v is not None]
+
+
+@dataclass(frozen=True)
+class Outages:
+    """An outage process (emulator/LINK_MODEL.md "Outages"): from t = 0, a time without an outage
+    drawn from `every`, then an outage drawn from `length`, and so on."""
+    every: Distribution
+    length: Distribution
 
 
 @dataclass(frozen=True)
@@ -69,10 +99,17 @@ class DirectionConfig:
     arq_retransmissions: int
     arq_delay_us: int
     in_order: bool
+    # A recorded capacity trace (`bandwidth = { mahimahi = "FILE" }`); `bandwidth` then holds the
+    # rates of its seconds (for `squall show` and estimates), and the emulator replays the trace.
+    capacity: CapacityTrace | None = None
+    outages: Outages | None = None      # this direction's own, instead of the link's
+    netem: NetemConfig | None = None
 
     @property
     def rate_bps(self) -> int | None:
-        """The constant rate, or None if unlimited; ValueError for a schedule."""
+        """The constant rate, or None if unlimited; ValueError for a schedule or a trace."""
+        if self.capacity is not None:
+            raise ValueError("the bandwidth is a recorded capacity trace, not a constant rate")
         if len(self.bandwidth) != 1:
             raise ValueError("the bandwidth is a schedule, not a constant rate")
         return self.bandwidth[0].rate_bps
@@ -84,6 +121,7 @@ class LinkConfig:
     channel: ChannelConfig
     down: DirectionConfig
     up: DirectionConfig
+    outages: Outages | None = None      # both directions at once, unless one has its own
 
     def direction(self, name: str) -> DirectionConfig:
         return self.down if name == "down" else self.up
@@ -97,9 +135,13 @@ class LinkConfig:
 
 
 _DIRECTION_KEYS = {"bandwidth", "delay", "mtu", "send_buffer", "recv_buffer", "overhead",
-                   "error", "arq", "in_order"}
-_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up"}
-_CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile"}
+                   "error", "arq", "in_order", "netem"}
+_NETEM_KEYS = {"loss", "delay", "distribution", "reorder", "gap", "duplicate", "corrupt"}
+ERROR_DRAWS = ("per_frame", "by_time")
+_LINK_KEYS = _DIRECTION_KEYS | {"profile", "base", "description", "channel", "down", "up", "outages"}
+_OWN_KEYS = _DIRECTION_KEYS | {"outages"}      # [link.down] / [link.up]
+_CHANNEL_KEYS = {"initial", "start", "good", "bad", "trace", "description", "profile", "error_draws",
+                 "error_grid"}
 CHANNEL_STARTS = ("fresh", "running")
 _DIST = re.compile(r"^\s*(fixed|uniform|exponential)\s*\((.*)\)\s*$")
 
@@ -140,6 +182,7 @@ def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None
     if start not in CHANNEL_STARTS:
         raise ConfigError(f"{where}.start", f"{start!r}: expected \"fresh\" (t = 0 begins a period of the "
                           "initial state) or \"running\" (t = 0 at a random point of a long run)")
+    draws = _error_draws(table, where)
     if "trace" in table:
         trace = table["trace"]
         if not isinstance(trace, str) or not trace or "\0" in trace:
@@ -150,12 +193,36 @@ def parse_channel(table: Mapping[str, Any], where: str, base: Path | None = None
                               "with its first line); give either trace or the distributions")
         # The one spelling of the path: what the emulator opens and names in its messages
         # (through `..` and symlinks), so a problem with the file is found under this key.
-        return ChannelConfig(initial, None, None, os.path.realpath((base or Path()) / trace))
+        return ChannelConfig(initial, None, None, os.path.realpath((base or Path()) / trace), **draws)
     for state in STATES:
         if state not in table:
             raise ConfigError(f"{where}.{state}", "missing: the length distribution of the state")
     return ChannelConfig(initial, parse_distribution(table["good"], f"{where}.good"),
-                         parse_distribution(table["bad"], f"{where}.bad"), start=start)
+                         parse_distribution(table["bad"], f"{where}.bad"), start=start, **draws)
+
+
+def _error_draws(table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    draws = table.get("error_draws", "per_frame")
+    if draws not in ERROR_DRAWS:
+        raise ConfigError(f"{where}.error_draws", f"{draws!r}: expected \"per_frame\" (Seawind: each attempt "
+                          "takes the next draw) or \"by_time\" (an attempt's fate is a function of its start time)")
+    return {"error_draws": draws, "error_grid_us": parse_time_us(table.get("error_grid", "1ms"), f"{where}.error_grid")}
+
+
+def parse_netem(value: object, where: str) -> NetemConfig:
+    """netem = { loss = "...", delay = "...", ... }: typed here, checked by the emulator."""
+    table = _table(value, where, _NETEM_KEYS)
+    for key, v in table.items():
+        if key == "gap":
+            _count(v, f"{where}.gap")
+        elif not isinstance(v, str) or not v.strip() or "\n" in v or "#" in v:
+            raise ConfigError(f"{where}.{key}", f"{v!r}: expected netem's text for {key}, e.g. "
+                              f"{_NETEM_EXAMPLES[key]!r} (docs/netem.md)")
+    return NetemConfig(**{k: (v if k == "gap" else " ".join(v.split())) for k, v in table.items()})
+
+
+_NETEM_EXAMPLES = {"loss": "gemodel 1% 10% 70% 0.1%", "delay": "100ms 10ms 25%", "distribution": "normal",
+                   "reorder": "25% 50%", "duplicate": "1%", "corrupt": "0.1%"}
 
 
 def parse_bandwidth(value: object, where: str) -> tuple[RateStep, ...]:
@@ -176,16 +243,21 @@ def _rate_step(item: object, where: str) -> RateStep:
     return RateStep(parse_time_us(item[0], where), rate)
 
 
-def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
-    """merged: the both-directions keys overlaid with this direction's own."""
+def parse_direction(merged: Mapping[str, Any], where: str, base: Path | None = None) -> DirectionConfig:
+    """merged: the both-directions keys overlaid with this direction's own; `base`: the directory a
+    relative trace path is relative to (the scenario file's)."""
     for key in ("bandwidth", "delay", "mtu"):
         if key not in merged:
             raise ConfigError(f"{where}.{key}", "missing")
     error = _table(merged.get("error", {}), f"{where}.error", {"good", "bad"})
     arq = _table(merged.get("arq", {}), f"{where}.arq", {"retransmissions", "delay"})
     mtu = parse_size_bytes(merged["mtu"], f"{where}.mtu")
+    capacity, bandwidth = None, None
+    if isinstance(merged["bandwidth"], Mapping):
+        capacity, per_second = parse_capacity(merged["bandwidth"], f"{where}.bandwidth", base)
+        bandwidth = tuple(RateStep(k * 1_000_000, bps) for k, bps in enumerate(per_second))
     config = DirectionConfig(
-        bandwidth=parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
+        bandwidth=bandwidth or parse_bandwidth(merged["bandwidth"], f"{where}.bandwidth"),
         delay_us=parse_time_us(merged["delay"], f"{where}.delay"),
         mtu=mtu,
         send_buffer=parse_size_bytes(merged.get("send_buffer", "9600B"), f"{where}.send_buffer"),
@@ -196,13 +268,17 @@ def parse_direction(merged: Mapping[str, Any], where: str) -> DirectionConfig:
         arq_retransmissions=_count(arq.get("retransmissions", 0), f"{where}.arq.retransmissions"),
         arq_delay_us=parse_time_us(arq.get("delay", "0ms"), f"{where}.arq.delay"),
         in_order=_bool(merged.get("in_order", True), f"{where}.in_order"),
+        capacity=capacity,
+        outages=parse_outages(merged["outages"], f"{where}.outages") if "outages" in merged else None,
+        netem=parse_netem(merged["netem"], f"{where}.netem") if "netem" in merged else None,
     )
     return config     # the rules about the values are the emulator's: testbed/scenario/link_check.py
 
 
 def parse_link(table: Mapping[str, Any], where: str, name: str,
-               channel: ChannelConfig) -> LinkConfig:
-    """table: a link section with profiles already merged in (see profiles.py)."""
+               channel: ChannelConfig, base: Path | None = None) -> LinkConfig:
+    """table: a link section with profiles already merged in (see profiles.py); `base`: the
+    directory relative trace paths are relative to."""
     _reject_unknown(table, _LINK_KEYS, where)
     both = {k: v for k, v in table.items() if k in _DIRECTION_KEYS}
     directions = {}
@@ -210,9 +286,21 @@ def parse_link(table: Mapping[str, Any], where: str, name: str,
         own = table.get(d, {})
         if not isinstance(own, Mapping):
             raise ConfigError(f"{where}.{d}", "expected a table of per-direction keys")
-        _reject_unknown(own, _DIRECTION_KEYS, f"{where}.{d}")
-        directions[d] = parse_direction({**both, **own}, f"{where}.{d}")
-    return LinkConfig(name, channel, directions["down"], directions["up"])
+        _reject_unknown(own, _OWN_KEYS, f"{where}.{d}")
+        directions[d] = parse_direction({**both, **own}, f"{where}.{d}", base)
+    outages = parse_outages(table["outages"], f"{where}.outages") if "outages" in table else None
+    return LinkConfig(name, channel, directions["down"], directions["up"], outages)
+
+
+def parse_outages(value: object, where: str) -> Outages:
+    """`{ every = DIST, length = DIST }`, each in the channel's distribution syntax."""
+    table = _table(value, where, {"every", "length"})
+    for key in ("every", "length"):
+        if key not in table:
+            raise ConfigError(f"{where}.{key}", "missing: outages need both `every` (the time between "
+                              "outages) and `length` (how long one lasts), e.g. \"uniform(5s, 30s)\"")
+    return Outages(parse_distribution(table["every"], f"{where}.every"),
+                   parse_distribution(table["length"], f"{where}.length"))
 
 
 def _reject_unknown(table: Mapping[str, Any], known: set[str], where: str) -> None:

@@ -136,7 +136,7 @@ def _resolve(spec: CellSpec, context: _Context) -> ResolvedCell:
     channel = _channel(link_table, context, cell_where)
     link_table = {k: v for k, v in link_table.items() if k != "channel"}
     name = str(table["link"].get("profile", "custom"))
-    link = parse_link(link_table, f"{cell_where}: link", name, channel)
+    link = parse_link(link_table, f"{cell_where}: link", name, channel, context.base_dir)
     section = {name: (table[name], f"{cell_where}: {name}") for name in ("router", "tcp", "flows")
                if name in table}
     router = parse_router_section(*section["router"], link.down) if "router" in section else None

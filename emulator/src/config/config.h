@@ -15,6 +15,7 @@
 
 #define SQ_MAX_RATE_STEPS 1024
 #define SQ_MAX_TRACE_STEPS 100000
+#define SQ_MAX_OPPORTUNITIES 5000000   /* lines of a mahimahi capacity trace */
 #define SQ_CONFIG_PATH_MAX 4096
 #define SQ_DEFAULT_PORT 5300
 /* A Unix socket's path: sun_path holds 108 bytes with the NUL. */
@@ -45,6 +46,8 @@ struct sq_emu_config {
 	struct sq_rate_step rate[SQ_DIRS][SQ_MAX_RATE_STEPS];
 	struct sq_trace_step *trace;          /* owned; loaded by sq_config_load_trace */
 	char trace_path[SQ_CONFIG_PATH_MAX];  /* "" if no trace; resolved against the file's dir */
+	uint32_t *capacity[SQ_DIRS];          /* owned; loaded by sq_config_load_capacity */
+	char capacity_path[SQ_DIRS][SQ_CONFIG_PATH_MAX];   /* "" unless bandwidth = mahimahi(FILE) */
 
 	char listen_text[128];
 	struct sockaddr_storage listen;

@@ -12,6 +12,7 @@
 #include "config_link_keys.h"
 #include "config_router.h"
 #include "config_text.h"
+#include "config_capacity.h"
 #include "config_trace.h"
 
 #define MAX_SHOWN_VALUE 80
@@ -225,6 +226,22 @@ static bool check_channel(struct parser *p)
 	return true;
 }
 
+/* outage_every and outage_length of a section come together. */
+static bool check_outage_pairs(struct parser *p)
+{
+	for (int s = SEC_CHANNEL; s <= SEC_UP; s++) {
+		bool every = key_was_seen(p, (enum section)s, "outage_every");
+		bool length = key_was_seen(p, (enum section)s, "outage_length");
+		if (every != length) {
+			snprintf(p->err, p->errlen, "%s: %s.%s: missing, expected a distribution like "
+				 "uniform(5s, 30s) (outages need both outage_every and outage_length)",
+				 p->name, section_names[s], every ? "outage_length" : "outage_every");
+			return false;
+		}
+	}
+	return true;
+}
+
 static bool check_routers(struct parser *p)
 {
 	for (int d = 0; d < SQ_DIRS; d++) {
@@ -264,7 +281,7 @@ static bool check_required(struct parser *p)
 			 "us), got %" PRId64 "us", p->name, p->cfg->keepalive, p->cfg->peer_timeout);
 		return false;
 	}
-	return check_channel(p) && check_routers(p);
+	return check_channel(p) && check_outage_pairs(p) && check_routers(p);
 }
 
 void sq_config_init(struct sq_emu_config *cfg)
@@ -276,6 +293,7 @@ void sq_config_init(struct sq_emu_config *cfg)
 	cfg->peer_timeout = 5000000;
 	cfg->autostart = SQ_AUTOSTART_NONE;
 	cfg->link.channel.initial_state = SQ_GOOD;
+	cfg->link.channel.error_grid = 1000;   /* 1 ms: used by error_draws = by_time */
 	for (int d = 0; d < SQ_DIRS; d++) {
 		struct sq_direction_config *dc = &cfg->link.dir[d];
 		dc->recv_buffer = 65536;
@@ -292,6 +310,11 @@ void sq_config_release(struct sq_emu_config *cfg)
 	cfg->trace = NULL;
 	cfg->link.channel.trace = NULL;
 	cfg->link.channel.trace_len = 0;
+	for (int d = 0; d < SQ_DIRS; d++) {
+		free(cfg->capacity[d]);
+		cfg->capacity[d] = NULL;
+		cfg->link.dir[d].capacity = (struct sq_opportunity_trace){ 0 };
+	}
 }
 
 bool sq_config_parse(struct sq_emu_config *cfg, const char *name, const char *buf, size_t len,
@@ -323,7 +346,8 @@ bool sq_config_load(struct sq_emu_config *cfg, const char *path, char *err, size
 		return false;
 	bool ok = sq_config_parse(cfg, name, buf, len, err, errlen);
 	free(buf);
-	return ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen));
+	return ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen)) &&
+	       sq_config_load_capacity(cfg, err, errlen);
 }
 
 bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *value,

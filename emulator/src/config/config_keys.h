@@ -24,6 +24,6 @@ struct key_spec {
 	bool required;
 };
 
-#define SQ_MAX_SECTION_KEYS 16
+#define SQ_MAX_SECTION_KEYS 24
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_netem.h"
 #include "config_text.h"
 #include "host_port.h"
 #include "value_parse.h"
@@ -254,16 +255,55 @@ static const char *set_bad(struct sq_emu_config *cfg, const struct where *w, con
 	return parse_dist(&cfg->link.channel.length[SQ_BAD], v) ? NULL : DIST_EXPECTED;
 }
 
+/* Outages (LINK_MODEL.md "Outages"): [channel] sets the link's, [down]/[up] a direction's own;
+ * every and length come as a pair (config_file.c checks that both are there). */
+static const char *set_outage(struct sq_outage_config *o, struct sq_dist *d, const char *v)
+{
+	o->enabled = true;
+	return parse_dist(d, v) ? NULL : DIST_EXPECTED;
+}
+
+static const char *set_link_outage_every(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return set_outage(&cfg->link.outages, &cfg->link.outages.every, v);
+}
+
+static const char *set_link_outage_length(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	return set_outage(&cfg->link.outages, &cfg->link.outages.length, v);
+}
+
+static const char *set_outage_every(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_outage_config *o = &cfg->link.dir[w->dir].outages;
+	return set_outage(o, &o->every, v);
+}
+
+static const char *set_outage_length(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	struct sq_outage_config *o = &cfg->link.dir[w->dir].outages;
+	return set_outage(o, &o->length, v);
+}
+
+/* A path as the file names it, relative to the configuration file's directory. */
+static bool resolve_path(const struct sq_emu_config *cfg, const char *v, size_t vlen, char *out)
+{
+	const char *slash = strrchr(cfg->source, '/');
+	size_t dirlen = (v[0] != '/' && slash) ? (size_t)(slash - cfg->source) + 1 : 0;
+	if (vlen == 0 || dirlen + vlen >= SQ_CONFIG_PATH_MAX)
+		return false;
+	memcpy(out, cfg->source, dirlen);
+	memcpy(out + dirlen, v, vlen);
+	out[dirlen + vlen] = '\0';
+	return true;
+}
+
 static const char *set_trace(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
-	const char *slash = strrchr(cfg->source, '/');
-	size_t dirlen = (v[0] != '/' && slash) ? (size_t)(slash - cfg->source) + 1 : 0;
-	if (!*v || dirlen + strlen(v) >= sizeof(cfg->trace_path))
-		return "expected a file path";
-	memcpy(cfg->trace_path, cfg->source, dirlen);
-	strcpy(cfg->trace_path + dirlen, v);
-	return NULL;
+	return resolve_path(cfg, v, strlen(v), cfg->trace_path) ? NULL : "expected a file path";
 }
 
 /* --- direction keys ---------------------------------------------------------------- */
@@ -318,9 +358,24 @@ static bool parse_rate_step(char *text, struct sq_rate_step *step)
  * every replication would run into its timeout with the packets still inside. */
 #define LAST_RATE_ZERO "the last rate must be greater than zero (0bit is an outage, and it must end)"
 
+#define MAHIMAHI_PREFIX "mahimahi("
+
+/* bandwidth = mahimahi(FILE): a recorded capacity trace, read when the file is complete. */
+static const char *set_capacity_trace(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	const char *path = v + strlen(MAHIMAHI_PREFIX);
+	size_t len = strlen(path);
+	if (len < 2 || path[len - 1] != ')' ||
+	    !resolve_path(cfg, path, len - 1, cfg->capacity_path[w->dir]))
+		return "expected mahimahi(FILE) with the path of a delivery-opportunity trace";
+	return NULL;
+}
+
 static const char *set_bandwidth(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	struct sq_rate_step *steps = cfg->rate[w->dir];
+	if (strncmp(v, MAHIMAHI_PREFIX, strlen(MAHIMAHI_PREFIX)) == 0)
+		return set_capacity_trace(cfg, w, v);
 	if (!strchr(v, ':')) {
 		steps[0].at_us = 0;
 		if (!sq_parse_rate(v, &steps[0].rate_bps))
@@ -409,6 +464,9 @@ const struct key_spec sq_channel_keys[] = {
 	{ "initial", set_initial, false }, { "start", set_start, false },
 	{ "good", set_good, false },
 	{ "bad", set_bad, false },         { "trace", set_trace, false },
+	{ "outage_every", set_link_outage_every, false },
+	{ "outage_length", set_link_outage_length, false },
+	{ "error_draws", sq_set_error_draws, false }, { "error_grid", sq_set_error_grid, false },
 	{ NULL, NULL, false },
 };
 
@@ -424,6 +482,15 @@ const struct key_spec sq_direction_keys[] = {
 	{ "arq_retransmissions", set_arq_retransmissions, false },
 	{ "arq_delay", set_arq_delay, false },
 	{ "in_order", set_in_order, false },
+	{ "outage_every", set_outage_every, false },
+	{ "outage_length", set_outage_length, false },
+	{ "netem_loss", sq_set_netem_loss, false },
+	{ "netem_delay", sq_set_netem_delay, false },
+	{ "netem_distribution", sq_set_netem_distribution, false },
+	{ "netem_reorder", sq_set_netem_reorder, false },
+	{ "netem_gap", sq_set_netem_gap, false },
+	{ "netem_duplicate", sq_set_netem_duplicate, false },
+	{ "netem_corrupt", sq_set_netem_corrupt, false },
 	{ NULL, NULL, false },
 };
 

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "config_netem.h"
 #include "config_router.h"
 
 /* --- canonical output ---------------------------------------------------------------- */
@@ -26,6 +27,18 @@ static void write_dist(FILE *out, const struct sq_dist *d)
 	}
 }
 
+static void write_outages(FILE *out, const char *prefix, const char *section,
+			  const struct sq_outage_config *o)
+{
+	if (!o->enabled)
+		return;
+	fprintf(out, "%s%s.outage_every = ", prefix, section);
+	write_dist(out, &o->every);
+	fprintf(out, "\n%s%s.outage_length = ", prefix, section);
+	write_dist(out, &o->length);
+	fputc('\n', out);
+}
+
 static void write_rate(FILE *out, uint64_t bps)
 {
 	if (bps == SQ_RATE_UNLIMITED)
@@ -35,11 +48,14 @@ static void write_rate(FILE *out, uint64_t bps)
 }
 
 static void write_direction(FILE *out, const char *prefix, const char *name,
-			    const struct sq_direction_config *d)
+			    const struct sq_direction_config *d, const char *capacity_path)
 {
 	fprintf(out, "%s%s.mtu = %" PRIu32 "B\n", prefix, name, d->mtu);
 	fprintf(out, "%s%s.bandwidth = ", prefix, name);
-	if (d->rate_len == 1) {
+	if (capacity_path[0]) {
+		fprintf(out, "mahimahi(%s)\n", capacity_path);
+		fprintf(out, "%s%s.bandwidth_opportunities = %zu", prefix, name, d->capacity.len);
+	} else if (d->rate_len == 1) {
 		write_rate(out, d->rate[0].rate_bps);
 	} else {
 		for (size_t i = 0; i < d->rate_len; i++) {
@@ -57,6 +73,8 @@ static void write_direction(FILE *out, const char *prefix, const char *name,
 	fprintf(out, "%s%s.arq_retransmissions = %" PRIu32 "\n", prefix, name, d->arq_retransmissions);
 	fprintf(out, "%s%s.arq_delay = %" PRId64 "us\n", prefix, name, d->arq_delay);
 	fprintf(out, "%s%s.in_order = %s\n", prefix, name, d->in_order ? "true" : "false");
+	write_outages(out, prefix, name, &d->outages);
+	sq_netem_write(out, prefix, name, &d->netem);
 }
 
 void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix)
@@ -86,8 +104,10 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 			fputc('\n', out);
 		}
 	}
-	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN]);
+	write_outages(out, prefix, "channel", &cfg->link.outages);
+	sq_error_draws_write(out, prefix, ch);
+	write_direction(out, prefix, "down", &cfg->link.dir[SQ_DOWN], cfg->capacity_path[SQ_DOWN]);
 	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
-	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP]);
+	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP], cfg->capacity_path[SQ_UP]);
 	sq_router_write(out, prefix, "up", &cfg->link.dir[SQ_UP].router);
 }

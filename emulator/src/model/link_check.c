@@ -2,8 +2,11 @@
 
 #include <stdio.h>
 
+#include "capacity_trace.h"
 #include "channel.h"
+#include "outage.h"
 #include "rate_schedule.h"
+#include "netem_check.h"
 #include "router_check.h"
 
 static bool check_error_probabilities(const struct sq_direction_config *d, const char *dn,
@@ -54,6 +57,12 @@ static bool check_send_buffer(const struct sq_direction_config *d, const char *d
 	return false;
 }
 
+static bool check_own_outages(const struct sq_direction_config *d, const char *dn, char *err,
+			      size_t errlen)
+{
+	return sq_outages_check(&d->outages, dn, err, errlen);
+}
+
 static bool check_direction(const struct sq_direction_config *d, const char *dn, char *err,
 			    size_t errlen)
 {
@@ -74,16 +83,31 @@ static bool check_direction(const struct sq_direction_config *d, const char *dn,
 		return false;
 	}
 	return sq_rate_check(d->rate, d->rate_len, dn, err, errlen) &&
+	       sq_capacity_trace_check(&d->capacity, dn, err, errlen) &&
 	       check_error_probabilities(d, dn, err, errlen) &&
 	       check_time(d->delay, dn, "delay", err, errlen) &&
 	       check_time(d->arq_delay, dn, "arq_delay", err, errlen) &&
 	       check_retry_delay(d, dn, err, errlen) &&
-	       sq_router_check(d, dn, err, errlen);
+	       check_own_outages(d, dn, err, errlen) &&
+	       sq_router_check(d, dn, err, errlen) &&
+	       sq_netem_check(&d->netem, dn, err, errlen);
+}
+
+/* By time, attempts in one grid step share their number: the step must be a real one. */
+static bool check_error_grid(const struct sq_channel_config *c, char *err, size_t errlen)
+{
+	if (c->error_draws != SQ_ERROR_DRAWS_BY_TIME || (c->error_grid >= 1 && c->error_grid <= SQ_MAX_DELAY_US))
+		return true;
+	snprintf(err, errlen, "channel.error_grid: must be in [1, %lld] us with error_draws = by_time, got %lld us",
+		 (long long)SQ_MAX_DELAY_US, (long long)c->error_grid);
+	return false;
 }
 
 bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t errlen)
 {
-	if (!sq_channel_check(&cfg->channel, err, errlen))
+	if (!sq_channel_check(&cfg->channel, err, errlen) ||
+	    !check_error_grid(&cfg->channel, err, errlen) ||
+	    !sq_outages_check(&cfg->outages, "channel", err, errlen))
 		return false;
 	for (int d = 0; d < SQ_DIRS; d++)
 		if (!check_direction(&cfg->dir[d], sq_dir_name((enum sq_dir)d), err, errlen))

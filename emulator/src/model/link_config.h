@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "netem_config.h"
+
 typedef int64_t sq_time_us;   /* microseconds since the run's t = 0 */
 
 #define SQ_TIME_NEVER INT64_MAX
@@ -46,12 +48,27 @@ struct sq_trace_step {
  * random point of a long run of the channel (LINK_MODEL.md "A running channel"). */
 enum sq_channel_start { SQ_START_FRESH = 0, SQ_START_RUNNING = 1 };
 
+/* How an attempt's frame error is drawn (LINK_MODEL.md "Random numbers"): the next number
+ * of the direction's stream (Seawind), or a function of the attempt's start time on a
+ * grid, so that variants transmitting at the same moment meet the same error. */
+enum sq_error_draws { SQ_ERROR_DRAWS_PER_FRAME = 0, SQ_ERROR_DRAWS_BY_TIME = 1 };
+
 struct sq_channel_config {
 	enum sq_state initial_state;
 	enum sq_channel_start start;
 	struct sq_dist length[SQ_STATES];     /* state length distributions */
 	const struct sq_trace_step *trace;    /* non-NULL: use the trace instead */
 	size_t trace_len;
+	enum sq_error_draws error_draws;      /* per frame (0, the Seawind mode) or by time */
+	sq_time_us error_grid;                /* by time: the grid's step (>= 1 us) */
+};
+
+/* An outage process (LINK_MODEL.md "Outages"): from t = 0, periods without an outage of
+ * length `every` and outages of length `length` alternate, drawn like the channel's state
+ * lengths. enabled = false (the all-zero value): no outages. */
+struct sq_outage_config {
+	bool enabled;
+	struct sq_dist every, length;
 };
 
 /* Piecewise-constant bandwidth: rate_bps applies from at_us until the next step.
@@ -62,6 +79,14 @@ struct sq_rate_step {
 };
 
 #define SQ_RATE_UNLIMITED UINT64_MAX   /* serialisation takes no time */
+
+/* A recorded capacity trace in mahimahi's format (LINK_MODEL.md "Recorded capacity
+ * traces"): one delivery opportunity at each ms[i] milliseconds after t = 0, ms
+ * non-decreasing, the last > 0 (the trace's period; it repeats for ever). len = 0: none. */
+struct sq_opportunity_trace {
+	const uint32_t *ms;
+	size_t len;
+};
 
 /* ---- the router stage (optional, per direction; LINK_MODEL.md "The router stage") ---- */
 
@@ -137,17 +162,21 @@ struct sq_direction_config {
 	uint32_t overhead;             /* bytes added per packet for serialisation */
 	const struct sq_rate_step *rate;
 	size_t rate_len;               /* >= 1 */
+	struct sq_opportunity_trace capacity;  /* len > 0: serialise over this trace, not rate */
 	sq_time_us delay;              /* propagation delay */
 	double error[SQ_STATES];       /* frame error probability per channel state */
 	uint32_t arq_retransmissions;  /* retries after the first attempt */
 	sq_time_us arq_delay;          /* added per retry */
 	bool in_order;
 	struct sq_router_config router;  /* in front of the send buffer */
+	struct sq_outage_config outages; /* enabled: this direction's own outages instead of the link's */
+	struct sq_netem_config netem;    /* netem's per-packet models; all zero: none */
 };
 
 struct sq_link_config {
 	struct sq_channel_config channel;
 	struct sq_direction_config dir[SQ_DIRS];
+	struct sq_outage_config outages; /* of both directions at once, unless one has its own */
 	uint64_t seed;
 	uint32_t replication;
 };

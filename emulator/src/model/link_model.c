@@ -9,8 +9,12 @@
 #include <string.h>
 
 #include "action_heap.h"
+#include "capacity_trace.h"
 #include "channel.h"
+#include "error_draw.h"
 #include "link_check.h"
+#include "netem_stage.h"
+#include "outage.h"
 #include "pkt_ring.h"
 #include "rate_schedule.h"
 #include "rng.h"
@@ -28,20 +32,28 @@ struct sq_direction {
 	bool stalled;
 	uint32_t sbuf, rbuf;
 	uint64_t outstanding;             /* started, neither out nor dropped */
-	struct sq_rng err_rng;
+	struct sq_error_draw err;
 	uint64_t counts[SQ_EV_TYPES];
 	struct sq_router router;          /* used when cfg.router.enabled */
+	struct sq_capacity_trace capacity;  /* used when it has opportunities (capacity.n > 0) */
+	bool carry;                       /* a packet was waiting when the last serialisation ended */
+	struct sq_outages own_outages;    /* used when cfg.outages.enabled */
+	const struct sq_outages *outages; /* the process this direction follows (own or the link's) */
+	struct sq_netem_stage netem;
 };
 
 struct sq_model {
 	struct sq_direction dir[SQ_DIRS];
 	struct sq_channel *channel;
+	struct sq_outages outages;        /* the link's: both directions unless one has its own */
 	struct sq_action_heap heap;
 	sq_event_sink sink;
 	void *sink_ctx;
 	uint64_t next_id;
 	sq_time_us now;
 	size_t pending;
+	sq_clone_fn clone;
+	void *clone_ctx;
 };
 
 /* ---- events --------------------------------------------------------------------- */
@@ -56,10 +68,11 @@ enum sq_state sq_model_channel_state(const struct sq_model *m)
 	return state_now(m);
 }
 
-static void emit_classed(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
-			 const struct sq_pkt *p, uint32_t attempt, size_t router_class)
+static struct sq_event event_of(const struct sq_model *m, const struct sq_direction *d,
+			       enum sq_event_type type, const struct sq_pkt *p, uint32_t attempt,
+			       size_t router_class)
 {
-	struct sq_event ev = {
+	return (struct sq_event){
 		.t = m->now,
 		.type = type,
 		.dir = d->dir,
@@ -72,8 +85,19 @@ static void emit_classed(struct sq_model *m, struct sq_direction *d, enum sq_eve
 		.user = p ? p->user : NULL,
 		.router_class = (uint8_t)router_class,
 	};
-	d->counts[type]++;
-	m->sink(m->sink_ctx, &ev);
+}
+
+static void send_event(struct sq_model *m, struct sq_direction *d, const struct sq_event *ev)
+{
+	d->counts[ev->type]++;
+	m->sink(m->sink_ctx, ev);
+}
+
+static void emit_classed(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
+			 const struct sq_pkt *p, uint32_t attempt, size_t router_class)
+{
+	struct sq_event ev = event_of(m, d, type, p, attempt, router_class);
+	send_event(m, d, &ev);
 }
 
 static void emit(struct sq_model *m, struct sq_direction *d, enum sq_event_type type,
@@ -184,10 +208,10 @@ static void on_recv(struct sq_model *m, struct sq_direction *d, uint64_t seq, ui
 
 static bool attempt_hit(struct sq_model *m, struct sq_direction *d)
 {
-	/* One draw per attempt even when the outcome is certain, so the stream
-	 * stays aligned with the attempts whatever the probabilities. */
-	double u = sq_rng_uniform01(&d->err_rng);
-	return u < d->cfg.error[state_now(m)];
+	/* One draw per attempt even when the outcome is certain (or an outage decides it),
+	 * so the stream stays aligned with the attempts whatever the probabilities. */
+	double u = sq_error_draw_at(&d->err, m->now);
+	return d->outages->active || u < d->cfg.error[state_now(m)];
 }
 
 /* Attempt k of packet seq starts now. */
@@ -196,7 +220,9 @@ static void on_attempt(struct sq_model *m, struct sq_direction *d, uint64_t seq,
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
 	emit(m, d, SQ_EV_TX, p, k);
 	if (!attempt_hit(m, d)) {
-		sq_time_us arrival = add_time(add_time(m->now, p->ser), d->cfg.delay);
+		bool reordered;   /* a reordered packet skips netem's delay line: 0 */
+		sq_time_us netem = sq_netem_exit_delay(&d->netem, &reordered);
+		sq_time_us arrival = add_time(add_time(add_time(m->now, p->ser), d->cfg.delay), netem);
 		p->arrives = true;
 		p->recv_at = arrival;
 		schedule(m, d, arrival, SQ_PHASE_RECV, seq, k);
@@ -219,12 +245,22 @@ static bool window_allows(const struct sq_direction *d, const struct sq_pkt *p)
 	return d->outstanding + p->ip_len <= d->cfg.recv_buffer;
 }
 
+/* When the first serialisation of a packet starting now ends: over the bandwidth schedule,
+ * or over the recorded capacity trace (LINK_MODEL.md "Recorded capacity traces"). */
+static sq_time_us serialisation_end(struct sq_model *m, struct sq_direction *d, uint32_t ip_len)
+{
+	uint64_t bytes = (uint64_t)ip_len + d->cfg.overhead;
+	if (d->capacity.n == 0)
+		return sq_serialisation_end(d->rate, d->cfg.rate_len, m->now, bytes);
+	return sq_capacity_trace_serialise(&d->capacity, m->now, bytes + SQ_OPPORTUNITY_FRAMING,
+					   d->carry);
+}
+
 static void start_transmission(struct sq_model *m, struct sq_direction *d)
 {
 	uint64_t seq = d->next_tx++;
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
-	sq_time_us end = sq_serialisation_end(d->rate, d->cfg.rate_len, m->now,
-					      (uint64_t)p->ip_len + d->cfg.overhead);
+	sq_time_us end = serialisation_end(m, d, p->ip_len);
 	p->ser = end == SQ_TIME_NEVER ? SQ_TIME_NEVER : end - m->now;
 	d->busy = true;
 	d->outstanding += p->ip_len;
@@ -286,7 +322,8 @@ static void drop_from_head(struct sq_model *m, struct sq_direction *d, size_t cl
 static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
 			  const struct sq_pkt_meta *meta, size_t cls)
 {
-	uint64_t rate = sq_rate_at(d->rate, d->cfg.rate_len, m->now);
+	uint64_t rate = d->capacity.n ? sq_capacity_trace_mean_bps(&d->capacity)
+					    : sq_rate_at(d->rate, d->cfg.rate_len, m->now);
 	enum sq_router_verdict v = sq_router_judge(&d->router, cls, meta, m->now, rate);
 	if (v == SQ_ROUTER_DROP) {
 		emit_classed(m, d, SQ_EV_DROP_ROUTER, p, 0, cls);
@@ -310,6 +347,7 @@ static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
 	d->busy = false;
 	if (d->cfg.router.enabled)
 		pump_router(m, d);
+	d->carry = !queue_empty(d);   /* that packet may use the rest of this opportunity */
 	schedule_start(m, d);
 	sq_ring_trim(&d->ring);
 }
@@ -341,6 +379,50 @@ static sq_time_us next_action_time(const struct sq_model *m)
 	return top ? top->t : SQ_TIME_NEVER;
 }
 
+/* ---- outages ------------------------------------------------------------------------ */
+
+/* The outage process that changes first (the link's before down's before up's at the same
+ * time), or NULL if none ever changes. */
+static struct sq_outages *next_outage_change(struct sq_model *m)
+{
+	struct sq_outages *first = &m->outages;
+	for (int i = 0; i < SQ_DIRS; i++) {
+		struct sq_outages *own = &m->dir[i].own_outages;
+		if (sq_outages_next_change(own) < sq_outages_next_change(first))
+			first = own;
+	}
+	return sq_outages_next_change(first) == SQ_TIME_NEVER ? NULL : first;
+}
+
+static sq_time_us next_outage_time(const struct sq_model *m)
+{
+	sq_time_us t = sq_outages_next_change(&m->outages);
+	for (int i = 0; i < SQ_DIRS; i++) {
+		sq_time_us own = sq_outages_next_change(&m->dir[i].own_outages);
+		t = own < t ? own : t;
+	}
+	return t;
+}
+
+/* An outage begins or ends now: one `outage` event per direction that follows it. */
+static void change_outages(struct sq_model *m, struct sq_outages *o)
+{
+	sq_outages_change(o);
+	for (int i = 0; i < SQ_DIRS; i++) {
+		struct sq_direction *d = &m->dir[i];
+		if (d->outages != o)
+			continue;
+		struct sq_event ev = event_of(m, d, SQ_EV_OUTAGE, NULL, 0, SQ_ROUTER_NO_CLASS);
+		ev.outage = o->active;
+		send_event(m, d, &ev);
+	}
+}
+
+bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir)
+{
+	return (unsigned)dir < SQ_DIRS && m->dir[dir].outages->active;
+}
+
 void sq_model_advance(struct sq_model *m, sq_time_us now)
 {
 	if (now < m->now)
@@ -348,13 +430,19 @@ void sq_model_advance(struct sq_model *m, sq_time_us now)
 	for (;;) {
 		sq_time_us change = sq_channel_current(m->channel).end;
 		sq_time_us action = next_action_time(m);
-		if (change == SQ_TIME_NEVER && action == SQ_TIME_NEVER)
+		struct sq_outages *outage = next_outage_change(m);
+		sq_time_us outage_at = outage ? sq_outages_next_change(outage) : SQ_TIME_NEVER;
+		if (change == SQ_TIME_NEVER && action == SQ_TIME_NEVER && outage_at == SQ_TIME_NEVER)
 			break;
-		if (change <= action && change <= now) {
+		if (change <= action && change <= outage_at && change <= now) {
 			/* A state change comes first among simultaneous events. */
 			m->now = change;
 			sq_channel_segment_at(m->channel, change);
 			emit_state_change(m);
+		} else if (outage_at <= action && outage_at <= now) {
+			/* Then outages begin or end, before any packet's action. */
+			m->now = outage_at;
+			change_outages(m, outage);
 		} else if (action <= now) {
 			struct sq_action a = sq_heap_pop(&m->heap);
 			m->now = a.t;
@@ -368,21 +456,80 @@ void sq_model_advance(struct sq_model *m, sq_time_us now)
 
 /* ---- arrivals ------------------------------------------------------------------------ */
 
-/* Room for one more packet and every action that could then be pending, so
- * nothing can fail once the packet's events have started. */
-static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d, size_t cls)
+/* Room for n more packets (the arrival and a netem copy of it) and every action that
+ * could then be pending, so nothing can fail once the packet's events have started. */
+static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d, size_t cls, size_t n)
 {
 	/* Packets waiting in the router stage enter the ring later, without a
 	 * chance to fail then: their room is reserved now. */
-	if (!sq_ring_reserve(&d->ring, sq_router_held(&d->router) + 1))
+	if (!sq_ring_reserve(&d->ring, sq_router_held(&d->router) + n))
 		return false;
 	if (d->cfg.router.enabled && !sq_router_reserve(&d->router, cls))
+		return false;
+	if (d->cfg.router.enabled && n > 1 &&
+	    !sq_rqueue_reserve_total(&d->router.cls[cls].queue, d->router.cls[cls].queue.count + n))
 		return false;
 	size_t live = 0;
 	for (int i = 0; i < SQ_DIRS; i++)
 		live += sq_ring_count(&m->dir[i].ring) + sq_router_held(&m->dir[i].router);
 	/* Per packet one RECV or RETRY, plus per direction one TX_END and one TX_START. */
-	return sq_heap_reserve(&m->heap, live + 1 + 2 * SQ_DIRS);
+	return sq_heap_reserve(&m->heap, live + n + 2 * SQ_DIRS);
+}
+
+/* LINK_MODEL.md steps 3-4: the router stage, or straight into the send buffer. */
+static void admit(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
+		  const struct sq_pkt_meta *meta, size_t cls)
+{
+	if (d->cfg.router.enabled) {
+		route_arrival(m, d, p, meta, cls);
+	} else if ((uint64_t)d->sbuf + p->ip_len > d->cfg.send_buffer) {
+		emit(m, d, SQ_EV_DROP_SBUF, p, 0);
+	} else {
+		sq_ring_push(&d->ring, p);
+		d->sbuf += p->ip_len;
+		m->pending++;
+		emit(m, d, SQ_EV_ENQUEUE, p, 0);
+		schedule_start(m, d);
+	}
+}
+
+/* The netem stage's entry for one packet: its loss (false: dropped) or its corruption. */
+static bool netem_pass(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
+		       const struct sq_netem_entry *e)
+{
+	if (e->lost) {
+		emit(m, d, SQ_EV_DROP_LOSS, p, 0);
+		return false;
+	}
+	if (e->corrupt) {
+		struct sq_event ev = event_of(m, d, SQ_EV_CORRUPT, p, 0, SQ_ROUTER_NO_CLASS);
+		ev.corrupt_bit = e->corrupt_bit;
+		send_event(m, d, &ev);
+	}
+	return true;
+}
+
+/* LINK_MODEL.md "The netem stage": the packet, then its copy if it was duplicated. */
+static void netem_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
+			  const struct sq_pkt_meta *meta, size_t cls)
+{
+	struct sq_netem_entry e;
+	sq_netem_entry(&d->netem, p->ip_len, false, &e);
+	bool duplicate = e.duplicate;
+	if (netem_pass(m, d, p, &e))
+		admit(m, d, p, meta, cls);
+	if (!duplicate)
+		return;
+	void *user = p->user;
+	if (m->clone && !(user = m->clone(m->clone_ctx, p->user)))
+		return;   /* the caller has no copy to give */
+	struct sq_pkt copy = { .id = m->next_id++, .user = user, .ip_len = p->ip_len };
+	struct sq_event ev = event_of(m, d, SQ_EV_DUPLICATE, &copy, 0, SQ_ROUTER_NO_CLASS);
+	ev.copy_of = p->id;
+	send_event(m, d, &ev);
+	sq_netem_entry(&d->netem, copy.ip_len, true, &e);
+	if (netem_pass(m, d, &copy, &e))
+		admit(m, d, &copy, meta, cls);
 }
 
 uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
@@ -392,24 +539,17 @@ uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 	struct sq_direction *d = &m->dir[dir];
 	bool routed = d->cfg.router.enabled;
 	size_t cls = routed ? sq_router_classify(&d->cfg.router, meta) : SQ_ROUTER_NO_CLASS;
-	if (!reserve_for_arrival(m, d, cls))
+	if (!reserve_for_arrival(m, d, cls, d->netem.duplicate.p > 0 ? 2 : 1))
 		return 0;
 	struct sq_pkt p = { .id = m->next_id++, .user = user, .ip_len = meta->ip_len };
 	emit(m, d, SQ_EV_IN, &p, 0);
-	/* LINK_MODEL.md steps 2-4; the MTU check comes before the router stage too. */
-	if (p.ip_len > d->cfg.mtu) {
+	/* LINK_MODEL.md steps 2-4; the MTU check comes before the netem and router stages. */
+	if (p.ip_len > d->cfg.mtu)
 		emit(m, d, SQ_EV_DROP_MTU, &p, 0);
-	} else if (routed) {
-		route_arrival(m, d, &p, meta, cls);
-	} else if ((uint64_t)d->sbuf + p.ip_len > d->cfg.send_buffer) {
-		emit(m, d, SQ_EV_DROP_SBUF, &p, 0);
-	} else {
-		sq_ring_push(&d->ring, &p);
-		d->sbuf += p.ip_len;
-		m->pending++;
-		emit(m, d, SQ_EV_ENQUEUE, &p, 0);
-		schedule_start(m, d);
-	}
+	else if (d->netem.enabled)
+		netem_arrival(m, d, &p, meta, cls);
+	else
+		admit(m, d, &p, meta, cls);
 	sq_model_advance(m, now);
 	return p.id;
 }
@@ -430,9 +570,17 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	}
 	memcpy(d->rate, c->rate, c->rate_len * sizeof *d->rate);
 	d->cfg.rate = d->rate;
+	if (!sq_capacity_trace_init(&d->capacity, &c->capacity)) {
+		snprintf(err, errlen, "%s.bandwidth: out of memory copying %zu opportunities",
+			 sq_dir_name(dir), c->capacity.len);
+		return false;
+	}
+	d->cfg.capacity = (struct sq_opportunity_trace){ 0 };   /* the model reads its copy */
+	sq_outages_init(&d->own_outages, &c->outages, cfg->seed, cfg->replication,
+			dir == SQ_DOWN ? SQ_STREAM_OUTAGES_DOWN : SQ_STREAM_OUTAGES_UP);
 	sq_ring_init(&d->ring);
-	sq_rng_init(&d->err_rng, cfg->seed, cfg->replication,
-		    dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
+	sq_error_draw_init(&d->err, &cfg->channel, cfg->seed, cfg->replication, dir);
+	sq_netem_stage_init(&d->netem, &c->netem, cfg->seed, cfg->replication, dir);
 	if (c->router.enabled &&
 	    !sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
 			    dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP)) {
@@ -458,11 +606,14 @@ struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink si
 	m->next_id = 1;
 	sq_heap_init(&m->heap);
 	m->channel = sq_channel_new(&cfg->channel, cfg->seed, cfg->replication, err, errlen);
+	sq_outages_init(&m->outages, &cfg->outages, cfg->seed, cfg->replication, SQ_STREAM_OUTAGES);
 	for (int i = 0; i < SQ_DIRS && m->channel; i++) {
 		if (!init_direction(&m->dir[i], (enum sq_dir)i, cfg, err, errlen)) {
 			sq_model_free(m);
 			return NULL;
 		}
+		struct sq_direction *d = &m->dir[i];
+		d->outages = d->cfg.outages.enabled ? &d->own_outages : &m->outages;
 	}
 	if (!m->channel) {
 		sq_model_free(m);
@@ -471,12 +622,19 @@ struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink si
 	return m;
 }
 
+void sq_model_set_clone(struct sq_model *m, sq_clone_fn clone, void *ctx)
+{
+	m->clone = clone;
+	m->clone_ctx = ctx;
+}
+
 void sq_model_free(struct sq_model *m)
 {
 	if (!m)
 		return;
 	for (int i = 0; i < SQ_DIRS; i++) {
 		free(m->dir[i].rate);
+		sq_capacity_trace_release(&m->dir[i].capacity);
 		sq_ring_release(&m->dir[i].ring);
 		sq_router_release(&m->dir[i].router);
 	}
@@ -491,7 +649,9 @@ sq_time_us sq_model_next_deadline(const struct sq_model *m)
 {
 	sq_time_us change = sq_channel_current(m->channel).end;
 	sq_time_us action = next_action_time(m);
-	return change < action ? change : action;
+	sq_time_us outage = next_outage_time(m);
+	sq_time_us first = change < action ? change : action;
+	return outage < first ? outage : first;
 }
 
 /* In order, a packet goes out when it has arrived and every earlier packet of its
@@ -580,6 +740,9 @@ const char *sq_event_name(enum sq_event_type type)
 		[SQ_EV_DROP_ERR] = "drop_err", [SQ_EV_RECV] = "recv",
 		[SQ_EV_OUT] = "out",           [SQ_EV_STALL] = "stall",
 		[SQ_EV_RESUME] = "resume",     [SQ_EV_STATE] = "state",
+		[SQ_EV_OUTAGE] = "outage",
+		[SQ_EV_DROP_LOSS] = "drop_loss", [SQ_EV_DUPLICATE] = "duplicate",
+		[SQ_EV_CORRUPT] = "corrupt",
 	};
 	return (unsigned)type < SQ_EV_TYPES ? names[type] : "?";
 }

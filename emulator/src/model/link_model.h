@@ -37,6 +37,10 @@ enum sq_event_type {
 	SQ_EV_STALL,       /* transmitter stalled: receive window full */
 	SQ_EV_RESUME,      /* transmitter resumed after a stall */
 	SQ_EV_STATE,       /* channel state changed */
+	SQ_EV_OUTAGE,      /* an outage of the direction begins or ends (sq_event.outage) */
+	SQ_EV_DROP_LOSS,   /* lost by the netem stage's loss model */
+	SQ_EV_DUPLICATE,   /* a copy made by the netem stage enters (pkt_id: the copy's) */
+	SQ_EV_CORRUPT,     /* the netem stage flips one bit of the packet */
 	SQ_EV_TYPES
 };
 
@@ -53,6 +57,10 @@ struct sq_event {
 	void *user;                /* the pointer given to sq_model_arrive() */
 	uint8_t router_class;      /* DROP_ROUTER, ECN_MARK, ENQUEUE behind a router stage:
 				    * the class index; SQ_ROUTER_NO_CLASS otherwise */
+	bool outage;               /* OUTAGE: true when it begins, false when it ends */
+	uint32_t corrupt_bit;      /* CORRUPT: the bit to flip, 8 x byte offset + bit
+				    * (0 = least significant) */
+	uint64_t copy_of;          /* DUPLICATE: the id of the packet copied */
 };
 
 /* Called for every event, synchronously; it must not call back into the model. */
@@ -65,6 +73,12 @@ struct sq_model;
 struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink sink,
 			      void *sink_ctx, char *err, size_t errlen);
 void sq_model_free(struct sq_model *m);
+
+/* The netem stage's duplication asks the caller for the copy's user pointer (a copy of
+ * the packet it owns); NULL means no copy could be had, and none is made. Without this
+ * hook a copy carries the original's user pointer. */
+typedef void *(*sq_clone_fn)(void *ctx, void *user);
+void sq_model_set_clone(struct sq_model *m, sq_clone_fn clone, void *ctx);
 
 /* Advances to now, then takes the packet. Returns its packet id (>= 1; ids
  * count up across both directions in arrival order), or 0 if memory for it
@@ -79,6 +93,9 @@ void sq_model_advance(struct sq_model *m, sq_time_us now);
 /* The channel's state at the model's time (at t = 0 the configured initial state, or where
  * a running channel is). */
 enum sq_state sq_model_channel_state(const struct sq_model *m);
+
+/* Whether direction dir is in an outage at the model's time (LINK_MODEL.md "Outages"). */
+bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);

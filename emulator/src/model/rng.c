@@ -10,7 +10,7 @@ uint64_t sq_splitmix64(uint64_t *state)
 
 /* The key of a stream: seed, replication and stream id each pass through a
  * splitmix64 step so that nearby inputs give unrelated keys. */
-static uint64_t stream_key(uint64_t seed, uint32_t replication, uint32_t stream)
+uint64_t sq_stream_key(uint64_t seed, uint32_t replication, uint32_t stream)
 {
 	uint64_t k = seed;
 	uint64_t h = sq_splitmix64(&k);
@@ -22,7 +22,7 @@ static uint64_t stream_key(uint64_t seed, uint32_t replication, uint32_t stream)
 
 void sq_rng_init(struct sq_rng *r, uint64_t seed, uint32_t replication, uint32_t stream)
 {
-	uint64_t k = stream_key(seed, replication, stream);
+	uint64_t k = sq_stream_key(seed, replication, stream);
 	for (int i = 0; i < 4; i++)
 		r->s[i] = sq_splitmix64(&k);
 	/* splitmix64 is a bijection of a counter, so four consecutive outputs are

@@ -18,6 +18,13 @@ enum sq_stream {
 	SQ_STREAM_ROUTER_DOWN = 3,  /* RED decisions of the router stage, down */
 	SQ_STREAM_ROUTER_UP = 4,    /* RED decisions of the router stage, up */
 	SQ_STREAM_CHANNEL_PHASE = 5, /* where a running channel is at t = 0 */
+	SQ_STREAM_NETEM_FIRST = 6,  /* 6..15: the netem stage, 6 + 2 x purpose + direction
+				     * (netem_stage.h) */
+	SQ_STREAM_ERROR_TIME_DOWN = 16, /* error draws by time (error_draw.h), down */
+	SQ_STREAM_ERROR_TIME_UP = 17,   /* error draws by time, up */
+	SQ_STREAM_OUTAGES = 18,      /* the link's outage timeline (both directions) */
+	SQ_STREAM_OUTAGES_DOWN = 19, /* down's own outage timeline */
+	SQ_STREAM_OUTAGES_UP = 20,   /* up's own outage timeline */
 };
 
 struct sq_rng {
@@ -26,6 +33,9 @@ struct sq_rng {
 
 /* One splitmix64 step: advances *state and returns the next output. */
 uint64_t sq_splitmix64(uint64_t *state);
+
+/* The 64-bit key of a stream, from which sq_rng_init fills the state (LINK_MODEL.md). */
+uint64_t sq_stream_key(uint64_t seed, uint32_t replication, uint32_t stream);
 
 void sq_rng_init(struct sq_rng *r, uint64_t seed, uint32_t replication, uint32_t stream);
 

@@ -20,7 +20,7 @@ from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.running import UDP, LinkPackets, Readiness
 from testbed.scenario.flows.third_party import third_party_problem
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import format_time_us, parse_time_us
+from testbed.units import format_time_us, parse_time_us
 
 # Flent 2.1.1's tests whose runners are all in Debian main here: test -> its runners' programs
 FLENT_TESTS = {"ping": "ping (ICMP) and irtt (UDP)"}

@@ -18,7 +18,7 @@ from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.running import UDP, LinkPackets, Readiness
 from testbed.scenario.flows.third_party import third_party_problem
 from testbed.scenario.link_section import LinkConfig
-from testbed.scenario.units import format_size, format_time_us, parse_size_bytes, parse_time_us
+from testbed.units import format_size, format_time_us, parse_size_bytes, parse_time_us
 
 DEFAULT_INTERVAL, DEFAULT_LENGTH = "20ms", "172B"
 SHORTEST_INTERVAL_US = 1_000
