@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, TextIO
 from analysis.results import cell_selection
 from testbed.run import meta, planning
+from testbed.run.stop import Stopped, raise_on_signals
 from testbed.scenario import loader as scenario_mod
 from testbed.units import si_quantity
 from testbed.addresses import MAX_LANE
@@ -208,7 +209,7 @@ def open_and_plan(scenario_path: Path | None, options: RunOptions, resume: Path 
     check_runnable(sc, cells)
     try:
         return Planned(sc, run_dir, reps, cells, plan(cells, reps, run_dir, options.redo, progress))
-    except planning.Stopped as stopped:
+    except Stopped as stopped:
         stopped.run_dir = run_dir.root
         raise
 
@@ -229,14 +230,14 @@ def run_command(scenario_path: Path | None, options: RunOptions, resume: Path | 
                 out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     try:
         return _run_command(scenario_path, options, resume, out, err)
-    except planning.Stopped as stopped:
+    except Stopped as stopped:
         print(stopped.message(), file=err)
         return 128 + stopped.signum
 
 
 def _run_command(scenario_path: Path | None, options: RunOptions, resume: Path | None,
                  out: TextIO, err: TextIO) -> int:
-    with planning.StopBeforeRunning(err):
+    with raise_on_signals(err):
         checked = check_run(scenario_path, options, resume)
     for warning in scenario_warnings(checked):
         print(f"squall run: warning: {warning}", file=err)
@@ -248,7 +249,7 @@ def _run_command(scenario_path: Path | None, options: RunOptions, resume: Path |
         return 2
     try:
         # a resumed run is reopened (its meta.json kept as it is)
-        with planning.StopBeforeRunning(err):
+        with raise_on_signals(err):
             planned = open_and_plan(scenario_path, options, resume, backend, checked if resume is None else None,
                                     progress=planning.progress_printer(err))
         print(f"squall run: {planned.sc.name}: {len(planned.cells)} cells x {describe(planned.reps)}, "
