@@ -123,3 +123,15 @@ void wl_json_print(struct wl_json *j, FILE *out)
     fprintf(out, "%s\n", j->buf ? j->buf : "{}");
     fflush(out);
 }
+
+void wl_json_begin_summary(struct wl_json *j, const char *tool, const char *mode, bool ok, const char *error)
+{
+    wl_json_init(j);
+    wl_json_begin_object(j, NULL);
+    wl_json_str(j, "tool", tool);
+    if (mode)
+        wl_json_str(j, "mode", mode);
+    wl_json_bool(j, "ok", ok);
+    if (!ok)
+        wl_json_str(j, "error", error);
+}
