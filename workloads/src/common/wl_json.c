@@ -65,30 +65,38 @@ static void key_prefix(struct wl_json *j, const char *key)
     j->need_comma = true;
 }
 
-void wl_json_begin_object(struct wl_json *j, const char *key)
+/* An object or an array: its opening bracket, its first member needs no comma. */
+static void open_bracket(struct wl_json *j, const char *key, const char *bracket)
 {
     key_prefix(j, key);
-    append(j, "{");
+    append(j, bracket);
     j->need_comma = false;
+}
+
+static void close_bracket(struct wl_json *j, const char *bracket)
+{
+    append(j, bracket);
+    j->need_comma = true;
+}
+
+void wl_json_begin_object(struct wl_json *j, const char *key)
+{
+    open_bracket(j, key, "{");
 }
 
 void wl_json_end_object(struct wl_json *j)
 {
-    append(j, "}");
-    j->need_comma = true;
+    close_bracket(j, "}");
 }
 
 void wl_json_begin_array(struct wl_json *j, const char *key)
 {
-    key_prefix(j, key);
-    append(j, "[");
-    j->need_comma = false;
+    open_bracket(j, key, "[");
 }
 
 void wl_json_end_array(struct wl_json *j)
 {
-    append(j, "]");
-    j->need_comma = true;
+    close_bracket(j, "]");
 }
 
 void wl_json_str(struct wl_json *j, const char *key, const char *value)
