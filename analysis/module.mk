@@ -3,7 +3,8 @@
 # Its sources include each other by relative path and libpcap's system header.
 analysis_CFLAGS := -Icommon
 PROGRAMS += squall-capture-records
-squall-capture-records_SRCS = analysis/src/capture_records.c analysis/src/packet_parse.c analysis/src/gz_input.c $(VERSION_SRCS)
+squall-capture-records_SRCS = analysis/src/capture_records.c analysis/src/packet_parse.c analysis/src/gz_input.c \
+	analysis/src/records_args.c $(VERSION_SRCS)
 squall-capture-records_LIBS = -lpcap -lz
 
 UNIT_TESTS += test_analysis_parse
@@ -17,7 +18,8 @@ fuzz_packet_parse_LIBS =
 
 # The analysis's fast emulator log reader (read/emulog.py falls back to Python on odd lines).
 PROGRAMS += squall-log-records
-squall-log-records_SRCS = analysis/src/log_records.c analysis/src/log_parse.c analysis/src/gz_input.c $(VERSION_SRCS)
+squall-log-records_SRCS = analysis/src/log_records.c analysis/src/log_parse.c analysis/src/gz_input.c \
+	analysis/src/records_args.c $(VERSION_SRCS)
 squall-log-records_LIBS = -lz
 
 # The log reader must survive any bytes a log file can hold.

@@ -1,9 +1,10 @@
-"""The three hosts of a replication behind one small interface.
+"""A host of a replication behind one small interface, and what a host hands out.
 
-testbed/run/replication.py talks only to a `Testbed` (three `Host`s, the link, the router,
-the TCP profile); testbed/lanes/hosts.py implements it with the network namespaces of
-one lane (`ip netns exec`); testbed/lab/hosts.py implements it with three lab hosts over SSH.
-Nothing here leaks lane names into a replication.
+testbed/run/replication.py talks only to a `Testbed` (testbed/link/testbed.py: three `Host`s,
+the link, the router, the TCP profile); testbed/lanes/hosts.py implements these with the
+network namespaces of one lane (`ip netns exec`), testbed/lab/hosts.py with three lab hosts
+over SSH. Nothing here leaks lane names into a replication, and nothing here names a type
+of a part above it (the link's, the router's or the scenario's): a `Host` runs programs.
 """
 from __future__ import annotations
 
@@ -14,11 +15,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Sequence
 
 if TYPE_CHECKING:      # the interface names the data it takes and returns, no implementation
-    from testbed.link.control import LinkState
     from testbed.processes import Ending, Program
-    from testbed.router.plan import RouterConfig
-    from testbed.scenario.link_section import LinkConfig
-    from testbed.tcp_profile import TcpProfile
 
 
 class Capture(Protocol):
@@ -99,39 +96,3 @@ class Host(Protocol):
     def read_proc(self, paths: Sequence[str]) -> str:
         """The texts of /proc files as this host sees them (/proc/net: its network namespace's),
         one after the other; a missing file is left out."""
-
-
-class Link(Protocol):
-    """The emulator and the two NPAs of one replication (testbed/link/session.py)."""
-    start_realtime_us: int | None
-
-    def bring_up(self) -> None:
-        """Programs running and ready, the TUNs up; packets are dropped until start()."""
-
-    def start(self) -> int:
-        """START: t = 0; returns its CLOCK_REALTIME µs."""
-
-    def close(self) -> object: ...
-
-    def dead_programs(self) -> dict[str, tuple[int, str]]: ...
-
-    def state(self) -> LinkState:
-        """What is inside the link now: packets, and how long none went in or out."""
-
-
-class Testbed(Protocol):
-    label: str                       # for messages, e.g. "lane 70"
-    fixed: Host
-    emu: Host
-    mobile: Host
-    capture_points: dict[str, tuple[Host, str]]   # file stem -> (host, device)
-
-    def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
-             router: RouterConfig | None = None) -> Link:
-        """`router` with engine "emulator" becomes the emulator's router stage."""
-
-    def router(self, config: RouterConfig, rep_dir: Path) -> Router: ...
-
-    def apply_tcp(self, profile: TcpProfile) -> dict: ...
-
-    def describe(self) -> dict: ...

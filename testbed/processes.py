@@ -10,7 +10,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Protocol, Self, Sequence
 
 from testbed import netns
 
@@ -105,6 +105,24 @@ def stop_process(proc: Stoppable, sig: int, grace_s: float) -> Ending:
     except subprocess.TimeoutExpired:
         proc.kill()
         return Ending(requested=True, code=proc.wait(), forced=True)
+
+
+class StartedInContext:
+    """A program that runs while its context lasts: start() on entering, stop() on leaving
+    (whatever ended the context); the class says what start and stop do."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 class ReadyTimeout(RuntimeError):

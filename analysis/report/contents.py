@@ -353,6 +353,21 @@ def _n(cell: CellResult, metric: str) -> list[Cell]:
     return [s.n if s else 0, s.failed if s else len(cell.replications)]
 
 
+def _transfer_row(cell: CellResult, axes: list[str], name: str, prefix: str,
+                  middle: list[Cell]) -> list[Cell]:
+    """A transfer's row: the cell, its axes, the transfer, the statistics of its elapsed time
+    and its median throughput (metrics `prefix`.*), the table's own `middle` columns, n/failed."""
+    return [cell.cell, *(cell.labels.get(a, "") for a in axes), name,
+            *_stats(cell, f"{prefix}.elapsed_s"), kbit(cell.median(f"{prefix}.throughput_Bps")),
+            *middle, *_n(cell, f"{prefix}.elapsed_s")]
+
+
+def _transfer_header(axes: list[str], name: str, middle: list[str]) -> list[str]:
+    """The header of _transfer_row's columns; `name` heads the transfer's column."""
+    return ["cell", *axes, name, *_stat_header("elapsed time", "s"), "throughput median (kbit/s)",
+            *middle, "n", "failed"]
+
+
 def _stats(cell: CellResult, metric: str, scale=_same) -> list[Cell]:
     """median, its 95 % interval, p25, p75, min, max."""
     return [scale(cell.median(metric)), _ci(cell, metric, scale),
@@ -405,21 +420,15 @@ def plain_bulk_table(cells: list[CellResult]) -> Table:
     rows: list[list[Cell]] = []
     for c in cells:
         for role, p in bulk_roles(c):
-            rows.append([c.cell, *(c.labels.get(a, "") for a in axes), role,
-                         *_stats(c, f"{p}.elapsed_s"), kbit(c.median(f"{p}.throughput_Bps")),
-                         *_medians(c, p, DROPS),
-                         *_medians(c, p, tuple(f"peer_{n}" for n in DROPS)),
-                         count(c.median(f"{p}.rto_events")),
-                         c.median(f"{role}.link_delay_median_ms")
-                         if not p.startswith("tcp.") else None,
-                         c.median("tcp.jain_index") if p.startswith("tcp.") else None,
-                         *_n(c, f"{p}.elapsed_s")])
+            rows.append(_transfer_row(c, axes, role, p, [
+                *_medians(c, p, DROPS), *_medians(c, p, tuple(f"peer_{n}" for n in DROPS)),
+                count(c.median(f"{p}.rto_events")),
+                c.median(f"{role}.link_delay_median_ms") if not p.startswith("tcp.") else None,
+                c.median("tcp.jain_index") if p.startswith("tcp.") else None]))
     return Table("Bulk TCP transfers: elapsed time and throughput",
-                 ["cell", *axes, "transfer", *_stat_header("elapsed time", "s"),
-                  "throughput median (kbit/s)", *DROP_HEADER, *_drop_header("receiver's ACKs: "),
-                  "RTO events median",
-                  "link delay of data segments, median (ms)", "Jain index median", "n",
-                  "failed"], rows,
+                 _transfer_header(axes, "transfer", [
+                     *DROP_HEADER, *_drop_header("receiver's ACKs: "), "RTO events median",
+                     "link delay of data segments, median (ms)", "Jain index median"]), rows,
                  "Elapsed time at the sender (first SYN -> ACK of FIN); throughput = bytes / "
                  "elapsed time; drops and retransmissions of the sender's packets, and of the "
                  "receiver's (its SYN-ACK and ACKs, the other way) apart. Transfers that start "
@@ -434,17 +443,14 @@ def plain_command_table(cells: list[CellResult]) -> Table:
     rows: list[list[Cell]] = []
     for c in cells:
         for flow in (f.name for f in c.flows_of("command") if has_tcp_values(c, f.name)):
-            rows.append([c.cell, *(c.labels.get(a, "") for a in axes), flow,
-                         *_stats(c, f"{flow}.elapsed_s"), kbit(c.median(f"{flow}.throughput_Bps")),
-                         kbit(c.median(_largest(c, flow, "throughput_Bps"))),
-                         count(c.median(f"{flow}.connections")), *_medians(c, flow, DROPS),
-                         count(c.median(f"{flow}.rto_events")),
-                         c.median(f"{flow}.link_delay_median_ms"), *_n(c, f"{flow}.elapsed_s")])
+            rows.append(_transfer_row(c, axes, flow, flow, [
+                kbit(c.median(_largest(c, flow, "throughput_Bps"))),
+                count(c.median(f"{flow}.connections")), *_medians(c, flow, DROPS),
+                count(c.median(f"{flow}.rto_events")), c.median(f"{flow}.link_delay_median_ms")]))
     return Table("Command flows: elapsed time and throughput of their TCP connections",
-                 ["cell", *axes, "flow", *_stat_header("elapsed time", "s"),
-                  "throughput median (kbit/s)", "largest connection's throughput median (kbit/s)",
-                  "connections median", *DROP_HEADER, "RTO events median",
-                  "link delay of data packets, median (ms)", "n", "failed"], rows,
+                 _transfer_header(axes, "flow", [
+                     "largest connection's throughput median (kbit/s)", "connections median",
+                     *DROP_HEADER, "RTO events median", "link delay of data packets, median (ms)"]), rows,
                  "A flow of one connection is measured as a bulk transfer: at its sender, first "
                  "SYN -> ACK of FIN, throughput = bytes / elapsed time. A flow of several (e.g. "
                  "iperf3's control and data connections): from the first SYN to the last ACK "

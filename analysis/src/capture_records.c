@@ -12,19 +12,13 @@
 
 #include "gz_input.h"
 #include "packet_parse.h"
-#include "squall_version.h"
+#include "records_args.h"
 #include "packet_record.h"
 
 static const char usage_text[] =
 	"usage: squall-capture-records CAPTURE [OUTPUT]\n"
 	"Writes one fixed-size header record per frame of a pcap or pcapng capture\n"
 	"to OUTPUT or stdout: what the analysis reads (analysis/README.md).\n";
-
-static int usage(void)
-{
-	fputs(usage_text, stderr);
-	return 2;
-}
 
 /* Byte offsets in messages count the decompressed bytes of a .pcap.gz. */
 static const char *offset_kind = "byte offset";
@@ -118,14 +112,9 @@ static int convert(pcap_t *p, const char *path, FILE *out, const char *out_name)
 
 int main(int argc, char **argv)
 {
-	if (sq_version_asked(argc, argv, "squall-capture-records"))
-		return 0;
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	if (argc < 2 || argc > 3)
-		return usage();
+	int answered = sq_records_args(argc, argv, "squall-capture-records", usage_text);
+	if (answered >= 0)
+		return answered;
 	const char *path = argv[1];
 	const char *out_name = argc == 3 ? argv[2] : "stdout";
 	pcap_t *p = open_capture(path);

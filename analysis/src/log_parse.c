@@ -54,16 +54,25 @@ static int interner_grow(struct interner *in)
 	return 0;
 }
 
+/* items (n used of *cap, each size bytes) with room for one more: as it is, or doubled
+ * (first items at first); NULL when out of memory, items then left as they were. */
+static void *room_for_one(void *items, size_t *cap, size_t n, size_t size, size_t first)
+{
+	if (n < *cap)
+		return items;
+	size_t bigger = *cap ? *cap * 2 : first;
+	void *grown = realloc(items, bigger * size);
+	if (grown)
+		*cap = bigger;
+	return grown;
+}
+
 static int interner_append(struct interner *in, const char *s, size_t len, uint64_t line)
 {
-	if (in->n_texts == in->cap_texts) {
-		size_t cap = in->cap_texts ? in->cap_texts * 2 : 256;
-		struct text *texts = realloc(in->texts, cap * sizeof *texts);
-		if (!texts)
-			return -1;
-		in->texts = texts;
-		in->cap_texts = cap;
-	}
+	struct text *texts = room_for_one(in->texts, &in->cap_texts, in->n_texts, sizeof *texts, 256);
+	if (!texts)
+		return -1;
+	in->texts = texts;
 	in->texts[in->n_texts++] = (struct text){ s, (uint32_t)len, line };
 	return 0;
 }
@@ -149,14 +158,10 @@ static void emit(struct reader *r, const void *buf, size_t len)
 
 static int add_comment(struct reader *r, const char *s, size_t len, uint64_t line)
 {
-	if (r->n_comments == r->cap_comments) {
-		size_t cap = r->cap_comments ? r->cap_comments * 2 : 64;
-		struct comment *c = realloc(r->comments, cap * sizeof *c);
-		if (!c)
-			return -1;
-		r->comments = c;
-		r->cap_comments = cap;
-	}
+	struct comment *c = room_for_one(r->comments, &r->cap_comments, r->n_comments, sizeof *c, 64);
+	if (!c)
+		return -1;
+	r->comments = c;
 	r->comments[r->n_comments++] = (struct comment){ line, r->n_events, s, (uint32_t)len };
 	return 0;
 }

@@ -20,7 +20,7 @@
 
 #include "gz_input.h"
 #include "log_parse.h"
-#include "squall_version.h"
+#include "records_args.h"
 
 /* The log's bytes: a plain file mapped read-only, a gzip-compressed one (emulator.log.gz)
  * decompressed into memory; *data is NULL for an empty file. Returns 0 or -1 (reported). */
@@ -89,16 +89,9 @@ static const char usage_text[] =
 
 int main(int argc, char **argv)
 {
-	if (sq_version_asked(argc, argv, "squall-log-records"))
-		return 0;
-	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
-		fputs(usage_text, stdout);
-		return 0;
-	}
-	if (argc < 2 || argc > 3) {
-		fputs(usage_text, stderr);
-		return 2;
-	}
+	int answered = sq_records_args(argc, argv, "squall-log-records", usage_text);
+	if (answered >= 0)
+		return answered;
 	struct log_bytes bytes;
 	if (map_file(argv[1], &bytes) < 0)
 		return 1;

@@ -148,25 +148,11 @@ static int setup(struct sampler *s)
 
 static int sample_until_stopped(struct sampler *s)
 {
-	struct pollfd fds[2] = { { .fd = s->timer.fd, .events = POLLIN }, { .fd = s->signal_fd, .events = POLLIN } };
 	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			perror(PROG ": waiting for the sample timer (poll)");
-			return -1;
-		}
-		if (fds[1].revents & POLLIN)
-			return 0;
-		int64_t expirations = fds[0].revents & POLLIN ? sample_timer_consume(&s->timer) : 0;
-		if (expirations < 0) {
-			perror(PROG ": reading the sample timer");
-			return -1;
-		}
-		if (expirations == 0)
-			continue;
-		s->missed += (uint64_t)(expirations - 1);
-		if (take_sample(s) != 0)
+		enum sample_wait w = sample_timer_wait(&s->timer, s->signal_fd, &s->missed, PROG);
+		if (w == SAMPLE_ERROR || w == SAMPLE_STOP)
+			return w == SAMPLE_STOP ? 0 : -1;
+		if (w == SAMPLE_DUE && take_sample(s) != 0)
 			return -1;
 	}
 }

@@ -45,6 +45,17 @@ void monitor_print_usage(FILE *out, const char *prog)
 
 enum { OPT_DEV = 1, OPT_OUTPUT, OPT_INTERVAL, OPT_T0, OPT_DURATION, OPT_HELP, OPT_VERSION };
 
+/* A whole time > 0 into *out (0), else "OPTION "ARG": expected a positive whole time such as
+ * EXAMPLES" in err (-1). */
+static int positive_duration(const char *arg, int64_t *out, const char *option, const char *examples,
+			     char *err, size_t err_len)
+{
+	if (parse_duration_us(arg, out) == 0 && *out > 0)
+		return 0;
+	snprintf(err, err_len, "%s \"%s\": expected a positive whole time such as %s", option, arg, examples);
+	return -1;
+}
+
 static int apply_option(int code, const char *arg, struct monitor_options *opts, char *err, size_t err_len)
 {
 	switch (code) {
@@ -55,11 +66,7 @@ static int apply_option(int code, const char *arg, struct monitor_options *opts,
 		opts->output = arg;
 		return 0;
 	case OPT_INTERVAL:
-		if (parse_duration_us(arg, &opts->interval_us) != 0 || opts->interval_us <= 0) {
-			snprintf(err, err_len, "--interval \"%s\": expected a positive whole time such as 10ms, 1ms or 500us", arg);
-			return -1;
-		}
-		return 0;
+		return positive_duration(arg, &opts->interval_us, "--interval", "10ms, 1ms or 500us", err, err_len);
 	case OPT_T0:
 		if (parse_realtime_us(arg, &opts->t0_realtime_us) != 0) {
 			snprintf(err, err_len, "--t0-realtime-us \"%s\": expected CLOCK_REALTIME microseconds since the epoch", arg);
@@ -67,11 +74,7 @@ static int apply_option(int code, const char *arg, struct monitor_options *opts,
 		}
 		return 0;
 	case OPT_DURATION:
-		if (parse_duration_us(arg, &opts->duration_us) != 0 || opts->duration_us <= 0) {
-			snprintf(err, err_len, "--duration \"%s\": expected a positive whole time such as 60s", arg);
-			return -1;
-		}
-		return 0;
+		return positive_duration(arg, &opts->duration_us, "--duration", "60s", err, err_len);
 	default:
 		snprintf(err, err_len, "unknown option; see --help");
 		return -1;

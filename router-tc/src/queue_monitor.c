@@ -57,30 +57,11 @@ static bool duration_reached(const struct monitor *m)
 /* Returns 0 when stopped by a signal or the duration, -1 on failure. */
 static int sample_until_stopped(struct monitor *m)
 {
-	struct pollfd fds[2] = {
-		{ .fd = m->timer.fd, .events = POLLIN },
-		{ .fd = m->signal_fd, .events = POLLIN },
-	};
 	while (!duration_reached(m)) {
-		if (poll(fds, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			perror("squall-queue-monitor: waiting for the sample timer (poll)");
-			return -1;
-		}
-		if (fds[1].revents & POLLIN)
-			return 0;
-		if (!(fds[0].revents & POLLIN))
-			continue;
-		int64_t expirations = sample_timer_consume(&m->timer);
-		if (expirations < 0) {
-			perror("squall-queue-monitor: reading the sample timer");
-			return -1;
-		}
-		if (expirations == 0)
-			continue;
-		m->missed += (uint64_t)(expirations - 1);
-		if (take_sample(m) != 0)
+		enum sample_wait w = sample_timer_wait(&m->timer, m->signal_fd, &m->missed, "squall-queue-monitor");
+		if (w == SAMPLE_ERROR || w == SAMPLE_STOP)
+			return w == SAMPLE_STOP ? 0 : -1;
+		if (w == SAMPLE_DUE && take_sample(m) != 0)
 			return -1;
 	}
 	return 0;

@@ -1,6 +1,9 @@
 #include "sample_timer.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdbool.h>
 #include <sys/prctl.h>
 #include <sys/timerfd.h>
@@ -53,6 +56,29 @@ int64_t sample_timer_consume(struct sample_timer *timer)
 	if (n < 0 && errno == EAGAIN)
 		return 0;
 	return -1;
+}
+
+enum sample_wait sample_timer_wait(struct sample_timer *timer, int signal_fd, uint64_t *missed,
+				   const char *program)
+{
+	struct pollfd fds[2] = { { .fd = timer->fd, .events = POLLIN }, { .fd = signal_fd, .events = POLLIN } };
+	if (poll(fds, 2, -1) < 0) {
+		if (errno == EINTR)
+			return SAMPLE_NOTHING;
+		fprintf(stderr, "%s: waiting for the sample timer (poll): %s\n", program, strerror(errno));
+		return SAMPLE_ERROR;
+	}
+	if (fds[1].revents & POLLIN)
+		return SAMPLE_STOP;
+	int64_t expirations = fds[0].revents & POLLIN ? sample_timer_consume(timer) : 0;
+	if (expirations < 0) {
+		fprintf(stderr, "%s: reading the sample timer: %s\n", program, strerror(errno));
+		return SAMPLE_ERROR;
+	}
+	if (expirations == 0)
+		return SAMPLE_NOTHING;
+	*missed += (uint64_t)(expirations - 1);
+	return SAMPLE_DUE;
 }
 
 void sample_timer_close(struct sample_timer *timer)

@@ -20,6 +20,16 @@ int sample_timer_open(struct sample_timer *timer, int64_t interval_us);
  * deadlines were missed. Returns 0 if nothing expired yet, -1 on error. */
 int64_t sample_timer_consume(struct sample_timer *timer);
 
+/* What one wait of sample_timer_wait saw. */
+enum sample_wait { SAMPLE_ERROR = -1, SAMPLE_STOP, SAMPLE_DUE, SAMPLE_NOTHING };
+
+/* Waits (poll) for the timer or signal_fd: SAMPLE_STOP when signal_fd is readable, SAMPLE_DUE
+ * when a sample is due (*missed grows by the deadlines missed before it), SAMPLE_NOTHING when
+ * the wait ended without either (a signal, a spurious wake-up), SAMPLE_ERROR after printing
+ * "PROGRAM: what failed: why" on stderr. */
+enum sample_wait sample_timer_wait(struct sample_timer *timer, int signal_fd, uint64_t *missed,
+				   const char *program);
+
 void sample_timer_close(struct sample_timer *timer);
 
 /* ts + ns, normalised. */

@@ -1,5 +1,5 @@
-"""The three lab hosts of a testbed file, reached over SSH: the `Testbed`, `Host` and
-`Link` protocols of testbed/hosts.py (docs/lab-hosts.md).
+"""The three lab hosts of a testbed file, reached over SSH: the `Testbed` and `Link`
+protocols of testbed/link/testbed.py and the `Host` of testbed/hosts.py (docs/lab-hosts.md).
 
     with SshTestbed.open(testbed_file.load(path)) as testbed:   # masters, checks, clocks
         replication.run(testbed, job, work, stop)

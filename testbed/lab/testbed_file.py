@@ -12,7 +12,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from testbed.addresses import EMULATOR_PORT, WIRELESS_DEV
 from testbed.errors import ConfigError
@@ -216,19 +216,20 @@ def _port(value: Any, where: str) -> int:
 
 
 def _address(table: Mapping[str, Any], key: str, where: str) -> str:
-    value = _required(table, key, where)
-    try:
-        return str(ipaddress.IPv4Address(value))
-    except (ValueError, TypeError):
-        raise ConfigError(where, f"{value!r} is not an IPv4 address (without prefix length)") from None
+    return _ip(table, key, where, ipaddress.IPv4Address, "an IPv4 address (without prefix length)")
 
 
 def _network(table: Mapping[str, Any], key: str, where: str) -> str:
+    return _ip(table, key, where, ipaddress.IPv4Network, "an IPv4 network such as \"198.18.40.0/24\"")
+
+
+def _ip(table: Mapping[str, Any], key: str, where: str, kind: Callable[[Any], object], expected: str) -> str:
+    """The required key as `kind` writes it; ConfigError "... is not <expected>" else."""
     value = _required(table, key, where)
     try:
-        return str(ipaddress.IPv4Network(value))
+        return str(kind(value))
     except (ValueError, TypeError):
-        raise ConfigError(where, f"{value!r} is not an IPv4 network such as \"198.18.40.0/24\"") from None
+        raise ConfigError(where, f"{value!r} is not {expected}") from None
 
 
 def _name(table: Mapping[str, Any], key: str, where: str, default: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from testbed import netns
-from testbed.processes import START_POLL_S, Ending, stop_process
+from testbed.processes import START_POLL_S, Ending, StartedInContext, stop_process
 
 SNAPLEN = 256    # IP + TCP headers with options: the packet identity, never payloads
 STOP_GRACE_S = 5.0
@@ -52,7 +52,7 @@ class CaptureError(RuntimeError):
     pass
 
 
-class Capture:
+class Capture(StartedInContext):
     def __init__(self, ns: str, dev: str, path: Path, bpf_filter: str = "", *, start_timeout_s: float = 5.0):
         self.ns, self.dev, self.path = ns, dev, Path(path)
         self.argv: list[str] = ["tcpdump", "-i", dev, "-w", str(self.path), "-U", "--immediate-mode", "-n", "-s", str(SNAPLEN),
@@ -66,13 +66,6 @@ class Capture:
         # when squall asked tcpdump to stop (µs since the epoch, this machine's clock, which the
         # emulator in a namespace shares): packets later than that may be missing from the file
         self.stop_requested_us: int | None = None
-
-    def __enter__(self) -> "Capture":
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         with open(self.stderr_path, "wb") as err:

@@ -1,4 +1,5 @@
-"""The hosts of a lane: network namespaces of this machine behind testbed.hosts' interface."""
+"""The hosts of a lane: network namespaces of this machine behind testbed.hosts' interface
+(and a `Testbed` of testbed/link/testbed.py)."""
 from __future__ import annotations
 
 import functools

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from testbed import netns
-from testbed.processes import START_POLL_S, Ending, stop_process
+from testbed.processes import START_POLL_S, Ending, StartedInContext, stop_process
 from testbed.scenario.workloads import object_url
 
 NGINX = "/usr/sbin/nginx"
@@ -121,7 +121,7 @@ http {{
 
 
 @dataclass
-class HttpServer:
+class HttpServer(StartedInContext):
     """Context manager: nginx serving cfg.pages in cfg.namespace until the block ends."""
     cfg: HttpServerConfig
     proc: subprocess.Popen | None = field(default=None, init=False)
@@ -138,13 +138,6 @@ class HttpServer:
     @property
     def docroot(self) -> Path:
         return self.cfg.run_dir / "docroot"
-
-    def __enter__(self) -> "HttpServer":
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def start(self) -> None:
         if not os.access(self.cfg.nginx, os.X_OK):

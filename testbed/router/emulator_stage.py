@@ -127,16 +127,9 @@ def _class_lines(cls: RouterClass, scheduler: str) -> list[str]:
 
 
 def _filter_lines(flt: RouterFilter) -> list[str]:
-    lines = [f"class = {flt.target}"]
-    if flt.dscp is not None:
-        lines.append(f"dscp = {flt.dscp}")
-    if flt.protocol is not None:
-        lines.append(f"protocol = {_PROTOCOL_NAMES.get(flt.protocol, flt.protocol)}")
-    if flt.sport is not None:
-        lines.append(f"sport = {flt.sport}")
-    if flt.dport is not None:
-        lines.append(f"dport = {flt.dport}")
-    return lines
+    """Its class and criteria (src/dst were refused by _check_filter), a protocol by its name."""
+    return [f"class = {flt.target}"] + [f"{name} = {_PROTOCOL_NAMES.get(value, value) if name == 'protocol' else value}"
+                                        for name, value in flt.criteria()]
 
 
 # --- what the emulator ignores -------------------------------------------------------------

@@ -46,6 +46,11 @@ class RouterFilter:
     src: str | None = None
     dst: str | None = None
 
+    def criteria(self) -> list[tuple[str, int | str]]:
+        """The fields that are set, as (name, value) in the order the engines write them."""
+        names = ("dscp", "protocol", "src", "dst", "sport", "dport")
+        return [(name, getattr(self, name)) for name in names if getattr(self, name) is not None]
+
 
 @dataclass(frozen=True)
 class RouterConfig:

@@ -69,19 +69,15 @@ def _filter_line(dev: str, prio: int, flt: RouterFilter, flowid: str) -> str:
             f" {' '.join(_u32_matches(flt))} flowid {flowid}")
 
 
+_U32 = {   # a filter's criterion -> its u32 selector; ports at the offset of an IPv4 header without options
+    "dscp": lambda v: f"match ip dsfield 0x{v << 2:02x} 0xfc",
+    "protocol": lambda v: f"match ip protocol {v} 0xff",
+    "src": lambda v: f"match ip src {v}",
+    "dst": lambda v: f"match ip dst {v}",
+    "sport": lambda v: f"match ip sport {v} 0xffff",
+    "dport": lambda v: f"match ip dport {v} 0xffff",
+}
+
+
 def _u32_matches(flt: RouterFilter) -> list[str]:
-    """u32 selectors; ports are read at the offset of an IPv4 header without options."""
-    out = []
-    if flt.dscp is not None:
-        out.append(f"match ip dsfield 0x{flt.dscp << 2:02x} 0xfc")
-    if flt.protocol is not None:
-        out.append(f"match ip protocol {flt.protocol} 0xff")
-    if flt.src is not None:
-        out.append(f"match ip src {flt.src}")
-    if flt.dst is not None:
-        out.append(f"match ip dst {flt.dst}")
-    if flt.sport is not None:
-        out.append(f"match ip sport {flt.sport} 0xffff")
-    if flt.dport is not None:
-        out.append(f"match ip dport {flt.dport} 0xffff")
-    return out
+    return [_U32[name](value) for name, value in flt.criteria()]

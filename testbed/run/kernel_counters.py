@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from analysis.results.directory import KERNEL_COUNTERS_FILE
-from testbed.hosts import Host, Testbed
+from testbed.hosts import Host
+from testbed.link.testbed import Testbed
 from testbed.run.results import write_json_atomic
 
 PROC_FILES = ("/proc/net/snmp", "/proc/net/netstat", "/proc/net/snmp6")

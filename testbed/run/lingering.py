@@ -17,7 +17,8 @@ from __future__ import annotations
 import subprocess
 from dataclasses import dataclass
 
-from testbed.hosts import Host, Testbed
+from testbed.hosts import Host
+from testbed.link.testbed import Testbed
 
 # Every state that can still send: ss's `connected` (all but LISTEN and CLOSE) without
 # TIME_WAIT, which answers but never sends by itself.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Protocol, TextIO
 
-from testbed.hosts import Testbed
+from testbed.link.testbed import Testbed
 from testbed.run import meta
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.progress import Progress, planned_replication_s

@@ -8,7 +8,8 @@ every flow or the timeout → stop everything (STOP: the emulator log gets its t
 workloads.json and the verdict. The caller (testbed/run/runner.py) owns the run directory:
 it gets the work directory from RunDir.begin and hands the Status to RunDir.finish.
 
-Only the `Testbed`/`Host` protocols of testbed/hosts.py are used: no namespace here.
+Only the `Testbed`/`Host` protocols (testbed/link/testbed.py, testbed/hosts.py) are used: no
+namespace here.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from analysis.results.directory import TCPINFO_SUFFIX, WORKLOADS_FILE
 from testbed import tcp_profile, tcp_table
 from testbed.link import session as link_session
 from testbed.scenario.flows import FlowBase, Readiness
-from testbed.hosts import Host, Link, Router, Testbed
+from testbed.hosts import Host, Router
+from testbed.link.testbed import Link, Testbed
 from testbed.processes import START_POLL_S, Program, ready_line, wait_for
 from testbed.run import drain_bound, instruments
 from testbed.run.drain_bound import STOP_GRACE_S

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from testbed.hosts import Testbed
+from testbed.link.testbed import Testbed
 from testbed.run import lingering, replication
 from testbed.run.flow_slots import FlowSlots
 from testbed.run.results import RunDir, Status, failure_text, utc_stamp

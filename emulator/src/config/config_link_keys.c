@@ -46,23 +46,29 @@ static const char *set_token(struct sq_emu_config *cfg, const struct where *w, c
 	return NULL;
 }
 
+/* A non-empty path that fits into out[size]; else `expected`. */
+static const char *copy_path(char *out, size_t size, const char *v, const char *expected)
+{
+	if (!*v || strlen(v) >= size)
+		return expected;
+	strcpy(out, v);
+	return NULL;
+}
+
 static const char *set_log(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
-	if (!*v || strlen(v) >= sizeof(cfg->log_path))
-		return "expected a file path";
-	strcpy(cfg->log_path, v);
-	cfg->log_set = true;
-	return NULL;
+	const char *err = copy_path(cfg->log_path, sizeof cfg->log_path, v, "expected a file path");
+	if (err == NULL)
+		cfg->log_set = true;
+	return err;
 }
 
 static const char *set_control(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	(void)w;
-	if (!*v || strlen(v) >= sizeof(cfg->control_path))
-		return "expected the path of a Unix socket to create (at most 107 bytes)";
-	strcpy(cfg->control_path, v);
-	return NULL;
+	return copy_path(cfg->control_path, sizeof cfg->control_path, v,
+			 "expected the path of a Unix socket to create (at most 107 bytes)");
 }
 
 static const char *set_seed(struct sq_emu_config *cfg, const struct where *w, const char *v)

@@ -170,22 +170,24 @@ static const char *set_red_avpkt(struct sq_emu_config *cfg, const struct where *
 	return red_size(&class_of(cfg, w)->red.avpkt, v);
 }
 
-static const char *set_red_max_p(struct sq_emu_config *cfg, const struct where *w, const char *v)
+/* A value in (0, 1] into *out; else `expected`. */
+static const char *red_fraction(double *out, const char *v, const char *expected)
 {
 	double p;
 	if (!sq_parse_probability(v, &p) || p == 0.0)
-		return "expected a probability in (0, 1] like 0.1";
-	class_of(cfg, w)->red.max_p = p;
+		return expected;
+	*out = p;
 	return NULL;
+}
+
+static const char *set_red_max_p(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return red_fraction(&class_of(cfg, w)->red.max_p, v, "expected a probability in (0, 1] like 0.1");
 }
 
 static const char *set_red_w_q(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	double p;
-	if (!sq_parse_probability(v, &p) || p == 0.0)
-		return "expected a weight in (0, 1] like 0.002";
-	class_of(cfg, w)->red.w_q = p;
-	return NULL;
+	return red_fraction(&class_of(cfg, w)->red.w_q, v, "expected a weight in (0, 1] like 0.002");
 }
 
 static const char *set_red_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
@@ -312,22 +314,25 @@ static bool parse_port_range(const char *v, uint16_t *lo, uint16_t *hi)
 
 #define PORT_EXPECTED "expected a port 0-65535 or a range like 5000-5010"
 
+/* A port or a range into [*lo, *hi], and the filter then matches on it (*match). */
+static const char *ports(const char *v, uint16_t *lo, uint16_t *hi, bool *match)
+{
+	if (!parse_port_range(v, lo, hi))
+		return PORT_EXPECTED;
+	*match = true;
+	return NULL;
+}
+
 static const char *set_sport(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	struct sq_router_filter *f = filter_of(cfg, w);
-	if (!parse_port_range(v, &f->sport_min, &f->sport_max))
-		return PORT_EXPECTED;
-	f->match_sport = true;
-	return NULL;
+	return ports(v, &f->sport_min, &f->sport_max, &f->match_sport);
 }
 
 static const char *set_dport(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	struct sq_router_filter *f = filter_of(cfg, w);
-	if (!parse_port_range(v, &f->dport_min, &f->dport_max))
-		return PORT_EXPECTED;
-	f->match_dport = true;
-	return NULL;
+	return ports(v, &f->dport_min, &f->dport_max, &f->match_dport);
 }
 
 const struct key_spec sq_router_filter_keys[] = {

@@ -8,7 +8,6 @@
 #include "link_config.h"
 
 /* Limits that keep all time arithmetic of the model inside int64. */
-#define SQ_MAX_DELAY_US 1000000000000LL     /* delay and arq_delay: about 11.6 days */
 #define SQ_MAX_ARQ_RETRANSMISSIONS 1000u
 /* Bytes a link layer adds per packet: its headers, never more than an IP packet can be. */
 #define SQ_MAX_OVERHEAD 65535u

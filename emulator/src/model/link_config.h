@@ -12,6 +12,8 @@
 
 #include "netem_config.h"
 
+#define SQ_MAX_DELAY_US 1000000000000LL     /* delay and arq_delay: about 11.6 days */
+
 typedef int64_t sq_time_us;   /* microseconds since the run's t = 0 */
 
 #define SQ_TIME_NEVER INT64_MAX

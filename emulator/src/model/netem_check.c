@@ -2,7 +2,7 @@
 
 #include <stdio.h>
 
-#include "link_check.h"
+#include "link_config.h"
 
 static bool probability(double p, const char *dn, const char *key, const char *what, char *err,
 			size_t errlen)

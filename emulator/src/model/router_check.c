@@ -6,24 +6,14 @@
 
 #include "router_discipline.h"
 
-/* "down.router.class.EF" (the configuration file's section) or, for an unnamed class,
- * "down.router.class[2]". */
-static void class_path(char *out, size_t n, const char *dn, const struct sq_router_class *c,
-		       size_t i)
+/* "down.router.class.EF" (the configuration file's section) or, for an unnamed one,
+ * "down.router.class[2]"; `what` is "class" or "filter". */
+static void item_path(char *out, size_t n, const char *dn, const char *what, const char *name, size_t i)
 {
-	if (c->name[0])
-		snprintf(out, n, "%s.router.class.%.*s", dn, SQ_ROUTER_NAME_MAX, c->name);
+	if (name[0])
+		snprintf(out, n, "%s.router.%s.%.*s", dn, what, SQ_ROUTER_NAME_MAX, name);
 	else
-		snprintf(out, n, "%s.router.class[%zu]", dn, i);
-}
-
-static void filter_path(char *out, size_t n, const char *dn, const struct sq_router_filter *f,
-			size_t i)
-{
-	if (f->name[0])
-		snprintf(out, n, "%s.router.filter.%.*s", dn, SQ_ROUTER_NAME_MAX, f->name);
-	else
-		snprintf(out, n, "%s.router.filter[%zu]", dn, i);
+		snprintf(out, n, "%s.router.%s[%zu]", dn, what, i);
 }
 
 static bool check_class(const struct sq_router_config *rc, size_t i, const char *dn, char *err,
@@ -31,7 +21,7 @@ static bool check_class(const struct sq_router_config *rc, size_t i, const char 
 {
 	const struct sq_router_class *c = &rc->classes[i];
 	char cp[96];
-	class_path(cp, sizeof cp, dn, c, i);
+	item_path(cp, sizeof cp, dn, "class", c->name, i);
 	if (memchr(c->name, '\0', sizeof c->name) == NULL) {
 		snprintf(err, errlen, "%s.router.class[%zu].name: not NUL-terminated", dn, i);
 		return false;
@@ -55,7 +45,7 @@ static bool check_filter(const struct sq_router_config *rc, size_t i, const char
 {
 	const struct sq_router_filter *f = &rc->filters[i];
 	char fp[96];
-	filter_path(fp, sizeof fp, dn, f, i);
+	item_path(fp, sizeof fp, dn, "filter", f->name, i);
 	if (f->class_index >= rc->n_classes) {
 		snprintf(err, errlen, "%s.class: index %zu names no class (there are %zu)", fp,
 			 f->class_index, rc->n_classes);

@@ -4,23 +4,11 @@
  * is what has waited longest. */
 #include "router_discipline.h"
 #include "router_fifo.h"
-#include "router_queue.h"
-
-static bool over_limit(const struct sq_router_class *c, const struct sq_router_queue *q, uint32_t ip_len)
-{
-	(void)ip_len;
-	return q->count + 1 > c->limit;
-}
-
-static bool check(const struct sq_router_class *c, const char *cp, char *err, size_t errlen)
-{
-	return sq_fifo_check_limit(c, false, cp, err, errlen);
-}
 
 const struct sq_router_discipline sq_head_drop_ops = {
 	.name = "head_drop",
 	.limit_in_bytes = false,
-	.check = check,
-	.over_limit = over_limit,
+	.check = sq_fifo_check_packets,
+	.over_limit = sq_fifo_over_packets,
 	.drops_from_head = true,
 };

@@ -5,7 +5,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.router.disciplines.fifo import FifoQueue
-from testbed.router.values import positive_size
 
 
 @dataclass(frozen=True)
@@ -13,7 +12,3 @@ class BfifoQueue(FifoQueue):
     discipline: ClassVar[str] = "bfifo"
     tc_kind: ClassVar[str] = "bfifo"
     in_bytes: ClassVar[bool] = True
-
-    @classmethod
-    def parse_limit(cls, value: object, where: str) -> int:
-        return positive_size(value, where)

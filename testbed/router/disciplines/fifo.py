@@ -1,14 +1,14 @@
 """A FIFO with one limit, in packets or bytes: what pfifo, bfifo (and head_drop) have in common.
 
-A discipline of this shape says its names, its limit's unit and how a limit is parsed; the
-rendering for both engines is the same for all of them.
+A discipline of this shape says its names and its limit's unit; parsing the limit and the
+rendering for both engines are the same for all of them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from testbed.router.values import reject_unknown, required
+from testbed.router.values import positive_int, positive_size, reject_unknown, required
 
 
 @dataclass(frozen=True)
@@ -17,12 +17,12 @@ class FifoQueue:
     discipline: ClassVar[str]       # the name in scenario files and emulator.conf
     tc_kind: ClassVar[str]          # the qdisc's name in tc
     kernel_module: ClassVar[str] = "sch_fifo"
-    in_bytes: ClassVar[bool]        # the limit counts bytes (else packets)
+    in_bytes: ClassVar[bool] = False    # the limit counts bytes (else packets)
     drop: ClassVar[str] = "tail drop"
 
     @classmethod
     def parse_limit(cls, value: object, where: str) -> int:
-        raise NotImplementedError
+        return positive_size(value, where) if cls.in_bytes else positive_int(value, where, "packets")
 
     @classmethod
     def parse(cls, body: dict, where: str, link_rate_bps: int) -> FifoQueue:

@@ -6,16 +6,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.router.disciplines.fifo import FifoQueue
-from testbed.router.values import positive_int
 
 
 @dataclass(frozen=True)
 class HeadDropQueue(FifoQueue):
     discipline: ClassVar[str] = "head_drop"
     tc_kind: ClassVar[str] = "pfifo_head_drop"
-    in_bytes: ClassVar[bool] = False
     drop: ClassVar[str] = "head drop"
-
-    @classmethod
-    def parse_limit(cls, value: object, where: str) -> int:
-        return positive_int(value, where, "packets")

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, TextIO
 
-from testbed.hosts import Testbed
+from testbed.link.testbed import Testbed
 from testbed.run.ending import finish
 from testbed.run.local_runner import RunResult, Runner
 from testbed.run.options import RunOptions

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from testbed.errors import ConfigError
-from testbed.hosts import Testbed
+from testbed.link.testbed import Testbed
 from testbed.lab import hosts as ssh_hosts
 from testbed.lab import testbed_file
 from testbed.router.engines import engine_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from testbed.hosts import Testbed
+from testbed.link.testbed import Testbed
 from testbed.lanes import claim as lane_claim
 from testbed.lanes import lane as lanes
 from testbed.lanes.hosts import NamespaceTestbed

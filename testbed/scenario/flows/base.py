@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
-from analysis.join.flows import KindTraits
+from analysis.join.flows import FLOW_KINDS, KindTraits
 from testbed.scenario.flows.running import LinkPackets, PacedStream, Readiness
 from testbed.scenario.link_section import LinkConfig
 from testbed.units import format_time_us
@@ -42,10 +42,11 @@ class FlowBase(ABC):
     KEYS: ClassVar[frozenset[str]]          # the kind's own keys, beside registry.COMMON_KEYS
     PROFILE_KIND: ClassVar[str | None]      # its `kind` in workloads.toml; None: takes no `workload`
     WORKLOAD_TYPE: ClassVar[type | None]    # what such a profile reads as (scenario/workloads.py)
-    ANALYSIS: ClassVar[KindTraits]          # what the analysis knows of the kind (analysis/flows.py)
+    ANALYSIS: ClassVar[KindTraits]          # what the analysis knows of the kind (analysis/flows.py),
+                                            # found by the kind's name (__init_subclass__)
     TITLE: ClassVar[str]                    # the kind in prose ("HTTP", "bulk", "UDP", "command")
     # - its programs:
-    PROGRAM: ClassVar[str]                  # the C generator (build/bin/)
+    PROGRAM: ClassVar[str]                  # the C generator (build/bin/): ANALYSIS's tool, or ""
     ROLES: ClassVar[tuple[str, str]]        # (active, passive), as in workloads.json and file names
     ACTIVE_SENDS: ClassVar[bool]            # the active program is where the data starts (a sender)
     PORT_BASE: ClassVar[int]                # flow i (0-based, file order) uses PORT_BASE + i
@@ -60,6 +61,15 @@ class FlowBase(ABC):
                                             # a lost FIN's retransmission); squall-udp does not
     SIZED_BY_BYTES: ClassVar[bool] = False  # it ends when its bytes have crossed (HTTP, bulk), so
                                             # planned_us says when it can end at the earliest
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A kind (a class whose body sets `kind`) takes what the analysis knows of it and its
+        generator from FLOW_KINDS by its name, unless its body states them (a kind the analysis
+        does not list, as tests/test_flow_registry.py's), so the name is written once."""
+        super().__init_subclass__(**kwargs)
+        if "kind" in cls.__dict__:
+            cls.ANALYSIS = cls.__dict__.get("ANALYSIS") or FLOW_KINDS[cls.__dict__["kind"]]
+            cls.PROGRAM = cls.__dict__.get("PROGRAM", cls.ANALYSIS.tool or "")
 
     # --- parsing (registry.parse_flow calls it with the keys every kind has) ---
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from analysis.join.flows import FLOW_KINDS
 from testbed.errors import ConfigError
 from testbed.scenario.flows.running import TCP, LinkPackets
 from testbed.scenario.flows.sender_receiver import SenderReceiverFlow
@@ -28,9 +27,7 @@ class BulkFlow(SenderReceiverFlow):
     KEYS = frozenset({"count", "length", "nodelay", "delayed_acks"})
     PROFILE_KIND = "bulk"
     WORKLOAD_TYPE = BulkTransfer
-    ANALYSIS = FLOW_KINDS["bulk"]
     TITLE = "bulk"
-    PROGRAM = ANALYSIS.tool or ""
     PORT_BASE = 5001
     METRICS_ROLE = "sender"
     SIZED_BY_BYTES = True

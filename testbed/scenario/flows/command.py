@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from analysis.join.flows import FLOW_KINDS
 from testbed.errors import ConfigError
 from testbed.scenario import argv_template
 from testbed.scenario.flows.base import FlowBase
@@ -58,9 +57,7 @@ class CommandFlow(FlowBase):
     KEYS = frozenset({"client", "server", "serve", "ready"})
     PROFILE_KIND = None                     # no `workload`: what it runs is its command lines
     WORKLOAD_TYPE = None
-    ANALYSIS = FLOW_KINDS["command"]
     TITLE = "command"
-    PROGRAM = ""
     ROLES = ("client", "server")
     ACTIVE_SENDS = False                    # down: the server at the fixed host, like http
     PORT_BASE = 7001

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from analysis.join.flows import FLOW_KINDS
 from testbed.errors import ConfigError
 from testbed.scenario.flows.base import FlowBase
 from testbed.scenario.flows.running import TCP, LinkPackets
@@ -42,9 +41,7 @@ class HttpFlow(FlowBase):
                       "delayed_acks"})
     PROFILE_KIND = "http"
     WORKLOAD_TYPE = HttpPage
-    ANALYSIS = FLOW_KINDS["http"]
     TITLE = "HTTP"
-    PROGRAM = ANALYSIS.tool or ""
     ROLES = ("client", "server")
     ACTIVE_SENDS = False
     PORT_BASE = 8080

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from analysis.join.flows import FLOW_KINDS
 from testbed.errors import ConfigError
 from testbed.scenario.flows.running import UDP, LinkPackets, PacedStream
 from testbed.scenario.flows.sender_receiver import SenderReceiverFlow
@@ -26,9 +25,7 @@ class UdpFlow(SenderReceiverFlow):
     KEYS = frozenset({"size", "rate", "rate_counts", "duration", "count"})
     PROFILE_KIND = "cbr"            # workloads.toml calls a UDP stream "cbr"
     WORKLOAD_TYPE = CbrStream
-    ANALYSIS = FLOW_KINDS["udp"]
     TITLE = "UDP"
-    PROGRAM = ANALYSIS.tool or ""
     PORT_BASE = 6001
     METRICS_ROLE = "receiver"
     OPENS_TCP = False

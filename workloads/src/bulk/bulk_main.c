@@ -26,8 +26,6 @@ static const struct option recv_options[] = {
     {"start-offset", required_argument, NULL, 0}, {"tos", required_argument, NULL, 0},
     {"log", required_argument, NULL, 0},    WL_INFO_OPTIONS, {NULL, 0, NULL, 0},
 };
-static const struct wl_cli send_cli = {"squall-bulk", usage, send_options};
-static const struct wl_cli recv_cli = {"squall-bulk", usage, recv_options};
 
 static int send_option(void *config, const char *name, const char *value)
 {
@@ -59,30 +57,37 @@ static int recv_option(void *config, const char *name, const char *value)
     return -1;
 }
 
+static const char *send_missing(const void *config, bool extra_arguments)
+{
+    (void)extra_arguments;
+    return ((const struct bulk_send_config *)config)->remote_len == 0 ? "--connect ADDR:PORT is required"
+                                                                      : NULL;
+}
+
+static const char *recv_missing(const void *config, bool extra_arguments)
+{
+    (void)extra_arguments;
+    return ((const struct bulk_recv_config *)config)->local_len == 0 ? "--listen ADDR:PORT is required"
+                                                                     : NULL;
+}
+
+static const struct wl_mode send_mode = {
+    {"squall-bulk", usage, send_options}, "squall-bulk send", send_option, send_missing};
+static const struct wl_mode recv_mode = {
+    {"squall-bulk", usage, recv_options}, "squall-bulk recv", recv_option, recv_missing};
+
 static int run_send(int argc, char **argv)
 {
     struct bulk_send_config c = {.count = 90, .length = 2096};
-    wl_common_defaults(&c.common);
-    int stop = wl_parse_long_options(argc, argv, &send_cli, &c.common, send_option, &c);
-    if (stop != WL_CONTINUE)
-        return stop;
-    const char *missing = c.remote_len == 0 ? "--connect ADDR:PORT is required" : NULL;
-    if (wl_check_arguments(argc, "squall-bulk send", missing, usage) != 0)
-        return WL_EXIT_USAGE;
-    return bulk_send(&c);
+    int stop = wl_parse_mode(argc, argv, &send_mode, &c.common, &c);
+    return stop != WL_CONTINUE ? stop : bulk_send(&c);
 }
 
 static int run_recv(int argc, char **argv)
 {
     struct bulk_recv_config c = {.connections = 1};
-    wl_common_defaults(&c.common);
-    int stop = wl_parse_long_options(argc, argv, &recv_cli, &c.common, recv_option, &c);
-    if (stop != WL_CONTINUE)
-        return stop;
-    const char *missing = c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL;
-    if (wl_check_arguments(argc, "squall-bulk recv", missing, usage) != 0)
-        return WL_EXIT_USAGE;
-    return bulk_recv(&c);
+    int stop = wl_parse_mode(argc, argv, &recv_mode, &c.common, &c);
+    return stop != WL_CONTINUE ? stop : bulk_recv(&c);
 }
 
 int main(int argc, char **argv)

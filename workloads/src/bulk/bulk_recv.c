@@ -160,13 +160,7 @@ static void print_summary(const struct recv_state *s, bool ok)
             last = c->last_byte_us;
     }
     struct wl_json j;
-    wl_json_init(&j);
-    wl_json_begin_object(&j, NULL);
-    wl_json_str(&j, "tool", "squall-bulk");
-    wl_json_str(&j, "mode", "recv");
-    wl_json_bool(&j, "ok", ok);
-    if (!ok)
-        wl_json_str(&j, "error", s->error);
+    wl_json_begin_summary(&j, "squall-bulk", "recv", ok, s->error);
     wl_json_str(&j, "listen", s->listen);
     wl_json_bool(&j, "delayed_acks", s->cfg->delayed_acks);
     wl_json_int(&j, "bytes", (int64_t)bytes);
@@ -206,12 +200,7 @@ int bulk_recv(const struct bulk_recv_config *cfg)
     for (size_t i = 0; i < s.accepted; i++)
         if (s.conns[i].fd >= 0)
             close(s.conns[i].fd);
-    if (wl_log_close(s.log, cfg->common.log_path) != 0 && rc == 0) {
-        snprintf(s.error, sizeof s.error, "writing the --log file failed");
-        rc = -1;
-    }
-    if (rc != 0)
-        fprintf(stderr, "squall-bulk recv: %s\n", s.error);
+    rc = wl_log_finish(s.log, cfg->common.log_path, rc, "squall-bulk recv", s.error, sizeof s.error);
     print_summary(&s, rc == 0);
     free(s.conns);
     return rc == 0 ? 0 : 1;

@@ -116,13 +116,7 @@ static int await_peer_close(struct send_state *s, int fd)
 static void print_summary(const struct send_state *s, bool ok)
 {
     struct wl_json j;
-    wl_json_init(&j);
-    wl_json_begin_object(&j, NULL);
-    wl_json_str(&j, "tool", "squall-bulk");
-    wl_json_str(&j, "mode", "send");
-    wl_json_bool(&j, "ok", ok);
-    if (!ok)
-        wl_json_str(&j, "error", s->error);
+    wl_json_begin_summary(&j, "squall-bulk", "send", ok, s->error);
     wl_json_str(&j, "local", s->local);
     wl_json_str(&j, "remote", s->remote);
     wl_json_int(&j, "count", (int64_t)s->cfg->count);

@@ -65,30 +65,38 @@ static void key_prefix(struct wl_json *j, const char *key)
     j->need_comma = true;
 }
 
-void wl_json_begin_object(struct wl_json *j, const char *key)
+/* An object or an array: its opening bracket, its first member needs no comma. */
+static void open_bracket(struct wl_json *j, const char *key, const char *bracket)
 {
     key_prefix(j, key);
-    append(j, "{");
+    append(j, bracket);
     j->need_comma = false;
+}
+
+static void close_bracket(struct wl_json *j, const char *bracket)
+{
+    append(j, bracket);
+    j->need_comma = true;
+}
+
+void wl_json_begin_object(struct wl_json *j, const char *key)
+{
+    open_bracket(j, key, "{");
 }
 
 void wl_json_end_object(struct wl_json *j)
 {
-    append(j, "}");
-    j->need_comma = true;
+    close_bracket(j, "}");
 }
 
 void wl_json_begin_array(struct wl_json *j, const char *key)
 {
-    key_prefix(j, key);
-    append(j, "[");
-    j->need_comma = false;
+    open_bracket(j, key, "[");
 }
 
 void wl_json_end_array(struct wl_json *j)
 {
-    append(j, "]");
-    j->need_comma = true;
+    close_bracket(j, "]");
 }
 
 void wl_json_str(struct wl_json *j, const char *key, const char *value)
@@ -122,4 +130,16 @@ void wl_json_print(struct wl_json *j, FILE *out)
 {
     fprintf(out, "%s\n", j->buf ? j->buf : "{}");
     fflush(out);
+}
+
+void wl_json_begin_summary(struct wl_json *j, const char *tool, const char *mode, bool ok, const char *error)
+{
+    wl_json_init(j);
+    wl_json_begin_object(j, NULL);
+    wl_json_str(j, "tool", tool);
+    if (mode)
+        wl_json_str(j, "mode", mode);
+    wl_json_bool(j, "ok", ok);
+    if (!ok)
+        wl_json_str(j, "error", error);
 }

@@ -25,6 +25,9 @@ void wl_json_str(struct wl_json *j, const char *key, const char *value);
 void wl_json_int(struct wl_json *j, const char *key, int64_t value);
 void wl_json_num(struct wl_json *j, const char *key, double value);
 void wl_json_bool(struct wl_json *j, const char *key, bool value);
+/* Inits j and opens a generator's summary: "tool", "mode" (left out when NULL), "ok" and, when
+ * not ok, "error" (workloads/README.md); the caller adds its own keys, ends and prints it. */
+void wl_json_begin_summary(struct wl_json *j, const char *tool, const char *mode, bool ok, const char *error);
 /* Writes the buffer and a newline to out and flushes it. */
 void wl_json_print(struct wl_json *j, FILE *out);
 

@@ -35,3 +35,14 @@ int wl_log_close(FILE *log, const char *path)
     }
     return 0;
 }
+
+int wl_log_finish(FILE *log, const char *path, int rc, const char *command, char *error, size_t error_size)
+{
+    if (wl_log_close(log, path) != 0 && rc == 0) {
+        snprintf(error, error_size, "writing the --log file failed");
+        rc = -1;
+    }
+    if (rc != 0)
+        fprintf(stderr, "%s: %s\n", command, error);
+    return rc;
+}

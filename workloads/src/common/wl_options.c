@@ -76,6 +76,18 @@ int wl_check_arguments(int argc, const char *command, const char *missing, const
     return WL_EXIT_USAGE;
 }
 
+int wl_parse_mode(int argc, char **argv, const struct wl_mode *mode,
+                  struct wl_common_options *common, void *config)
+{
+    wl_common_defaults(common);
+    int stop = wl_parse_long_options(argc, argv, &mode->cli, common, mode->apply, config);
+    if (stop != WL_CONTINUE)
+        return stop;
+    const char *missing = mode->missing(config, optind != argc);
+    return wl_check_arguments(argc, mode->command, missing, mode->cli.usage) != 0 ? WL_EXIT_USAGE
+                                                                                : WL_CONTINUE;
+}
+
 int wl_main(int argc, char **argv, const char *program, const char *usage,
             wl_mode_runner run_send, wl_mode_runner run_recv)
 {

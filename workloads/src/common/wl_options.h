@@ -4,6 +4,7 @@
 #define WL_OPTIONS_H
 
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* WL_CONTINUE: the command line is parsed and the program goes on; the others are exit
@@ -45,6 +46,20 @@ int wl_parse_long_options(int argc, char **argv, const struct wl_cli *cli,
  * any argument that is not an option as "command: problem" with usage and returns
  * WL_EXIT_USAGE; 0 when there is no problem. */
 int wl_check_arguments(int argc, const char *command, const char *missing, const char *usage);
+/* One mode of a generator with `send` and `recv` modes: its command line, its name in
+ * messages ("squall-bulk send"), how its own options apply to its config and which required
+ * flag its config still lacks (a message like "--listen ADDR:PORT is required", or NULL;
+ * extra_arguments: argv holds arguments that are not options). */
+struct wl_mode {
+    struct wl_cli cli;
+    const char *command;
+    wl_option_handler apply;
+    const char *(*missing)(const void *config, bool extra_arguments);
+};
+/* The common defaults, then argv's options (wl_parse_long_options), then the checks of
+ * wl_check_arguments with the mode's missing flag. WL_CONTINUE: config is ready to run. */
+int wl_parse_mode(int argc, char **argv, const struct wl_mode *mode,
+                  struct wl_common_options *common, void *config);
 /* main() of a generator: answers --help and --version given instead of a mode, installs the
  * signal handlers and runs `send` or `recv` by argv[1]. */
 int wl_main(int argc, char **argv, const char *program, const char *usage,

@@ -210,12 +210,7 @@ static int run(const struct http_config *cfg)
     for (unsigned i = 0; i < page->conn_count; i++)
         if (conns[i].fd >= 0)
             close(conns[i].fd);
-    if (wl_log_close(page->log, cfg->common.log_path) != 0 && rc == 0) {
-        snprintf(page->error, sizeof page->error, "writing the --log file failed");
-        rc = -1;
-    }
-    if (rc != 0)
-        fprintf(stderr, "squall-http: %s\n", page->error);
+    rc = wl_log_finish(page->log, cfg->common.log_path, rc, "squall-http", page->error, sizeof page->error);
     http_page_print_summary(page, rc == 0);
     free(conns);
     free(page);

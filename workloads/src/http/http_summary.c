@@ -64,12 +64,7 @@ void http_page_print_summary(const struct http_page *page, bool ok)
     const struct http_config *cfg = page->cfg;
     struct page_times t = page_times(page);
     struct wl_json j;
-    wl_json_init(&j);
-    wl_json_begin_object(&j, NULL);
-    wl_json_str(&j, "tool", "squall-http");
-    wl_json_bool(&j, "ok", ok);
-    if (!ok)
-        wl_json_str(&j, "error", page->error);
+    wl_json_begin_summary(&j, "squall-http", NULL, ok, page->error);
     wl_json_str(&j, "http", cfg->http11 ? "1.1" : "1.0");
     wl_json_str(&j, "workload", cfg->workload ? cfg->workload : "custom");
     wl_json_str(&j, "remote", page->remote);

@@ -29,8 +29,6 @@ static const struct option recv_options[] = {
     {"tos", required_argument, NULL, 0},          {"log", required_argument, NULL, 0},
     WL_INFO_OPTIONS,                              {NULL, 0, NULL, 0},
 };
-static const struct wl_cli send_cli = {"squall-udp", usage, send_options};
-static const struct wl_cli recv_cli = {"squall-udp", usage, recv_options};
 
 static int send_option(void *config, const char *name, const char *value)
 {
@@ -62,8 +60,11 @@ static int recv_option(void *config, const char *name, const char *value)
     return -1;
 }
 
-static const char *missing_send_flag(const struct udp_send_config *c)
+static const char *send_missing(const void *config, bool extra_arguments)
 {
+    const struct udp_send_config *c = config;
+    if (extra_arguments)    /* named before a missing flag, as squall-udp always did */
+        return NULL;
     if (c->remote_len == 0)
         return "--connect ADDR:PORT is required";
     if (c->size == 0)
@@ -75,31 +76,30 @@ static const char *missing_send_flag(const struct udp_send_config *c)
     return NULL;
 }
 
+static const char *recv_missing(const void *config, bool extra_arguments)
+{
+    (void)extra_arguments;
+    return ((const struct udp_recv_config *)config)->local_len == 0 ? "--listen ADDR:PORT is required"
+                                                                    : NULL;
+}
+
+static const struct wl_mode send_mode = {
+    {"squall-udp", usage, send_options}, "squall-udp send", send_option, send_missing};
+static const struct wl_mode recv_mode = {
+    {"squall-udp", usage, recv_options}, "squall-udp recv", recv_option, recv_missing};
+
 static int run_send(int argc, char **argv)
 {
     struct udp_send_config c = {0};
-    wl_common_defaults(&c.common);
-    int stop = wl_parse_long_options(argc, argv, &send_cli, &c.common, send_option, &c);
-    if (stop != WL_CONTINUE)
-        return stop;
-    /* Extra arguments are named before a missing flag, as squall-udp always did. */
-    const char *missing = optind != argc ? NULL : missing_send_flag(&c);
-    if (wl_check_arguments(argc, "squall-udp send", missing, usage) != 0)
-        return WL_EXIT_USAGE;
-    return udp_send(&c);
+    int stop = wl_parse_mode(argc, argv, &send_mode, &c.common, &c);
+    return stop != WL_CONTINUE ? stop : udp_send(&c);
 }
 
 static int run_recv(int argc, char **argv)
 {
     struct udp_recv_config c = {0};
-    wl_common_defaults(&c.common);
-    int stop = wl_parse_long_options(argc, argv, &recv_cli, &c.common, recv_option, &c);
-    if (stop != WL_CONTINUE)
-        return stop;
-    const char *missing = c.local_len == 0 ? "--listen ADDR:PORT is required" : NULL;
-    if (wl_check_arguments(argc, "squall-udp recv", missing, usage) != 0)
-        return WL_EXIT_USAGE;
-    return udp_recv(&c);
+    int stop = wl_parse_mode(argc, argv, &recv_mode, &c.common, &c);
+    return stop != WL_CONTINUE ? stop : udp_recv(&c);
 }
 
 int main(int argc, char **argv)

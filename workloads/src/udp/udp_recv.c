@@ -155,13 +155,7 @@ static void print_summary(const struct recv_state *s, bool ok)
     const struct udp_stats *st = &s->stats;
     uint64_t expected = udp_stats_expected(st);
     struct wl_json j;
-    wl_json_init(&j);
-    wl_json_begin_object(&j, NULL);
-    wl_json_str(&j, "tool", "squall-udp");
-    wl_json_str(&j, "mode", "recv");
-    wl_json_bool(&j, "ok", ok);
-    if (!ok)
-        wl_json_str(&j, "error", s->error);
+    wl_json_begin_summary(&j, "squall-udp", "recv", ok, s->error);
     wl_json_str(&j, "listen", s->listen);
     wl_json_int(&j, "received", (int64_t)st->received);
     wl_json_int(&j, "bytes", (int64_t)st->bytes);
@@ -201,12 +195,7 @@ int udp_recv(const struct udp_recv_config *cfg)
     if (log_failed)
         snprintf(s.error, sizeof s.error, "cannot open the --log file");
     close(s.fd);
-    if (wl_log_close(s.log, cfg->common.log_path) != 0 && rc == 0) {
-        snprintf(s.error, sizeof s.error, "writing the --log file failed");
-        rc = -1;
-    }
-    if (rc != 0)
-        fprintf(stderr, "squall-udp recv: %s\n", s.error);
+    rc = wl_log_finish(s.log, cfg->common.log_path, rc, "squall-udp recv", s.error, sizeof s.error);
     print_summary(&s, rc == 0);
     udp_stats_free(&s.stats);
     return rc == 0 ? 0 : 1;

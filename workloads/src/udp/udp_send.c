@@ -150,13 +150,7 @@ static int open_socket(struct send_state *s)
 static void print_summary(const struct send_state *s, bool ok)
 {
     struct wl_json j;
-    wl_json_init(&j);
-    wl_json_begin_object(&j, NULL);
-    wl_json_str(&j, "tool", "squall-udp");
-    wl_json_str(&j, "mode", "send");
-    wl_json_bool(&j, "ok", ok);
-    if (!ok)
-        wl_json_str(&j, "error", s->error);
+    wl_json_begin_summary(&j, "squall-udp", "send", ok, s->error);
     wl_json_str(&j, "remote", s->remote);
     wl_json_int(&j, "size", (int64_t)s->cfg->size);
     wl_json_str(&j, "rate", s->cfg->rate_text);
@@ -211,12 +205,7 @@ int udp_send(const struct udp_send_config *cfg)
     int rc = run(&s);
     if (s.fd >= 0)
         close(s.fd);
-    if (wl_log_close(s.log, cfg->common.log_path) != 0 && rc == 0) {
-        snprintf(s.error, sizeof s.error, "writing the --log file failed");
-        rc = -1;
-    }
-    if (rc != 0)
-        fprintf(stderr, "squall-udp send: %s\n", s.error);
+    rc = wl_log_finish(s.log, cfg->common.log_path, rc, "squall-udp send", s.error, sizeof s.error);
     print_summary(&s, rc == 0);
     return rc == 0 ? 0 : 1;
 }
