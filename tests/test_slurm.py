@@ -76,11 +76,18 @@ def task_outputs(run: Path) -> str:
     return "\n".join(f"--- {p.name}\n{p.read_text()[-1500:]}" for p in sorted(run.glob("slurm/*/*.out")))
 
 
-def no_leftovers() -> None:
-    """No namespace of the lanes (their processes went with them) and no worker still running."""
-    for lane in range(LANE_BASE, LANE_BASE + 2 * LANES):
-        assert not leftovers(lane, set()), leftovers(lane, set())
-    workers = subprocess.run(["pgrep", "-f", "testbed.cli worker"], capture_output=True, text=True).stdout
+def no_leftovers(within_s: float = 30.0) -> None:
+    """No namespace of the lanes (their processes went with them) and no worker still running,
+    within `within_s`: a cancelled task's worker tears its lane down after Slurm has let go of
+    the job (its step ends before the worker's own cleanup does)."""
+    deadline = time.monotonic() + within_s
+    while True:
+        left = [item for lane in range(LANE_BASE, LANE_BASE + 2 * LANES) for item in leftovers(lane, set())]
+        workers = subprocess.run(["pgrep", "-f", "testbed.cli worker"], capture_output=True, text=True).stdout
+        if (not left and not workers.strip()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert not left, left
     assert not workers.strip(), f"squall workers still running: {workers}"
 
 
