@@ -132,7 +132,7 @@ def test_irtt_counts_losses_and_one_way_delays_agree_with_squalls(run: Path, cel
         # count, not yet explained: at most one more is accepted there, and only downlink.
         extra = len(probes) - tool_sent
         assert extra == 0 or (direction == "down" and cell == "loss-lossy" and extra == 1), (extra, direction)
-        assert sum(p["fate"] != "out" for p in probes) == tool_lost
+        assert tool_lost <= sum(p["fate"] != "out" for p in probes) <= tool_lost + extra
         assert int(row["sent"]) == len(probes) + len(handshake) and 1 <= len(handshake) <= 4
         assert int(row["lost"]) == tool_lost + sum(p["fate"] != "out" for p in handshake)
         assert int(row["received"]) == int(row["sent"]) - int(row["lost"])
