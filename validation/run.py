@@ -5,9 +5,9 @@
     python -m validation.run --from-runs DIR...   # only compare runs made before
     python -m validation.run --from-data [DIR]    # the committed full validation (validation/data)
 
-The runs go to validation/out/runs/, the report to validation/report.md. The reduced plan
-runs two groups of runs at the same time, each on its own lanes (--lane-base N uses lanes
-N..N+3 with --parallel 2). Every run is `squall run` itself; a run whose replications fail is
+The runs go to validation/out/runs/<UTC time>/ (each validation its own, with its logs), the
+report to validation/report.md. The reduced plan runs two groups of runs at the same time,
+each on its own lanes (--lane-base N uses lanes N..N+3 with --parallel 2). Every run is `squall run` itself; a run whose replications fail is
 reported, not hidden.
 """
 from __future__ import annotations
@@ -103,9 +103,10 @@ def _tail(path: Path, n: int) -> list[str]:
     return [line.strip() for line in path.read_text(errors="replace").splitlines()[-n:]]
 
 
-def execute(run: StudyRun, index: int, lane_base: int, parallel: int, log: Path) -> RunSummary:
+def execute(run: StudyRun, index: int, lane_base: int, parallel: int, session: Path) -> RunSummary:
     slug = re.sub(r"[^A-Za-z0-9.+-]+", "-", f"{index:02d}-{run.scenario[:-5]}-{run.cells or 'all'}")
-    results = OUT / "runs" / slug
+    results = session / slug
+    log = session / "logs" / f"run-{index:02d}.log"
     results.mkdir(parents=True, exist_ok=False)
     cmd = [str(SQUALL), "run", str(SCENARIOS / run.scenario),
            "--parallel", str(parallel), "--lane-base", str(lane_base), "--results", str(results)]
@@ -143,10 +144,25 @@ def statuses_of(run_dir: Path) -> dict[str, int]:
     return counts
 
 
+def new_session() -> Path:
+    """validation/out/runs/<UTC time>/: this validation's own directory, so an earlier
+    validation's runs (which --rerender may still read) are never overwritten."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for n in range(1, 100):
+        session = OUT / "runs" / (stamp if n == 1 else f"{stamp}-{n}")
+        try:
+            (session / "logs").mkdir(parents=True, exist_ok=False)
+            return session
+        except FileExistsError:
+            continue
+    raise RuntimeError(f"could not create a new directory under {OUT / 'runs'} for {stamp}")
+
+
 def execute_plan(plan: tuple[StudyRun, ...], lane_base: int,
                  parallel: int) -> tuple[list[RunSummary], list[str]]:
     """Every run of the plan; a run that could not be made is returned as an error (the others
     go on and are compared)."""
+    session = new_session()
     groups = sorted({r.group for r in plan})
     results: dict[int, RunSummary] = {}
     errors: list[str] = []
@@ -157,13 +173,11 @@ def execute_plan(plan: tuple[StudyRun, ...], lane_base: int,
             if run.group != group:
                 continue
             try:
-                log = OUT / "logs" / f"run-{i:02d}.log"
                 print(f"validate: {run.scenario} {run.cells or '(all cells)'} on lanes "
                       f"{lanes}..{lanes + parallel - 1}", file=sys.stderr, flush=True)
-                results[i] = execute(run, i, lanes, parallel, log)
+                results[i] = execute(run, i, lanes, parallel, session)
             except Exception as e:  # noqa: BLE001 — the other runs go on; in the report
                 errors.append(str(e))
-    (OUT / "logs").mkdir(parents=True, exist_ok=True)
     threads = [threading.Thread(target=worker, args=(g,)) for g in groups]
     for t in threads:
         t.start()
