@@ -29,7 +29,7 @@ import matplotlib.pyplot as plt
 
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
 from analysis.report import plot_frame
-from analysis.report.contents import bulk_roles
+from analysis.report.bulk_roles import bulk_roles
 from analysis.report.plot_choice import ChosenReplication, chosen_replications
 from analysis.report.queue_plot import plot_queues
 from analysis.report.time_sequence import load_view, plot_time_sequence
