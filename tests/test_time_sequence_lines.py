@@ -83,16 +83,20 @@ def test_the_diagram_draws_them_under_the_flows_names(mixture: Path, tmp_path: P
     view = load_view(mixture / "cells" / CELL / "rep-01")
     out = plot_time_sequence(view, tmp_path / "tsd.png", "t")
     (ax,) = drawn_figures[out.name].axes
-    lines = {line.get_label(): line for line in ax.get_lines()}
-    # three bulk transfers of the fixed host, each its own flow
+    lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+    # three bulk transfers of the fixed host, each its own flow, named so in the legend
     assert [view.label(i) for i in (1, 2, 3)] == ["1: bulkA, fixed → mobile",
                                                   "2: bulkB, fixed → mobile",
                                                   "3: bulkC, fixed → mobile"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert [view.label(i) for i in (1, 2, 3)] == [t for t in legend if t[0].isdigit()]
+    assert "the receiver's ACK (solid, the connection's colour)" in legend
     for i, mc in enumerate(view.connections, start=1):
         acks = ack_line(mc.conn, mc.metrics.sender)
-        ack, window = lines[f"{view.label(i)}: ACK"], lines[f"{view.label(i)}: ACK + receive window"]
-        assert list(ack.get_ydata()) == [a.ack for a in acks]
-        assert list(window.get_ydata()) == [a.window_edge for a in acks]
-        assert f"{view.label(i)}: segments" in lines
+        assert list(lines[f"{i}:ack"].get_ydata()) == [a.ack for a in acks]
+        assert list(lines[f"{i}:window"].get_ydata()) == [a.window_edge for a in acks]
+    # the 64 KiB window above a few kB of data: drawn to the data's scale, and said
+    assert ax.get_ylim()[1] < 10_000
+    assert "The window line runs above the top" in drawn_figures[out.name].texts[0].get_text()
     # the fixture's SYNs carry no window scale: the window is unscaled
     assert window_shift(view.connections[0].conn, view.connections[0].metrics.sender) == 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
 
 from analysis.join.by_identity import PacketFate, join_records
 from analysis.join.flows import match_flow, read_workloads
@@ -92,24 +93,28 @@ MARKERS = {"retransmission": dict(marker="o", facecolors="none", edgecolors="bla
            "ARQ-delayed (link retransmission)": dict(marker="^", color="purple", s=50)}
 
 
-def _draw_connection(ax, mc: MeasuredConnection, label: str, t0: int,
-                     marks: dict[str, tuple[list[float], list[float]]]) -> None:
-    """The connection's segments (dots), its ACK line (solid) and window line (dashed) in one
-    colour; its marks into `marks`."""
+# a window line this many times above the data's top would flatten the segments into one line
+WINDOW_CLIP = 3.0
+
+
+def _draw_connection(ax, mc: MeasuredConnection, i: int, label: str, t0: int,
+                     marks: dict[str, tuple[list[float], list[float]]]) -> tuple[float, float]:
+    """The connection's segments (dots, named in the legend), its ACK line (solid, gid
+    `i:ack`) and window line (dashed, gid `i:window`) in one colour; its marks into `marks`.
+    Returns the top of its data (segments, ACKs) and of its window line (bytes)."""
     m = mc.metrics
     sent = [p for p in mc.conn.sent_by(m.sender) if p.payload_len or p.tcp_flags & 3]
     isn = sender_isn(mc.conn, m.sender)
     retx = {r.frame_no for r in m.retransmission_list}
     xs = [(p.ts_us - t0) / 1e6 for p in sent]
     ys = [(p.tcp_seq - isn) % 2**32 for p in sent]
-    colour = ax.plot(xs, ys, ".", ms=4, label=f"{label}: segments")[0].get_color()
+    colour = ax.plot(xs, ys, ".", ms=4, label=label)[0].get_color()
     acks = ack_line(mc.conn, m.sender)
     if acks:
         at = [(a.ts_us - t0) / 1e6 for a in acks]
-        ax.step(at, [a.ack for a in acks], where="post", color=colour, lw=1,
-                label=f"{label}: ACK")
-        ax.step(at, [a.window_edge for a in acks], where="post", color=colour, lw=0.8,
-                ls="--", label=f"{label}: ACK + receive window")
+        ax.step(at, [a.ack for a in acks], where="post", color=colour, lw=1, gid=f"{i}:ack")
+        ax.step(at, [a.window_edge for a in acks], where="post", color=colour, lw=0.8, ls="--",
+                gid=f"{i}:window")
     for p, x, y in zip(sent, xs, ys):
         fate = mc.fates.get(p.frame_no)
         if p.frame_no in retx:
@@ -120,6 +125,16 @@ def _draw_connection(ax, mc: MeasuredConnection, label: str, t0: int,
             # at the link's time of it; a packet the link never saw at its capture
             marks[key][0].append(x if fate.end_us is None else fate.end_us / 1e6)
             marks[key][1].append(y)
+    data_top = max([*(y + p.payload_len for p, y in zip(sent, ys)), *(a.ack for a in acks), 1])
+    return data_top, max((a.window_edge for a in acks), default=0)
+
+
+def _legend(ax) -> None:
+    """The connections and marks, and one key each for the ACK and window lines."""
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [Line2D([], [], color="black", lw=1), Line2D([], [], color="black", lw=0.8, ls="--")]
+    labels += ["the receiver's ACK (solid, the connection's colour)", "ACK + receive window (dashed)"]
+    ax.legend(handles, labels, fontsize=7, loc="upper left")
 
 
 def plot_time_sequence(view: ReplicationView, out: Path, title: str,
@@ -129,19 +144,25 @@ def plot_time_sequence(view: ReplicationView, out: Path, title: str,
     fig, ax = plt.subplots(figsize=(11, 6.5))
     plot_frame.shade(ax, periods)
     marks: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in MARKERS}
-    for i, mc in enumerate(view.connections, start=1):
-        if only is None or i == only:
-            _draw_connection(ax, mc, view.label(i), t0, marks)
+    tops = [_draw_connection(ax, mc, i, view.label(i), t0, marks)
+            for i, mc in enumerate(view.connections, start=1) if only is None or i == only]
     for name, (xs, ys) in marks.items():
         if xs:
             ax.scatter(xs, ys, label=name, zorder=3, **MARKERS[name])
+    data_top = max((d for d, _ in tops), default=1)
+    window_top = max((w for _, w in tops), default=0)
+    clipped = window_top > WINDOW_CLIP * data_top
+    if clipped:
+        ax.set_ylim(-0.05 * data_top, 1.4 * data_top)
     ax.set_xlabel(plot_frame.TIME_AXIS)
     ax.set_ylabel("bytes after the sender's ISN (sequence, ACK, ACK + window)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    _legend(ax)
     fig.text(0.01, 0.005, "dots: segments, circles: retransmissions, solid line: the receiver's "
              "cumulative ACK, dashed: ACK + its receive window (scaled as in the SYNs), all at "
              "the sender's capture time; drop and ARQ marks: at the link's time of the drop or "
-             "delivery (emulator log)", fontsize=7, color="#444", wrap=True)
+             "delivery (emulator log)" + (f". The window line runs above the top (up to "
+             f"{window_top:.0f} bytes): drawn to the data's scale" if clipped else ""),
+             fontsize=7, color="#444", wrap=True)
     return plot_frame.save(fig, out, bottom=0.06)
