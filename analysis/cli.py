@@ -11,7 +11,8 @@
 - plot: PNG and SVG into summary/plots/ (box plots, CDFs, throughput over time and the
   channel timeline of the run; per chosen replication, --replication N|all, the
   time-sequence diagram, the throughput and link delay series, the kernel's cwnd and RTT
-  (tcp_info) and the queue plot).
+  (tcp_info) and the queue plot; by default the first replication of each cell in the
+  statistics).
 - compare: the effect of B against A (analysis/compare/command.py)."""
 
 from __future__ import annotations

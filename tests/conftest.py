@@ -124,17 +124,17 @@ def run_to_completion(group, name: str, ns: str, argv: list[str], timeout_s: flo
 
 @pytest.fixture
 def drawn_figures(monkeypatch: pytest.MonkeyPatch) -> dict:
-    """File name -> the matplotlib figure analysis.report.plots saved under it (still written)."""
-    import analysis.report.plots as plots
+    """File name -> the matplotlib figure a report's plot saved under it (still written)."""
+    from analysis.report import plot_frame
 
     figures: dict = {}
-    real_save = plots._save
+    real_save = plot_frame.save
 
     def save(fig, out: Path, bottom: float = 0.0) -> Path:
         figures[out.name] = fig
         return real_save(fig, out, bottom)
 
-    monkeypatch.setattr(plots, "_save", save)
+    monkeypatch.setattr(plot_frame, "save", save)
     return figures
 
 

@@ -105,7 +105,7 @@ def test_the_report_and_the_plots_show_a_censored_time_as_beyond_the_timeout(tmp
     assert fmt(math.inf) == "∞"
     assert any("1 replication(s) reached the scenario's timeout" in line for line in overview(analysis))
     assert "∞" in render_markdown(analysis)        # the cell's max page time
-    [(_, pages)] = [s for s in _box_series(analysis.cells[0]) if s[0] == "web page"]
+    [(_, _, pages)] = [s for s in _box_series(analysis.cells[0]) if s[0] == "web page"]
     assert sorted(pages)[-1] == math.inf and len(pages) == 3
     assert plot_boxes(analysis, tmp_path / "boxes.png").exists()
     assert plot_cdf_times(analysis, tmp_path / "cdf.png").exists()
@@ -169,7 +169,7 @@ def test_a_cell_whose_times_are_all_beyond_the_timeout_keeps_its_place_in_the_pl
     assert plot_boxes(analysis, tmp_path / "boxes.png").exists()
     fig, ax = plt.subplots()
     _ecdf(ax, [math.inf, math.inf], "c: web page")
-    assert [line.get_label() for line in ax.get_lines()] == ["c: web page (all 2 beyond the timeout)"]
+    assert [line.get_label() for line in ax.get_lines()] == ["c: web page (n = 2, all beyond the timeout)"]
     plt.close(fig)
 
 

@@ -208,11 +208,13 @@ def test_command_flows_are_in_the_box_plots_and_the_cdf_of_times(command_run, tm
     plots.plot_boxes(a, tmp_path / "boxes.png")
     plots.plot_cdf_times(a, tmp_path / "cdf-times.png")
     (boxes,) = figures["boxes.png"].axes
-    assert [t.get_text() for t in boxes.get_xticklabels()] == [f"{CELL}\nperf", f"{CELL}\nget"]
+    assert [t.get_text() for t in boxes.get_xticklabels()] == [f"{CELL}\nperf\nn = 3",
+                                                                f"{CELL}\nget\nn = 3"]
     (cdf,) = figures["cdf-times.png"].axes
     lines = {line.get_label(): sorted(line.get_xdata()) for line in cdf.get_lines()}
-    assert lines[f"{CELL}: perf"] == pytest.approx([1.06, 1.06, 1.26])
-    assert lines[f"{CELL}: get"] == pytest.approx([0.42] * 3)
+    # the curve rises from 0 at the smallest value
+    assert lines[f"{CELL}: perf (n = 3)"] == pytest.approx([1.06, 1.06, 1.06, 1.26])
+    assert lines[f"{CELL}: get (n = 3)"] == pytest.approx([0.42] * 4)
 
 
 def test_a_command_flows_datagrams_do_not_overwrite_its_connections(tmp_path: Path) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from analysis.report.plots import bad_periods, caption, load_view
+from analysis.report.plot_frame import bad_periods
+from analysis.report.plots import caption
+from analysis.report.time_sequence import load_view
 from test_analysis_report import build_mixture
 from testbed.cli import main as squall
 
@@ -62,7 +64,7 @@ def test_run_plots_are_written(mixture: Path, capsys) -> None:
     assert {p.name for p in written} == {"boxes.png", "channel.png", "cdf-times.png",
                                          "cdf-delay.png", f"throughput_{CELL}.png",
                                          f"tsd_{CELL}_rep-01.png", f"series_{CELL}_rep-01.png",
-                                         f"queues_{CELL}_rep-01.png"}
+                                         f"sendbuffer_{CELL}_rep-01.png"}
     assert all(p.parent == plots and _is_png(p) for p in written)
     assert all(_is_svg(p.with_suffix(".svg")) for p in written)
     assert all(caption(p) for p in written)
@@ -72,12 +74,12 @@ def test_run_plots_are_written(mixture: Path, capsys) -> None:
 def test_every_replication_or_one(mixture: Path, capsys) -> None:
     assert squall(["plot", str(mixture), "--replication", "all"]) == 0
     names = {Path(p).name for p in capsys.readouterr().out.split()}
-    assert {f"{kind}_{CELL}_rep-{r:02d}.png" for kind in ("tsd", "series", "queues")
+    assert {f"{kind}_{CELL}_rep-{r:02d}.png" for kind in ("tsd", "series", "sendbuffer")
             for r in (1, 2, 3)} <= names and "boxes.png" in names
     assert squall(["plot", str(mixture), "--cell", CELL, "--replication", "3"]) == 0
     names = [Path(p).name for p in capsys.readouterr().out.split()]
     assert names == [f"tsd_{CELL}_rep-03.png", f"series_{CELL}_rep-03.png",
-                     f"queues_{CELL}_rep-03.png"]
+                     f"sendbuffer_{CELL}_rep-03.png"]
     assert squall(["plot", str(mixture), "--replication", "7"]) == 2
     assert "no analysed replication 7" in capsys.readouterr().err
     with pytest.raises(SystemExit) as bad:
@@ -109,7 +111,7 @@ def test_one_connection_of_one_replication(mixture: Path, capsys) -> None:
                    "--connection", "3"]) == 0
     written = [Path(p) for p in capsys.readouterr().out.split()]
     assert [p.name for p in written] == ["tsd_tcp-baseline_link-e0_rep-02_conn-3.png",
-                                         "queues_tcp-baseline_link-e0_rep-02.png"]
+                                         "sendbuffer_tcp-baseline_link-e0_rep-02.png"]
     assert all(_is_png(p) for p in written)
     assert squall(["plot", str(mixture), "--cell", "tcp-baseline_link-e0", "--rep", "2",
                    "--connection", "9"]) == 2

@@ -365,8 +365,9 @@ def test_degraded_replications_are_counted_and_named(tmp_path: Path) -> None:
     # n, ok, degraded, failed, timeout, missing, unanalysable
     assert reps["tcp-iw4"][2:] == ["2", "2", "1", "0", "0", "0", "0"]
     assert reps["tcp-baseline"][2:] == ["1", "1", "0", "1", "0", "1", "0"]
-    assert ["tcp-iw4", "3", "degraded", "timing error: mobile ingress p99 2300 us"] in _table(
-        md, "Replications not in the statistics")
+    assert ["tcp-iw4", "3", "timing error: mobile ingress p99 2300 us"] in _table(
+        md, "Degraded replications: why, and what to do")
+    assert not any(r[:2] == ["tcp-iw4", "3"] for r in _table(md, "Replications not in the statistics"))
 
 
 def test_plain_tables_for_a_scenario_of_ones_own(user_report) -> None:
@@ -439,3 +440,37 @@ def test_analyze_refuses_a_summary_directory_that_is_a_symbolic_link(tmp_path: P
     err = capsys.readouterr().err
     assert f"{root / 'summary'}: is a symbolic link" in err and "inside the run directory" in err, err
     assert list(elsewhere.iterdir()) == []
+
+
+def test_degraded_replications_values_are_shown_apart_with_their_cause(tmp_path: Path, capsys) -> None:
+    """n = 1 in the statistics: the two degraded replications' values are still shown, apart,
+    with which program waited, the limit, and what to do."""
+    from analysis.results.degraded import details_of, reason_of
+
+    root = build_mixture(tmp_path / "mix-20261122T030000Z")
+    cause = ("flow bulkA: its programs waited 30 ms for a CPU (sender squall-bulk 30 ms), 2.4 % of its "
+             "1.2 s (the limit is 1 %, the scenario's cpu_wait_tolerance, and at least 10 ms)")
+    for rep in (1, 2):
+        (root / "cells" / "tcp-baseline_link-e0" / f"rep-{rep:02d}" / "status.json").write_text(json.dumps({
+            "status": "degraded", "reason": reason_of(cause, "cpu_wait_tolerance"),
+            "details": {"degraded": details_of(cause, "cpu_wait_tolerance")}}))
+    assert squall(["report", str(root), "--no-plots", "--jobs", "1"]) == 0
+    md = (root / "summary" / "report.md").read_text()
+    assert "2 replication(s) degraded" in md
+    why = _table(md, "Degraded replications: why, and what to do")
+    assert why == [["cell", "rep", "cause"], ["tcp-baseline_link-e0", "1", cause],
+                   ["tcp-baseline_link-e0", "2", cause]]
+    note = md.split("## Degraded replications: why, and what to do")[1].split("## ")[0]
+    assert "run fewer lanes at once" in note and "`squall calibrate`" in note
+    assert "raise the scenario's cpu_wait_tolerance" in note
+    values = _table(md, "Degraded replications: their values (not in the statistics)")
+    assert values[0] == ["cell", "rep", "measure", "value", "median in the statistics", "n"]
+    runs = {int(r["replication"]): float(r["tcp.slowest.elapsed_s"]) for r in csv.DictReader(
+        (root / "summary" / "runs.csv").open())}
+    slowest = {int(r[1]): r for r in values[1:] if r[2] == "slowest elapsed time (s)"}
+    # each degraded replication's own value, beside rep 3's alone (n = 1)
+    for rep in (1, 2):
+        assert float(slowest[rep][3]) == pytest.approx(runs[rep], abs=1e-3)
+        assert float(slowest[rep][4]) == pytest.approx(runs[3], abs=1e-3)
+        assert slowest[rep][5] == "1"
+    assert {r[2] for r in values[1:]} >= {"voice throughput (kbit/s)", "voice loss (%)"}

@@ -131,7 +131,10 @@ def test_a_timing_error_beyond_the_tolerance_degrades_an_ok_replication(tmp_path
     assert reason.startswith("timing error beyond the tolerance of 1000 us: egress at the mobile host")
     assert "8 of 10 packets beyond 1000 us" in reason
     assert reason.endswith("`squall calibrate`, or, where this is acceptable, raise the scenario's "
-                           "timing_tolerance; `squall run --resume RUN --redo-degraded` runs it again")
+                           "timing_tolerance; `squall run --resume RUN --redo-degraded` runs them again")
+    # the cause apart, for the end of the run and the report
+    assert details["degraded"]["tolerance_key"] == "timing_tolerance"
+    assert reason.startswith(details["degraded"]["cause"] + ": the machine was too busy for it; ")
     # a tc router between the fixed capture and the emulator: that ingress is not judged
     outcome, details = check(tmp_path, {"fixed": healthy(11), "mobile": healthy(11)}, tolerance_us=100,
                              router_between=True)
@@ -275,11 +278,13 @@ def test_a_flow_whose_programs_waited_for_a_cpu_degrades_an_ok_replication() -> 
     assert outcome.status == "degraded"
     assert outcome.reasons == ["flow web: its programs waited 110 ms for a CPU (client 60 ms, server 50 ms), "
                                "1.1 % of its 10.0 s (the limit is 1 %, the scenario's cpu_wait_tolerance, and at "
-                               "least 10 ms): the machine was too busy for it; run fewer replications at once "
-                               "(--parallel) or beside less other work, see how many this machine keeps within "
-                               "its tolerances with `squall calibrate`, or, where this is acceptable, raise the "
-                               "scenario's cpu_wait_tolerance; `squall run --resume RUN --redo-degraded` runs it "
-                               "again"]
+                               "least 10 ms): the machine was too busy for it; run fewer lanes at once (a smaller "
+                               "`squall run --parallel N`) or beside less other work, see how many lanes this "
+                               "machine keeps within its tolerances with `squall calibrate`, or, where this is "
+                               "acceptable, raise the scenario's cpu_wait_tolerance; `squall run --resume RUN "
+                               "--redo-degraded` runs them again"]
+    assert details["degraded"] == {"cause": outcome.reasons[0].split(": the machine")[0],
+                                   "tolerance_key": "cpu_wait_tolerance"}
     assert details["cpu_wait"] == {"web": {"cpu_wait_us": {"client": 60_000, "server": 50_000},
                                            "run_time_us": 10_000_000, "share": 0.011}}
 

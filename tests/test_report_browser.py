@@ -23,8 +23,15 @@ window.addEventListener("load", () => {
                                                   width: i.naturalWidth}));
   const out = document.createElement("pre");
   out.id = "browser-check";
+  const page = document.documentElement;
+  // a table wider than the text: any table whose box is wider than its container's
+  const wide = [...document.querySelectorAll("table")].filter(
+    t => t.getBoundingClientRect().width > t.parentElement.clientWidth).map(
+    t => t.closest("div.table").querySelector("h2").textContent);
   out.textContent = JSON.stringify({images: images,
-                                    tables: document.querySelectorAll("table").length});
+                                    tables: document.querySelectorAll("div.table").length,
+                                    scrollWidth: page.scrollWidth, clientWidth: page.clientWidth,
+                                    wide: wide});
   document.body.appendChild(out);
 });
 </script>"""
@@ -75,6 +82,21 @@ def test_every_table_and_image_loads(report: Path, tmp_path: Path) -> None:
                   "128 kbit/s", "0123abc", "Linux 6.1.0-test", "exponential(4 s)",
                   "UDP flow voice", "Router queue"):
         assert shown in text, shown
+
+
+def test_wide_tables_fit_a_1280_px_window(report: Path, tmp_path: Path) -> None:
+    """The bulk and UDP tables (21 columns each) come in parts that fit: nothing scrolls
+    sideways, the page or a table."""
+    page = tmp_path / "checked.html"
+    page.write_text(report.read_text().replace("</body>", CHECK + "</body>"))
+    dom = _run(["--window-size=1280,900", "--virtual-time-budget=10000", "--dump-dom",
+                page.as_uri()], tmp_path)
+    found = re.search(r'<pre id="browser-check">(.*?)</pre>', dom, re.S)
+    assert found, dom[-2000:]
+    check = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert check["scrollWidth"] <= check["clientWidth"] == 1280
+    assert check["wide"] == []
+    assert "part 2 of 3: the same rows, the next columns" in report.read_text()
 
 
 def test_screenshot_is_not_blank(report: Path, tmp_path: Path) -> None:

@@ -86,9 +86,14 @@ def test_degraded_and_timed_out_replications_are_kept_unless_asked_to_redo_them(
     """A timeout is a result of the link (analysis/metrics/censoring.py): running it again until it
     finishes would keep only the lucky draws."""
     sc, run_dir = loaded
+    from analysis.results.degraded import details_of
+
+    cause = ("flow perf: its programs waited 30 ms for a CPU (server iperf3 30 ms), 2.5 % of its 1.2 s "
+             "(the limit is 1 %, the scenario's cpu_wait_tolerance, and at least 10 ms)")
     for rep, state in ((1, "degraded"), (2, "failed"), (3, "ok"), (4, "timeout")):
+        details = {"degraded": details_of(cause, "cpu_wait_tolerance")} if state == "degraded" else {}
         run_dir.finish("tcp-baseline", rep, run_dir.begin("tcp-baseline", rep),
-                       Status(state, "", "20260101T000000Z", 1.0, {}))
+                       Status(state, "", "20260101T000000Z", 1.0, details))
     baseline = [c for c in sc.cells if c.cell_id == "tcp-baseline"]
     assert [u.replications for u in plan(baseline, range(1, 6), run_dir)] == [(2,), (5,)]
     assert [u.replications for u in plan(baseline, range(1, 6), run_dir, redo=("degraded",))] == [(1,), (2,), (5,)]
@@ -100,6 +105,11 @@ def test_degraded_and_timed_out_replications_are_kept_unless_asked_to_redo_them(
     assert say_kept(run_dir, baseline, range(1, 6), err) == 2
     said = err.getvalue()
     assert "1 replication(s) degraded" in said and f"squall run --resume {run_dir.root} --redo-degraded" in said
+    # which program waited, how long, the tolerance and its key, and what to do
+    assert f"  tcp-baseline rep-01: {cause}\n" in said
+    assert ("the machine was too busy for them: run fewer lanes at once (a smaller `squall run --parallel N`)"
+            in said)
+    assert "`squall calibrate`" in said and "raise the scenario's cpu_wait_tolerance;" in said
     assert "1 replication(s) timed out with flows unfinished: kept as results" in said
     assert f"squall run --resume {run_dir.root} --redo-timeouts" in said
 

@@ -31,9 +31,10 @@ from __future__ import annotations
 from analysis.aggregate.statistics import sum_of_maxima
 from analysis.report.describe import parameter_tables, run_facts
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
-from analysis.aggregate.replication_values import role_names
 from analysis.results.directory import EXPANDED_FILE, META_FILE, read_run_json
-from analysis.report.table import Cell, Count, Table, count, fmt, markdown_table
+from analysis.report.bulk_roles import bulk_roles
+from analysis.report.degraded_table import degraded_tables
+from analysis.report.table import Cell, Count, Table, count, fmt, kbit, markdown_table
 from analysis.report.kernel_table import kernel_table
 from analysis.report.timing_table import timing_table
 from analysis.report.printable import escaped
@@ -42,7 +43,8 @@ from analysis.report.probes import probe_table
 from analysis.report.flent import flent_table
 from analysis.report.warnings_table import warnings_table
 
-__all__ = ["Cell", "Count", "Table", "build_tables", "fmt", "markdown_table", "render_markdown"]
+__all__ = ["Cell", "Count", "Table", "build_tables", "bulk_roles", "fmt", "kbit", "markdown_table",
+           "render_markdown"]
 
 
 # --- axes -------------------------------------------------------------------------------
@@ -200,21 +202,6 @@ def saarto_tables(cells: list[CellResult]) -> list[Table]:
 
 # --- mixtures -----------------------------------------------------------------------------
 
-def bulk_roles(cell: CellResult) -> list[tuple[str, str]]:
-    """(role, metric prefix) of the cell's bulk transfers: two or more starting together
-    ranked (`fastest` … `slowest`, `tcp.<role>`), then each other transfer (one alone, or
-    one starting later) under its flow name (`<flow>`)."""
-    bulk = cell.flows_of("bulk")
-    first = min((f.start_us or 0 for f in bulk), default=0)
-    together = [f for f in bulk if (f.start_us or 0) == first]
-    n = max((int(r.values.get("tcp.transfers") or 0) for r in cell.replications
-             if r.counts), default=len(together))
-    ranked = [(r, f"tcp.{r}") for r in role_names(n)
-              if f"tcp.{r}.elapsed_s" in cell.summaries] if n > 1 else []
-    alone = [f for f in bulk if f not in together or not ranked]
-    return ranked + [(f.name, f.name) for f in alone]
-
-
 def mixture_table(cells: list[CellResult]) -> Table:
     axes = list(dict.fromkeys(a for c in cells for a in c.labels))
     with_udp = any(c.flows_of("udp") for c in cells)
@@ -261,7 +248,7 @@ def generic_table(cell: CellResult) -> Table:
 def failures_table(analysis: RunAnalysis) -> Table | None:
     rows: list[list[Cell]] = []
     for r in analysis.replications:
-        if r.counts:
+        if r.counts or (r.ref.status == "degraded" and r.error is None):   # their own tables
             continue
         what = r.error if r.error else r.ref.reason
         state = r.ref.status if not r.error else f"{r.ref.status}, unanalysable"
@@ -269,7 +256,8 @@ def failures_table(analysis: RunAnalysis) -> Table | None:
     if not rows:
         return None
     return Table("Replications not in the statistics", ["cell", "rep", "status", "reason"],
-                 rows, "Counted as failed in every statistic (the `failed` column of cells.csv).")
+                 rows, "Counted as failed in every statistic (the `failed` column of cells.csv); "
+                 "degraded ones that were analysed are in their own tables.")
 
 
 def replications_table(analysis: RunAnalysis) -> Table:
@@ -335,10 +323,6 @@ def is_study(analysis: RunAnalysis) -> bool:
 
 def _axes(cells: list[CellResult]) -> list[str]:
     return list(dict.fromkeys(a for c in cells for a in c.labels))
-
-
-def kbit(bytes_per_s: float | None) -> float | None:
-    return None if bytes_per_s is None else bytes_per_s * 8 / 1000
 
 
 def _ci(cell: CellResult, metric: str, scale=_same) -> str | None:
@@ -573,6 +557,7 @@ def result_tables(analysis: RunAnalysis) -> list[Table]:
 def build_tables(analysis: RunAnalysis) -> list[Table]:
     tables = description_tables(analysis)
     tables += [t for t in [failures_table(analysis)] if t]
+    tables += degraded_tables(analysis)
     tables += result_tables(analysis)
     tables += [t for t in [queue_table(analysis.cells), round_trip_table(analysis.cells),
                                 probe_table(analysis.cells), flent_table(analysis.cells)] if t]
@@ -602,6 +587,11 @@ def overview(analysis: RunAnalysis) -> list[str]:
     lines.append(f"Run `{analysis.layout.root.name}` (scenario {analysis.layout.name}): "
                  f"{len(analysis.cells)} cells, {len(reps)} replications ({statuses}); "
                  f"{counting} in the statistics, {unanalysable} unanalysable.")
+    degraded = by_status.get("degraded", 0)
+    if degraded:
+        lines.append(f"{degraded} replication(s) degraded (beyond the scenario's timing or CPU-wait "
+                     "tolerance): analysed but not in the statistics; why, what to do, and their values "
+                     "under \"Degraded replications\".")
     censored = sum(r.ref.status == "timeout" for r in reps if r.counts)
     if censored:
         lines.append(f"{censored} replication(s) reached the scenario's timeout with connections still "

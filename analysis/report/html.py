@@ -11,14 +11,16 @@ from pathlib import Path
 
 from analysis.report.plots import caption
 from analysis.report.contents import Table, fmt, overview
+from analysis.report.table_parts import parts
 from analysis.aggregate.run_analysis import RunAnalysis
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em; color: #222; max-width: 110em; }
 h2 { margin-top: 1.6em; border-bottom: 1px solid #ccc; }
-div.wide { overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.5em 0 0.3em; font-size: 0.85em; }
+caption { caption-side: top; text-align: left; font-size: 0.85em; color: #555; }
 th, td { border: 1px solid #bbb; padding: 0.2em 0.5em; text-align: right; }
+td.text { overflow-wrap: break-word; }
 th { background: #eee; vertical-align: bottom; }
 td:first-child, th:first-child { text-align: left; }
 td.text, th.text { text-align: left; }
@@ -45,15 +47,24 @@ def _cell(value) -> str:
     return f'<td class="text">{text}</td>' if isinstance(value, str) else f"<td>{text}</td>"
 
 
-def table_html(t: Table, anchor: str) -> str:
+def _table_element(t: Table, caption: str = "") -> str:
     text = [all(isinstance(row[i], str) or row[i] is None for row in t.rows)
             for i in range(len(t.header))]
     head = "".join(f'<th class="text">{html.escape(h)}</th>' if words else
                    f"<th>{html.escape(h)}</th>" for h, words in zip(t.header, text))
     body = "\n".join("<tr>" + "".join(_cell(v) for v in row) + "</tr>" for row in t.rows)
+    caption = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
+
+
+def table_html(t: Table, anchor: str) -> str:
+    """The table under its heading; a wide one in parts that fit the page (table_parts.py)."""
+    pieces = parts(t)
+    tables = [_table_element(p, f"part {k} of {len(pieces)}: the same rows, the next columns"
+                             if len(pieces) > 1 else "") for k, p in enumerate(pieces, start=1)]
     note = f'<p class="note">{html.escape(t.note)}</p>' if t.note else ""
-    return (f'<h2 id="{anchor}">{html.escape(t.title)}</h2>\n<div class="wide"><table>'
-            f"<thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table></div>\n{note}")
+    return (f'<div class="table"><h2 id="{anchor}">{html.escape(t.title)}</h2>\n'
+            + "\n".join(tables) + f"\n{note}</div>")
 
 
 def _image(path: Path) -> str:

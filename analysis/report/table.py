@@ -41,6 +41,11 @@ def fmt(value: Cell) -> str:
     return str(value)
 
 
+def kbit(bytes_per_s: float | None) -> float | None:
+    """B/s as the report's kbit/s (1 kbit = 1000 bit)."""
+    return None if bytes_per_s is None else bytes_per_s * 8 / 1000
+
+
 def markdown_table(header: list[str], rows: list[list[str]]) -> list[str]:
     """The lines of a Markdown table; a `|` inside a cell is escaped."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TextIO
 
+from analysis.results.degraded import busy_advice, degraded_of
 from testbed.run.local_runner import RunResult
-from testbed.run.results import RunDir
+from testbed.run.results import RunDir, Status
 from testbed.run.status import print_report
 from testbed.scenario.cell import ResolvedCell
 
@@ -35,22 +36,41 @@ def finish(run_dir: RunDir, cells: list[ResolvedCell], reps: range, result: RunR
 
 KEPT_NOT_OK = {
     "degraded": ("degraded (timing error or CPU wait beyond the scenario's timing_tolerance or "
-                 "cpu_wait_tolerance; numbers in their status.json)", "--redo-degraded"),
+                 "cpu_wait_tolerance): analysed, but not in the statistics; the report lists their values "
+                 "apart", "--redo-degraded"),
     "timeout": ("timed out with flows unfinished: kept as results, their unfinished times counted "
                 "as longer than the timeout (analysis/README.md)", "--redo-timeouts"),
 }
+CAUSES_SHOWN = 10
 
 
 def say_kept(run_dir: RunDir, cells: list[ResolvedCell], reps: range, err: TextIO,
               engine: str = "") -> int:
     """How many of the selected replications are results that are not ok (degraded, timed
-    out), and how to run them again."""
-    statuses = [s.status for c in cells for r in reps if (s := run_dir.status(c.cell_id, r)) is not None]
+    out), why the degraded ones are (what waited, the tolerance), what to do, and how to run
+    them again."""
+    kept = [(c.cell_id, r, s) for c in cells for r in reps
+            if (s := run_dir.status(c.cell_id, r)) is not None and s.status in KEPT_NOT_OK]
     for status, (what, flag) in KEPT_NOT_OK.items():
-        if statuses.count(status):
-            print(f"squall run: {statuses.count(status)} replication(s) {what}; to run them again:\n"
-                  f"  squall run --resume {run_dir.root} {flag}{engine}", file=err)
-    return sum(statuses.count(status) for status in KEPT_NOT_OK)
+        mine = [(cell, r, s) for cell, r, s in kept if s.status == status]
+        if not mine:
+            continue
+        print(f"squall run: {len(mine)} replication(s) {what}", file=err)
+        if status == "degraded":
+            say_degraded(run_dir, mine, err)
+        print(f"squall run: to run them again:\n  squall run --resume {run_dir.root} {flag}{engine}", file=err)
+    return len(kept)
+
+
+def say_degraded(run_dir: RunDir, degraded: list[tuple[str, int, Status]], err: TextIO) -> None:
+    """Each degraded replication's cause (the first CAUSES_SHOWN), then the remedy once."""
+    causes = [(cell, r, degraded_of(s.reason, s.details)) for cell, r, s in degraded]
+    for cell, r, d in causes[:CAUSES_SHOWN]:
+        print(f"  {cell} rep-{r:02d}: {d.cause}", file=err)
+    if len(causes) > CAUSES_SHOWN:
+        print(f"  and {len(causes) - CAUSES_SHOWN} more (`squall status {run_dir.root}`)", file=err)
+    print(f"squall run: the machine was too busy for them: "
+          f"{busy_advice(d.tolerance_key for _, _, d in causes)}", file=err)
 
 
 # --- the report ------------------------------------------------------------------------------

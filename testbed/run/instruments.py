@@ -27,6 +27,7 @@ import numpy as np
 
 from analysis.metrics.capture_vs_log import (SENDS, CaptureFile, EmulatorLog, directions, matched, read_capture_file,
                                              read_log, receives, side_addresses, udp_generator_packets, unmatched)
+from analysis.results.degraded import DETAILS_KEY, details_of, reason_of
 from analysis.results.directory import LOG_NAME
 from testbed.scenario.tolerances import DEFAULT_CPU_WAIT_SHARE, share_text
 from testbed.lanes.capture import parse_tcpdump_statistics, tcpdump_messages
@@ -123,8 +124,8 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
     details["timing_error"] = measured
     beyond = details["timing_error"]["beyond_tolerance"]
     if beyond and outcome.status == "ok":
-        outcome.fail(f"timing error beyond the tolerance of {tolerance_us} us: {'; '.join(beyond)}; "
-                     + busy_advice("timing_tolerance"), status="degraded")
+        degrade(outcome, details, f"timing error beyond the tolerance of {tolerance_us} us: {'; '.join(beyond)}",
+                "timing_tolerance")
 
 
 def _check_unreachable(files: dict[str, CaptureFile], log: EmulatorLog, outcome: Outcome,
@@ -254,11 +255,10 @@ def check_cpu_wait(workloads: dict[str, Any], outcome: Outcome, details: dict[st
         total = sum(waits.values())
         measured[flow] = {"cpu_wait_us": waits, "run_time_us": run_us, "share": round(total / run_us, 6)}
         if total > max(share * run_us, CPU_WAIT_FLOOR_US) and outcome.status == "ok":
-            outcome.fail(f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU "
-                         f"({_who_waited(roles, waits)}), {100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s "
-                         f"(the limit is {share_text(share)}, the scenario's cpu_wait_tolerance, and at least "
-                         f"{CPU_WAIT_FLOOR_US // 1000} ms): the machine was too busy for it; "
-                         + busy_advice("cpu_wait_tolerance"), status="degraded")
+            degrade(outcome, details, f"flow {flow}: its programs waited {total / 1000:.0f} ms for a CPU "
+                    f"({_who_waited(roles, waits)}), {100 * total / run_us:.1f} % of its {run_us / 1e6:.1f} s "
+                    f"(the limit is {share_text(share)}, the scenario's cpu_wait_tolerance, and at least "
+                    f"{CPU_WAIT_FLOOR_US // 1000} ms)", "cpu_wait_tolerance")
     details["cpu_wait"] = measured
 
 
@@ -271,8 +271,8 @@ def _who_waited(roles: dict[str, Any], waits: dict[str, int]) -> str:
                      for role, us in sorted(waits.items(), key=lambda item: -item[1]))
 
 
-def busy_advice(key: str) -> str:
-    """What to do about a replication degraded by a busy machine (timing error or CPU wait)."""
-    return (f"run fewer replications at once (--parallel) or beside less other work, see how many this "
-            f"machine keeps within its tolerances with `squall calibrate`, or, where this is acceptable, "
-            f"raise the scenario's {key}; `squall run --resume RUN --redo-degraded` runs it again")
+def degrade(outcome: Outcome, details: dict[str, Any], cause: str, tolerance_key: str) -> None:
+    """An otherwise ok replication beyond a tolerance: `degraded`, its cause kept in the details for
+    the end of the run and the report (analysis/results/degraded.py)."""
+    details[DETAILS_KEY] = details_of(cause, tolerance_key)
+    outcome.fail(reason_of(cause, tolerance_key), status="degraded")
