@@ -74,10 +74,10 @@ def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
                '[[router.filters]]\nclass = "EF"\nprotocol = "tcp"\nsport = 8081\n')  # the page's responses (flow 1)
     lines = warnings(tmp_path, LINK + DIFFSERV + filters + voice(direction="up", dscp="EF") + web + bulk)
     text = "\n".join(lines)
-    assert "router.filters[0]: matches only packets going up (voice data); the router shapes the downlink only" in text
+    assert "router.filters[0]: matches only packets going up (voice data); this router shapes the downlink only" in text
     assert "router.filters[1]: matches only packets going up (web requests)" in text
     assert "does not mark its responses" in text
-    assert "router.filters[2]: matches only uplink flows (bulk); the router shapes the downlink only, where they " \
+    assert "router.filters[2]: matches only uplink flows (bulk); this router shapes the downlink only, where they " \
            "send just their ACKs" in text
     assert "router.filters[3]: matches no packet of this cell's flows" in text
     assert "command 7001 + i, probe 7301 + i, Flent 2112 for flow i in file order" in text   # one port per kind

@@ -1,6 +1,6 @@
 """The router during one replication: what the runner calls, and the files it leaves.
 
-    with RouterRun(host, config, rep_dir) as router:                    # applies; writes router.tc
+    with RouterRun(host, routers, rep_dir) as router:                   # applies; writes router.tc
         ...start the emulator, get start_realtime_us...
         router.start_monitor(t0_realtime_us=start_realtime_us)          # router-queue.tsv
         ...run the flows...                 # (close the link first if router.finishes_after_link)
@@ -8,7 +8,9 @@
     # on leaving (also on an exception): whatever the engine set up is torn down
 
 `host` is the emulation host (testbed/hosts.py): a lane's namespace or the lab's host over
-SSH. What each step does is the engine's (engines.py: the tc engine, tc_engine.py; the
+SSH. `routers` are the replication's routers by direction (directions.py; a RouterConfig alone
+is the downlink's); one engine runs them all (an uplink router runs in the emulator, and then
+so does the downlink's, testbed/scenario/router_section.py). What each step does is the engine's (engines.py: the tc engine, tc_engine.py; the
 emulator's router stage, emulator_engine.py). Every file is complete or absent.
 """
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from testbed.hosts import Host
+from testbed.router.directions import Routers, as_routers
 from testbed.router.engine import RouterPlace
 from testbed.router.engines import engine_of
 from testbed.router.files import BATCH_FILE, EMULATOR_LOG_FILE, write_complete
@@ -25,16 +28,20 @@ from testbed.router.tc_apply import DEFAULT_DEVICE
 
 
 class RouterRun:
-    def __init__(self, host: Host, config: RouterConfig, rep_dir: Path, *, dev: str = DEFAULT_DEVICE,
+    def __init__(self, host: Host, routers: Routers | RouterConfig, rep_dir: Path, *, dev: str = DEFAULT_DEVICE,
                  interval_us: int = 10_000, emulator_log: Path | None = None, probe_kernel: bool = True):
         """`emulator_log` (emulator engine): the run's emulator log, by default rep_dir/emulator.log,
         where LinkSession writes it. `probe_kernel`: see tc_apply.apply_router (a lab host gets no
         scratch devices)."""
         rep_dir = Path(rep_dir)
         log = Path(emulator_log) if emulator_log is not None else rep_dir / EMULATOR_LOG_FILE
-        self.config, self.rep_dir = config, rep_dir
+        routers = as_routers(routers)
+        engines = {engine_of(config) for _, config in routers.items()}
+        if len(engines) != 1:
+            raise ValueError(f"RouterRun needs routers of one engine, got {len(engines)}: {routers}")
+        self.routers, self.rep_dir = routers, rep_dir
         self.batch: str | None = None
-        self._engine = engine_of(config)(config, RouterPlace(host, rep_dir, dev, interval_us, log, probe_kernel))
+        self._engine = engines.pop()(routers, RouterPlace(host, rep_dir, dev, interval_us, log, probe_kernel))
 
     @property
     def finishes_after_link(self) -> bool:
