@@ -39,6 +39,7 @@ from analysis.read.emulog import EmulatorLog, read_emulator_log  # noqa: E402
 from analysis.join.by_identity import PacketFate, join_records  # noqa: E402
 from analysis.read.pcap import ip_records, read_capture  # noqa: E402
 from analysis.read.router_queue import QUEUE_NAME, read_queue_samples  # noqa: E402
+from analysis.metrics.router_backlog import router_backlog, router_directions  # noqa: E402
 from analysis.metrics.per_connection import side_addresses  # noqa: E402
 from analysis.results.directory import CAPTURES, LOG_NAME  # noqa: E402
 from analysis.results.stored import open_text, stored  # noqa: E402
@@ -82,8 +83,9 @@ CAPTIONS = {
                "most; the receiving end is not drawn — once data was acknowledged): congestion "
                "window and slow-start threshold (segments), smoothed RTT and RTO. Grey: bad "
                "channel state.",
-    "queues": "Router queue (tc router: router-queue.tsv; the emulator's router stage "
-              "has no samples, see the per-class counters in the tables) and the link's "
+    "queues": "Router queue (tc router: router-queue.tsv; the emulator's router stage per "
+              "direction: the packets between their `in` and their `enqueue` or drop in the "
+              "emulator log, class queues and device queue together) and the link's "
               "send-buffer occupancy per direction (emulator log). Grey: bad channel state.",
 }
 
@@ -250,9 +252,13 @@ def plot_queues(view: ReplicationView, out: Path, title: str) -> Path:
         offset = t0 if times and times[0] > 10**15 else 0
         qa.step([(t - offset) / 1e6 for t in times], pkts, where="post",
                 label="router queue (leaf qdiscs)")
-    else:
-        qa.text(0.5, 0.5, f"no {QUEUE_NAME} in this replication", ha="center",
-                transform=qa.transAxes)
+    for direction in router_directions(view.log):     # the emulator's router stage
+        backlog = router_backlog(view.log, direction)
+        qa.step([t / 1e6 for t in backlog.times_us], backlog.packets, where="post",
+                label=f"router stage, {direction}")
+    if not queue_path.exists() and not router_directions(view.log):
+        qa.text(0.5, 0.5, f"no router in this replication (no {QUEUE_NAME}, no router stage)",
+                ha="center", transform=qa.transAxes)
     _shade(qa, periods)
     qa.set_ylabel("router queue (packets)")
     for direction in ("down", "up"):
