@@ -1,0 +1,116 @@
+"""A router on the uplink (`[router.up]`, the emulator's `[up.router]` stage) end to end: a bulk
+TCP upload from the mobile host through a 5-packet tail drop in front of a 128 kbit/s uplink.
+
+The emulator log's uplink `drop_router` count, the router statistics (router-stats.json, the
+log's `# router up` line) and the packets missing between the two hosts' captures (read with
+tshark, not with squall's readers) are one number; every packet missing is a data segment the
+sender sent again, and the sender's kernel (nstat's TcpRetransSegs) counts as many
+retransmissions as its capture shows. Measured: 9 drops and 9 retransmissions of 55 uplink
+packets (a run of 4 s). Runs through `squall run`, lane $SQUALL_TEST_EMU_ROUTER_LANE + 5
+(default 105).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import require_programs
+from support_run import one_replication_head, run_squall
+
+from testbed.addresses import lane_addresses
+
+pytestmark = pytest.mark.netns
+LANE = int(os.environ.get("SQUALL_TEST_EMU_ROUTER_LANE", "100")) + 5
+
+SCENARIO = one_replication_head("uplink-router", 3, "60s") + """
+tcp = "baseline"
+
+[link]
+bandwidth = "512kbit"
+delay = "20ms"
+mtu = "1500B"
+[link.up]
+bandwidth = "128kbit"
+send_buffer = "3000B"
+
+[router.up]
+queue = { discipline = "pfifo", limit = 5 }
+
+[flows.upload]
+kind = "bulk"
+count = 30
+length = "2000B"
+direction = "up"
+"""
+
+
+def uplink_segments(capture: Path, mobile: str) -> list[tuple[int, int, int]]:
+    """(IP id, raw TCP sequence number, payload length) of each TCP packet the mobile host sent,
+    in capture order (tshark)."""
+    out = subprocess.run(["tshark", "-r", str(capture), "-Y", f"ip.src == {mobile} && tcp", "-T", "fields",
+                          "-e", "ip.id", "-e", "tcp.seq_raw", "-e", "tcp.len"],
+                         capture_output=True, text=True, check=True).stdout
+    return [(int(i, 16), int(s), int(n)) for i, s, n in (line.split("\t") for line in out.splitlines())]
+
+
+def log_trailer(rep: Path) -> dict[str, str]:
+    """`counters DIR` and `router DIR CLASS` -> the trailer line (read as text, not with squall's reader)."""
+    lines = gzip.open(rep / "emulator.log.gz", "rt").read().splitlines()
+    return {" ".join(line.split(" ")[1:4 if line.startswith("# router ") else 3]): line
+            for line in lines if line.startswith(("# counters ", "# router "))}
+
+
+def counter(line: str, name: str) -> int:
+    words = line.split()
+    return int(words[words.index(name) + 1])
+
+
+def test_an_upload_through_a_small_uplink_router(tmp_path: Path) -> None:
+    require_programs("squall-emulator", "squall-npa", "squall-bulk")
+    path = tmp_path / "uplink-router.toml"
+    path.write_text(SCENARIO)
+    code, _, err = run_squall(path, tmp_path / "results", LANE)
+    assert code == 0, err
+    (rep,) = (tmp_path / "results").glob("uplink-router-*/cells/default/rep-01")
+    assert json.loads((rep / "status.json").read_text())["status"] == "ok"
+    workloads = json.loads((rep / "workloads.json").read_text())
+    assert workloads["upload"]["receiver"]["summary"]["bytes"] == 30 * 2000
+
+    trailer = log_trailer(rep)
+    drops = counter(trailer["counters up"], "drop_router")
+    stats = json.loads((rep / "router-stats.json").read_text())
+    (up,) = stats["class"]
+    assert (up["direction"], up["class"]) == ("up", "all")
+    assert drops == up["drops"] == up["tail_drops"] == stats["events"]["up"]["drop_router"] == \
+        counter(trailer["router up all"], "drops")
+    assert drops > 0 and "down" not in stats["events"] and counter(trailer["counters down"], "drop_router") == 0
+    # the uplink is the only place packets were lost: the other counters of its fate are 0
+    assert [counter(trailer["counters up"], k) for k in ("drop_sbuf", "drop_err", "drop_mtu")] == [0, 0, 0]
+    assert counter(trailer["counters up"], "in") == up["arrivals"]
+
+    mobile = lane_addresses(LANE).mobile_host
+    sent = uplink_segments(rep / "mobile.pcap.gz", mobile)
+    received = uplink_segments(rep / "fixed.pcap.gz", mobile)
+    missing = Counter(sent) - Counter(received)
+    assert sum(missing.values()) == drops == len(sent) - len(received)
+    assert len(sent) == up["arrivals"]
+    # every packet missing is a data segment whose sequence number the sender sent again later
+    for ip_id, seq, length in missing:
+        assert length > 0
+        first = sent.index((ip_id, seq, length))
+        assert any(s == seq and n > 0 for _, s, n in sent[first + 1:]), (ip_id, seq)
+    # the sender's retransmissions in its capture (a sequence number it had sent before) are
+    # its kernel's TcpRetransSegs, and at least one per packet the router dropped
+    seen: set[int] = set()
+    retransmitted = 0
+    for _, seq, length in sent:
+        if length > 0:
+            retransmitted += seq in seen
+            seen.add(seq)
+    kernel = json.loads((rep / "kernel-counters.json").read_text())["mobile"]["delta"]
+    assert kernel["TcpRetransSegs"] == retransmitted >= drops
