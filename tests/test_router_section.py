@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from testbed.scenario import loader as scenario
+from testbed.scenario import describe, loader as scenario
 from testbed.errors import ConfigError
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.scenario.router_section import parse_router_section
@@ -58,6 +58,9 @@ def test_router_up_alone_is_an_uplink_router_in_the_emulator_and_no_downlink_rou
     # the engine is the emulator's (the only one in front of the uplink), the rate the uplink's
     assert (up.engine, up.rate_bps, up.classes[0].queue) == ("emulator", 64_000, PfifoQueue(5))
     assert cell.routers.items() == (("up", up),)
+    lines = describe.cell_lines(cell)
+    assert "  router: none on the downlink (packets go straight to the link)" in lines
+    assert "  router.up (uplink): engine emulator, 64 kbit/s, one class, no DiffServ" in lines
 
 
 def test_router_and_router_up_are_two_routers_and_router_keeps_its_meaning(tmp_path):

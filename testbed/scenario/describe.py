@@ -22,7 +22,8 @@ def cell_lines(cell: ResolvedCell) -> list[str]:
     if cell.labels:
         lines.append("  axes: " + ", ".join(f"{axis} = {label}" for axis, label in cell.labels.items()))
     lines += link_lines(cell.link)
-    lines += router_lines(cell.router) if cell.router is not None else ["  router: none (packets go straight "
+    on = " on the downlink" if cell.router_up is not None else ""
+    lines += router_lines(cell.router) if cell.router is not None else [f"  router: none{on} (packets go straight "
                                                                          "to the link)"]
     if cell.router_up is not None:
         lines += router_lines(cell.router_up, "router.up (uplink)")
