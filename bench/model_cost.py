@@ -20,7 +20,8 @@ Reported: CPU ns per packet per round (the thread's CPU clock, so a busy machine
 not counted; its caches still are) and their median for each, the ratio on / off, the events
 each caused (the stream's work: drops, retransmissions, marks), and the machine
 (bench/emulator.py's machine()). The issue's target: at most 2 µs per packet with every
-feature on. A discipline joins the bench with one row of CLASSES in model_cost.c.
+feature on. A discipline joins the bench with one row of CLASSES in model_cost.c
+(tests/test_bench_model_cost.py fails while a discipline of router_table.def has none).
 $SQUALL_BENCH_MODEL_PACKETS (300 000) and $SQUALL_BENCH_MODEL_ROUNDS (9) change the size.
 """
 from __future__ import annotations
