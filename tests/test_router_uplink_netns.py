@@ -50,12 +50,13 @@ direction = "up"
 
 
 def uplink_segments(capture: Path, mobile: str) -> list[tuple[int, int, int]]:
-    """(IP id, raw TCP sequence number, payload length) of each TCP packet the mobile host sent,
-    in capture order (tshark)."""
+    """(IP id, raw TCP sequence number, sequence space: payload length, +1 for a SYN or FIN) of
+    each TCP packet the mobile host sent, in capture order (tshark)."""
     out = subprocess.run(["tshark", "-r", str(capture), "-Y", f"ip.src == {mobile} && tcp", "-T", "fields",
-                          "-e", "ip.id", "-e", "tcp.seq_raw", "-e", "tcp.len"],
+                          "-e", "ip.id", "-e", "tcp.seq_raw", "-e", "tcp.len", "-e", "tcp.flags"],
                          capture_output=True, text=True, check=True).stdout
-    return [(int(i, 16), int(s), int(n)) for i, s, n in (line.split("\t") for line in out.splitlines())]
+    return [(int(i, 16), int(s), int(n) + bool(int(f, 16) & 0x3))
+            for i, s, n, f in (line.split("\t") for line in out.splitlines())]
 
 
 def log_trailer(rep: Path) -> dict[str, str]:
@@ -99,13 +100,14 @@ def test_an_upload_through_a_small_uplink_router(tmp_path: Path) -> None:
     missing = Counter(sent) - Counter(received)
     assert sum(missing.values()) == drops == len(sent) - len(received)
     assert len(sent) == up["arrivals"]
-    # every packet missing is a data segment whose sequence number the sender sent again later
+    # every packet missing took sequence space (data, a SYN or a FIN), and the sender sent its
+    # sequence number again later
     for ip_id, seq, length in missing:
         assert length > 0
         first = sent.index((ip_id, seq, length))
         assert any(s == seq and n > 0 for _, s, n in sent[first + 1:]), (ip_id, seq)
-    # the sender's retransmissions in its capture (a sequence number it had sent before) are
-    # its kernel's TcpRetransSegs, and at least one per packet the router dropped
+    # the sender's retransmissions in its capture (a segment taking sequence space at a sequence
+    # number it had sent before) are its kernel's TcpRetransSegs, and at least one per drop
     seen: set[int] = set()
     retransmitted = 0
     for _, seq, length in sent:
