@@ -10,8 +10,9 @@
 `host` is the emulation host (testbed/hosts.py): a lane's namespace or the lab's host over
 SSH. `routers` are the replication's routers by direction (directions.py; a RouterConfig alone
 is the downlink's); one engine runs them all (an uplink router runs in the emulator, and then
-so does the downlink's, testbed/scenario/router_section.py). What each step does is the engine's (engines.py: the tc engine, tc_engine.py; the
-emulator's router stage, emulator_engine.py). Every file is complete or absent.
+so does the downlink's, testbed/scenario/router_section.py). What each step does is the
+engine's (engines.py: the tc engine, tc_engine.py; the emulator's router stage,
+emulator_engine.py). Every file is complete or absent.
 """
 from __future__ import annotations
 
