@@ -5,7 +5,9 @@ import pytest
 
 from testbed.scenario import describe, loader as scenario
 from testbed.errors import ConfigError
+from testbed.router.directions import Routers
 from testbed.router.disciplines.pfifo import PfifoQueue
+from testbed.router.engines import in_emulator
 from testbed.scenario.router_section import parse_router_section
 
 
@@ -72,6 +74,13 @@ def test_router_and_router_up_are_two_routers_and_router_keeps_its_meaning(tmp_p
     assert _load(tmp_path, '[router]\nqueue = { discipline = "pfifo", limit = 20 }\n').cells[0].router_up is None
 
 
+def test_a_tc_downlink_router_and_an_uplink_router_in_the_emulator(tmp_path):
+    cell = _load(tmp_path, '[router]\nqueue = { discipline = "pfifo", limit = 20 }\n' + UP_PFIFO).cells[0]
+    assert (cell.router.engine, cell.router_up.engine) == ("tc", "emulator")
+    # only the uplink's goes into the emulator's configuration
+    assert in_emulator(cell.routers) == Routers(up=cell.router_up)
+
+
 def test_router_up_takes_a_profile_by_name_or_with_overrides(tmp_path):
     cell = _load(tmp_path, '[router]\nup = "saarto"\n').cells[0]
     assert (cell.router, cell.router_up.classes[0].queue) == (None, PfifoQueue(20))
@@ -86,8 +95,6 @@ def test_router_up_takes_a_profile_by_name_or_with_overrides(tmp_path):
     ('[router.up]\nqueue = { discipline = "pfifo", limit = 5 }\nfoo = 1\n', "router.up.foo", "unknown key"),
     ('[router.up]\nprofile = "nope"\n', "router.up.profile", "unknown routers profile 'nope'"),
     ('[router]\nup = 3\n', "router.up", "expected a router profile name or a table"),
-    ('[router]\nqueue = { discipline = "pfifo", limit = 20 }\n' + UP_PFIFO, "router.engine",
-     'with an uplink router .* must run in the emulator too'),
     ('[link]\nprofile = "e0-384"\n[link.up]\nsend_buffer = "500B"\n' + UP_PFIFO, "link.up.send_buffer",
      "below the MTU"),
     ('[router.up]\nclasses = { A = { rate = "8kbit", queue = { discipline = "pfifo", limit = 5 } } }\n'

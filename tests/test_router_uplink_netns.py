@@ -116,3 +116,59 @@ def test_an_upload_through_a_small_uplink_router(tmp_path: Path) -> None:
             seen.add(seq)
     kernel = json.loads((rep / "kernel-counters.json").read_text())["mobile"]["delta"]
     assert kernel["TcpRetransSegs"] == retransmitted >= drops
+
+
+MIXED = one_replication_head("mixed-routers", 5, "60s") + """
+tcp = "baseline"
+
+[link]
+bandwidth = "128kbit"
+delay = "20ms"
+mtu = "1500B"
+send_buffer = "3000B"
+
+[router]
+queue = { discipline = "pfifo", limit = 5 }
+
+[router.up]
+queue = { discipline = "pfifo", limit = 5 }
+
+[flows.download]
+kind = "bulk"
+count = 30
+length = "2000B"
+
+[flows.upload]
+kind = "bulk"
+count = 30
+length = "2000B"
+direction = "up"
+"""
+
+
+def test_a_tc_router_down_and_the_emulators_up_in_one_replication(tmp_path: Path) -> None:
+    """Each engine keeps its files: the tc router's statistics are read while the link runs, the
+    uplink stage's from the log once the emulator has stopped; router.tc holds both."""
+    require_programs("squall-emulator", "squall-npa", "squall-bulk", "squall-queue-monitor")
+    path = tmp_path / "mixed-routers.toml"
+    path.write_text(MIXED)
+    code, _, err = run_squall(path, tmp_path / "results", LANE)
+    assert code == 0, err
+    (rep,) = (tmp_path / "results").glob("mixed-routers-*/cells/default/rep-01")
+    assert json.loads((rep / "status.json").read_text())["status"] == "ok"
+    batch = (rep / "router.tc").read_text()
+    assert batch.startswith("qdisc add dev wl0 root handle 1: htb") and "\n[up.router]\n" in batch
+    conf = (rep / "emulator.conf").read_text()
+    assert "[up.router]" in conf and "[down.router]" not in conf
+    tc = json.loads((rep / "tc-stats.json").read_text())
+    (leaf,) = [q for q in tc["qdisc"] if q["kind"] == "pfifo"]
+    stats = json.loads((rep / "router-stats.json").read_text())
+    assert [c["direction"] for c in stats["class"]] == ["up"] and list(stats["events"]) == ["up"]
+    trailer = log_trailer(rep)
+    assert stats["events"]["up"]["drop_router"] == stats["class"][0]["drops"] == \
+        counter(trailer["counters up"], "drop_router") > 0
+    # the downlink's router is the kernel's: every packet it passed entered the link, and the
+    # emulator's router stage dropped none of them
+    assert leaf["packets"] == counter(trailer["counters down"], "in") > 0
+    assert counter(trailer["counters down"], "drop_router") == 0
+    assert (rep / "router-queue.tsv").exists()

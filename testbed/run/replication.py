@@ -248,6 +248,7 @@ class _Replication:
         self.timings["drain_s"] = round(time.monotonic() - t_drain, 3)
         if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
             return
+        self.router.finish_on_link()      # a tc router's qdiscs, while its TUN is there
         if self.router.finishes_after_link:
             self._counters_after()
             for capture in self.captures.values():   # stopped by squall, before wl0 goes with the link

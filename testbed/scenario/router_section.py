@@ -44,11 +44,6 @@ def parse_router_section(table: Mapping[str, Any], where: str, link: LinkConfig,
     if down_table or UP_KEY not in table:
         down = _parse_direction(down_table, where, link.down, "down", profile_dir)
     up = _parse_up(table[UP_KEY], f"{where}.{UP_KEY}", link.up, profile_dir) if UP_KEY in table else None
-    if up is not None and down is not None and not engine_of(down).in_emulator:
-        raise ConfigError(f"{where}.engine", f"is \"{down.engine}\"; with an uplink router ({where}.up) the "
-                          "downlink's router must run in the emulator too (engine = \"emulator\"): one "
-                          "replication reads the tc router's counters while the link is up and the "
-                          "emulator's when it has stopped, not both")
     return Routers(down, up)
 
 
