@@ -27,26 +27,13 @@ from testbed.addresses import lane_addresses
 pytestmark = pytest.mark.netns
 LANE = int(os.environ.get("SQUALL_TEST_EMU_ROUTER_LANE", "100")) + 5
 
-SCENARIO = one_replication_head("uplink-router", 3, "60s") + """
-tcp = "baseline"
-
-[link]
-bandwidth = "512kbit"
-delay = "20ms"
-mtu = "1500B"
-[link.up]
-bandwidth = "128kbit"
-send_buffer = "3000B"
-
-[router.up]
-queue = { discipline = "pfifo", limit = 5 }
-
-[flows.upload]
-kind = "bulk"
-count = 30
-length = "2000B"
-direction = "up"
-"""
+# A 5-packet tail drop in front of the uplink, and a bulk upload (and download) of 30 x 2000 B.
+UP_ROUTER = '[router.up]\nqueue = { discipline = "pfifo", limit = 5 }\n'
+UPLOAD = '[flows.upload]\nkind = "bulk"\ncount = 30\nlength = "2000B"\ndirection = "up"\n'
+DOWNLOAD = '[flows.download]\nkind = "bulk"\ncount = 30\nlength = "2000B"\n'
+SCENARIO = (one_replication_head("uplink-router", 3, "60s") + 'tcp = "baseline"\n'
+            '[link]\nbandwidth = "512kbit"\ndelay = "20ms"\nmtu = "1500B"\n'
+            '[link.up]\nbandwidth = "128kbit"\nsend_buffer = "3000B"\n' + UP_ROUTER + UPLOAD)
 
 
 def uplink_segments(capture: Path, mobile: str) -> list[tuple[int, int, int]]:
@@ -118,32 +105,10 @@ def test_an_upload_through_a_small_uplink_router(tmp_path: Path) -> None:
     assert kernel["TcpRetransSegs"] == retransmitted >= drops
 
 
-MIXED = one_replication_head("mixed-routers", 5, "60s") + """
-tcp = "baseline"
-
-[link]
-bandwidth = "128kbit"
-delay = "20ms"
-mtu = "1500B"
-send_buffer = "3000B"
-
-[router]
-queue = { discipline = "pfifo", limit = 5 }
-
-[router.up]
-queue = { discipline = "pfifo", limit = 5 }
-
-[flows.download]
-kind = "bulk"
-count = 30
-length = "2000B"
-
-[flows.upload]
-kind = "bulk"
-count = 30
-length = "2000B"
-direction = "up"
-"""
+# The same uplink router beside a tc router of 5 packets on the downlink (engine "tc", the default).
+MIXED = (one_replication_head("mixed-routers", 5, "60s") + 'tcp = "baseline"\n'
+         '[link]\nbandwidth = "128kbit"\ndelay = "20ms"\nmtu = "1500B"\nsend_buffer = "3000B"\n'
+         '[router]\nqueue = { discipline = "pfifo", limit = 5 }\n' + UP_ROUTER + DOWNLOAD + UPLOAD)
 
 
 def test_a_tc_router_down_and_the_emulators_up_in_one_replication(tmp_path: Path) -> None:
