@@ -6,8 +6,9 @@ log's `# router up` line) and the packets missing between the two hosts' capture
 tshark, not with squall's readers) are one number; every packet missing is a data segment the
 sender sent again, and the sender's kernel (nstat's TcpRetransSegs) counts as many
 retransmissions as its capture shows. Measured: 9 drops and 9 retransmissions of 55 uplink
-packets (a run of 4 s). Runs through `squall run`, lane $SQUALL_TEST_EMU_ROUTER_LANE + 5
-(default 105).
+packets (a run of 4 s). Then a tc router on the downlink beside the uplink's in the emulator,
+in one replication: each engine's files. Runs through `squall run`, lane
+$SQUALL_TEST_EMU_ROUTER_LANE + 5 (default 105).
 """
 from __future__ import annotations
 
