@@ -30,6 +30,7 @@ class Benchmark:
     run: Callable[[Path], dict]
     summary: Callable[[dict], list[str]] | None
     description: str
+    result_file: str        # in the results directory: the module's RESULT_FILE, else <name>.json
 
 
 def registry() -> dict[str, Benchmark]:
@@ -41,7 +42,7 @@ def registry() -> dict[str, Benchmark]:
         module = importlib.import_module(f"bench.{info.name}")
         if callable(getattr(module, "run", None)):
             found[info.name] = Benchmark(info.name, module.run, getattr(module, "summary", None),
-                                         _first_line(module))
+                                         _first_line(module), getattr(module, "RESULT_FILE", f"{info.name}.json"))
     return found
 
 
@@ -70,7 +71,7 @@ def run_all(selected: list[Benchmark], results_dir: Path) -> dict[str, str]:
         for line in (b.summary or default_summary)(numbers):
             print(f"   {line}")
         print(f"== bench {b.name}: done in {time.monotonic() - started:.0f} s "
-              f"({results_dir / (b.name + '.json')})", flush=True)
+              f"({results_dir / b.result_file})", flush=True)
     return status
 
 

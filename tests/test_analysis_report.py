@@ -314,7 +314,9 @@ def build_user_run(root: Path) -> Path:
         log.write_text(log.read_text() + (
             "# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 marks 0 "
             "backlog_pkts 0 backlog_bytes 0\n# router down BE arrivals 30 enqueued 27 drops 3 "
-            "tail_drops 3 red_drops 0 marks 0 backlog_pkts 0 backlog_bytes 0\n"))
+            "tail_drops 3 red_drops 0 marks 0 backlog_pkts 0 backlog_bytes 0\n"
+            "# router up all arrivals 12 enqueued 10 drops 2 tail_drops 2 red_drops 0 marks 0 "
+            "backlog_pkts 0 backlog_bytes 0\n"))     # and an uplink router ([router.up])
     return root
 
 
@@ -398,10 +400,11 @@ def test_plain_tables_for_a_scenario_of_ones_own(user_report) -> None:
     # even datagrams 100 ms, odd ones 100 + jitter (2, 3, 1 ms): medians 101, 101.5, 101
     assert udp["link delay median (ms)"] == "101.0"
     queue = _table(md, "Router queue (medians over replications)")
-    assert queue[0] == ["cell", "class", "arrivals (packets)", "drops (packets)",
+    assert queue[0] == ["cell", "class", "max backlog (packets)", "arrivals (packets)", "drops (packets)",
                         "ECN marks (packets)"]
-    assert [r[1:] for r in queue[1:]] == [["all classes", "40", "3", "0"], ["BE", "30", "3", "0"],
-                                          ["EF", "10", "0", "0"]]
+    # the fixture's packets pass the stage at once (their `in` and `enqueue` at one time): backlog 0
+    assert [r[1:] for r in queue[1:]] == [["all classes", "0", "40", "3", "0"], ["BE", "–", "30", "3", "0"],
+                                          ["EF", "–", "10", "0", "0"], ["uplink: all classes", "0", "12", "2", "0"]]
 
 
 def test_an_axis_that_sets_one_key_is_not_listed_twice() -> None:

@@ -134,6 +134,13 @@ def test_the_send_buffer_and_the_router_stage_count_in_the_worst_case(tmp_path: 
     assert drain_bound.queued_s(routed.link, "up", routed.router) == pytest.approx(1.5)
     assert drain_bound.link_drain_s(routed.link, routed.router) == pytest.approx(
         2 * (1.5 + 0.1 + 1.4) + 0.72 + drain_bound.DRAIN_MARGIN_S)
+    # an uplink router ([router.up]) counts on the uplink only; both count in the link's worst case
+    both = link(tmp_path, base + '[router]\nengine = "emulator"\nqueue = { discipline = "pfifo", limit = 10 }\n'
+                '[router.up]\nqueue = { discipline = "pfifo", limit = 5 }\n')
+    assert drain_bound.queued_s(both.link, "up", both.routers) == pytest.approx(1.5 + 0.36)
+    assert drain_bound.queued_s(both.link, "down", both.routers) == pytest.approx(1.5 + 0.72)
+    assert drain_bound.link_drain_s(both.link, both.routers) == pytest.approx(
+        2 * (1.5 + 0.1 + 1.4) + 0.72 + 0.36 + drain_bound.DRAIN_MARGIN_S)
 
 
 def test_a_udp_receiver_is_kept_until_the_send_buffer_has_drained(tmp_path: Path) -> None:

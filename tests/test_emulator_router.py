@@ -15,6 +15,7 @@ from testbed.router.emulator_stage import EmulatorRouter, emulator_router
 from testbed.errors import ConfigError
 from testbed.paths import bin_dir
 from testbed.router.parse import parse_router
+from testbed.router.directions import Routers
 from testbed.router.plan import RouterConfig
 from testbed.router.emulator_engine import emulator_note
 from testbed.router.disciplines.registry import DISCIPLINES
@@ -224,7 +225,7 @@ def test_a_class_name_longer_than_the_emulator_takes_is_refused():
 def test_a_send_buffer_below_the_mtu_is_refused():
     with pytest.raises(ConfigError, match=r"500 B is below the MTU 576 B") as caught:
         rendered(PFIFO_20, link=direction(RATE, 0, MTU, send_buffer=500))
-    assert caught.value.where == "link.down.send_buffer"
+    assert caught.value.where == "scenarios/x.toml: link.down.send_buffer"   # in the file the router is in
 
 
 def test_ignored_keys_are_named_in_notes_not_errors():
@@ -289,6 +290,24 @@ def test_the_configuration_file_carries_the_router_and_its_notes():
     assert text == without + "\n" + router.text
     assert f"# emulator engine: {'router'}.rate: 1000000 bit/s is ignored" in text
     assert "device_queue = 10\n" in text
+
+
+def test_the_uplink_router_is_the_up_stage_after_the_downlinks():
+    """[router.up] becomes [up.router...] (the emulator's stage in front of the uplink), checked
+    against the uplink's own send buffer; the downlink's stays [down.router...]."""
+    link = error_free(RATE, 0, MTU, send_buffer=9600)
+    run = EmulatorRun(seed=1, replication=0, token="0123456789abcdef", log_path=Path("emulator.log"))
+    down, up = parsed(PFIFO_20), parsed({"queue": {"discipline": "pfifo", "limit": 5}})
+    text = render(link, run, router=Routers(down=down, up=up))
+    assert text == (render(link, run) + "\n" + emulator_router(down, link=link.down).text
+                    + "\n" + emulator_router(up, link=link.up, direction="up").text)
+    assert "[up.router]\nscheduler = priority\ndefault = all\n\n[up.router.class.all]\npriority = 0\n" \
+           "discipline = pfifo\nlimit = 5\n" in text
+    only_up = render(link, run, router=Routers(up=up))
+    assert "[up.router]" in only_up and "[down.router" not in only_up
+    note = emulator_note(Routers(down=down, up=up))
+    assert "on the downlink and uplink ran this router" in note
+    assert note.endswith(rendered(PFIFO_20).sections + "\n" + emulator_router(up, direction="up").sections)
 
 
 def test_router_tc_note_of_the_emulator_engine():

@@ -64,6 +64,19 @@ def test_a_udp_stream_still_sending_at_the_timeout(tmp_path: Path) -> None:
     assert "flows.voice: the stream sends until 60 s" in line and "end as timeout" in line
 
 
+def test_uplink_router_filters_are_judged_against_what_goes_up(tmp_path: Path) -> None:
+    """[router.up] shapes the uplink: a filter of the uplink's voice stream classifies, one of
+    the downlink's stream's datagrams nothing."""
+    up = ('[router.up]\ndefault = "BE"\n[router.up.classes.EF]\nrate = "32kbit"\n'
+          'queue = { discipline = "pfifo", limit = 10 }\n[router.up.classes.BE]\nrate = "32kbit"\n'
+          'queue = { discipline = "pfifo", limit = 10 }\n'
+          '[[router.up.filters]]\nclass = "EF"\ndscp = "EF"\n[[router.up.filters]]\nclass = "EF"\ndscp = "CS1"\n')
+    lines = warnings(tmp_path, LINK + up + voice(direction="up", dscp="EF")
+                     + voice(direction="down", dscp="CS1", name="down"))
+    assert lines == [f"{tmp_path / 'w.toml'}: router.up.filters[1]: matches only packets going down (down data); "
+                     "this router shapes the uplink only, so it classifies nothing"]
+
+
 def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
     web = '[flows.web]\nkind = "http"\nworkload = "s+2s"\ndscp = "AF11"\n'
     bulk = '[flows.bulk]\nkind = "bulk"\ncount = 10\ndirection = "up"\ndscp = "CS1"\n'
@@ -74,10 +87,10 @@ def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
                '[[router.filters]]\nclass = "EF"\nprotocol = "tcp"\nsport = 8081\n')  # the page's responses (flow 1)
     lines = warnings(tmp_path, LINK + DIFFSERV + filters + voice(direction="up", dscp="EF") + web + bulk)
     text = "\n".join(lines)
-    assert "router.filters[0]: matches only packets going up (voice data); the router shapes the downlink only" in text
+    assert "router.filters[0]: matches only packets going up (voice data); this router shapes the downlink only" in text
     assert "router.filters[1]: matches only packets going up (web requests)" in text
     assert "does not mark its responses" in text
-    assert "router.filters[2]: matches only uplink flows (bulk); the router shapes the downlink only, where they " \
+    assert "router.filters[2]: matches only uplink flows (bulk); this router shapes the downlink only, where they " \
            "send just their ACKs" in text
     assert "router.filters[3]: matches no packet of this cell's flows" in text
     assert "command 7001 + i, probe 7301 + i, Flent 2112 for flow i in file order" in text   # one port per kind

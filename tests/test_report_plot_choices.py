@@ -126,11 +126,14 @@ def test_no_router_no_queue_frame(tmp_path: Path, drawn_figures) -> None:
     assert plots.caption(Path(f"sendbuffer_{CELL}_rep-01.png"))
 
 
-def test_the_emulators_router_stage_is_named_as_the_reason(tmp_path: Path) -> None:
+def test_the_emulators_router_stage_is_drawn_as_a_queue(tmp_path: Path, drawn_figures) -> None:
     from analysis.read.emulog import read_emulator_log
-    from analysis.report.queue_plot import no_queue_reason
+    from analysis.report.queue_plot import plot_queues
     from test_analysis_report import build_user_run
 
     root = build_user_run(tmp_path / "umts-mix-20261122T030000Z")
-    log = read_emulator_log(next((root / "cells").glob("*/rep-01/emulator.log")))
-    assert "router stage keeps per-class counters" in no_queue_reason(log)
+    rep = next((root / "cells").glob("*/rep-01"))
+    out = plot_queues(rep, read_emulator_log(rep / "emulator.log"), tmp_path, "x", "rep-01")
+    assert out is not None and out.name == "queues_x.png"
+    labels = [line.get_label() for line in drawn_figures["queues_x.png"].axes[0].get_lines()]
+    assert "router stage, down" in labels

@@ -224,3 +224,12 @@ def test_timing_tolerance_defaults_to_a_millisecond_and_must_be_a_positive_time(
             load(tmp_path, base + f'cpu_wait_tolerance = {bad}\n')
     # as squall show and the degraded reason say it
     assert [share_text(x) for x in (0.01, 1, 100)] == ["1 %", "100 %", "100 × the run time"]
+
+
+def test_the_emulators_router_keys_name_the_scenarios_router_of_their_direction():
+    from testbed.scenario.link_check import scenario_key
+
+    assert scenario_key("down.router.default") == "router.default"
+    assert scenario_key("up.router.default") == "router.up.default"
+    assert scenario_key("up.router") == "router.up"
+    assert scenario_key("up.mtu") == "link.up.mtu"

@@ -40,6 +40,8 @@ filters = [{ class = "EF", dscp = "EF" }, { class = "EF", protocol = "udp", dpor
 [router.classes]
 EF = { rate = "32kbit", priority = 0, queue = { discipline = "pfifo", limit = 10 } }
 BE = { rate = "32kbit", priority = 1, queue = { discipline = "red", limit = "11000B", min = "2000B", max = "6000B", avpkt = "500B", ecn = true } }
+[router.up]
+queue = { discipline = "pfifo", limit = 5 }
 
 [tcp]
 profile = "iw4"
@@ -93,6 +95,8 @@ def test_every_section_is_readable_with_units(tmp_path: Path, capsys: pytest.Cap
         "    class EF: rate 32 kbit/s, ceil 64 kbit/s, priority 0, quantum 1500 B, tail drop (pfifo) at 10 packets",
         "    filter: DSCP 46 -> class EF",
         "    filter: udp, destination port 6003 -> class EF",
+        "  router.up (uplink): engine emulator, 32 kbit/s, one class, no DiffServ",
+        "    class all: rate 32 kbit/s, ceil 32 kbit/s, priority 0, quantum 1500 B, tail drop (pfifo) at 5 packets",
         "    initial congestion window 4 segments, metrics cache flushed before each replication",
         "    web: http, page s+2s (6288 B + 2096 B + 2096 B), HTTP/1.1, 2 persistent connections, pipelined, requests "
         "350 B; client at the mobile host, server at the fixed host (down); start 0 s; DSCP 0",

@@ -71,7 +71,7 @@ def test_queue_monitor_help_and_version() -> None:
 
 PROGRAMS = ("squall-emulator", "squall-npa", "squall-control", "squall-http", "squall-bulk", "squall-udp",
             "squall-queue-monitor", "squall-capture-records", "squall-log-records", "squall-naive-relay",
-            "squall-tcp-sampler")
+            "squall-tcp-sampler", "squall-model-cost")
 
 
 def test_the_list_is_every_program_the_build_makes() -> None:

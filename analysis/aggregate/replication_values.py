@@ -37,6 +37,7 @@ from analysis.join.flows import FlowMatch, FlowSpec, match_flow, read_workloads
 from analysis.gc_pause import gc_paused
 from analysis.metrics.http import page_response_time
 from analysis.metrics.kernel_truth import host_values, read_kernel_deltas
+from analysis.metrics.router_backlog import router_backlog
 from analysis.read.router_queue import QUEUE_NAME, queue_stats, read_queue_samples
 from analysis.read.router_queue import class_of_parent
 from analysis.metrics.per_connection import CAPTURES, LOG_NAME, ReplicationMetrics, analyse_replication
@@ -272,26 +273,30 @@ def _queue_values(rep_dir: Path, classes: list[str], values: Values) -> None:
         values[f"{prefix}.marks"] = stats.marks
 
 
+# The values' prefix of each direction's router: `[router]` (the downlink) keeps `queue`, the
+# tc router's too; `[router.up]` (the uplink, the emulator's stage only) is `queue_up`.
+QUEUE_PREFIX = {"down": "queue", "up": "queue_up"}
+
+
 def _router_stage_values(r: ReplicationMetrics, values: Values) -> None:
-    """The emulator's router stage (its log trailer's `# router DIR CLASS` lines): packets
-    that arrived, drops and ECN marks, in total and per class when there are several."""
+    """The emulator's router stage per direction (its log trailer's `# router DIR CLASS` lines):
+    packets that arrived, drops and ECN marks, in total and per class when there are several,
+    and the most packets it held (router_backlog.py)."""
     if r.log is None:
         return
-    lines = [k for k in r.log.trailer if k.startswith("router ")]
-    per_class: dict[str, dict[str, int]] = {}
-    for line in lines:
+    per_direction: dict[str, dict[str, dict[str, int]]] = {}
+    for line in (k for k in r.log.trailer if k.startswith("router ")):
         _, direction, name = line.split(" ", 2)
-        counts = r.log.counts(line)
-        key = name if direction == "down" else f"{name}.{direction}"
-        per_class[key] = counts
-    if not per_class:
-        return
-    for what in ("arrivals", "drops", "marks"):
-        values[f"queue.{what}"] = sum(c.get(what, 0) for c in per_class.values())
-    if len(per_class) > 1:
-        for name, counts in per_class.items():
-            for what in ("arrivals", "drops", "marks"):
-                values[f"queue.{name}.{what}"] = counts.get(what, 0)
+        per_direction.setdefault(direction, {})[name] = r.log.counts(line)
+    for direction, per_class in per_direction.items():
+        prefix = QUEUE_PREFIX[direction]
+        for what in ("arrivals", "drops", "marks"):
+            values[f"{prefix}.{what}"] = sum(c.get(what, 0) for c in per_class.values())
+        values[f"{prefix}.max_backlog_pkts"] = router_backlog(r.log, direction).max_packets
+        if len(per_class) > 1:
+            for name, counts in per_class.items():
+                for what in ("arrivals", "drops", "marks"):
+                    values[f"{prefix}.{name}.{what}"] = counts.get(what, 0)
 
 
 def _flow_infos(specs: list[FlowSpec] | None, seen: dict[str, FlowMatch]) -> list[FlowInfo]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 from analysis.aggregate.statistics import sum_of_maxima
 from analysis.report.describe import parameter_tables, run_facts
 from analysis.aggregate.run_analysis import CellResult, RunAnalysis
+from analysis.aggregate.replication_values import QUEUE_PREFIX
 from analysis.results.directory import EXPANDED_FILE, META_FILE, read_run_json
 from analysis.report.bulk_roles import bulk_roles
 from analysis.report.degraded_table import degraded_tables
@@ -290,9 +291,7 @@ def queue_table(cells: list[CellResult]) -> Table | None:
     rows: list[list[Cell]] = []
     used: set[str] = set()
     for c in cells:
-        classes = sorted({m.split(".")[1] for m in c.summaries if m.startswith("queue.")
-                          and m.count(".") == 2})
-        for name, prefix in [("all classes", "queue")] + [(k, f"queue.{k}") for k in classes]:
+        for name, prefix in _queue_rows(c):
             values = {m: c.median(f"{prefix}.{m}") for m, _ in metrics}
             if all(v is None for v in values.values()):
                 continue
@@ -307,8 +306,20 @@ def queue_table(cells: list[CellResult]) -> Table | None:
                  [row[:2] + [row[2 + i] for i in keep] for row in rows],
                  "The tc router: its leaf qdiscs as router-queue.tsv samples them (backlog, "
                  "drops and marks over the run); the emulator's router stage: its per-class "
-                 "counters (packets that arrived, drops, ECN marks). Per class when the "
-                 "router has several DiffServ classes.")
+                 "counters (packets that arrived, drops, ECN marks) and the most packets it "
+                 "held. Per class when the router has several DiffServ classes; the uplink's "
+                 "router ([router.up]) in the rows `uplink: …`.")
+
+
+def _queue_rows(c: CellResult) -> list[tuple[str, str]]:
+    """(row label, value prefix) of each router direction (replication_values.QUEUE_PREFIX) in
+    total and per class: `queue.<class>.<metric>`, `queue_up.<class>.<metric>`."""
+    rows = []
+    for direction, label in (("down", ""), ("up", "uplink: ")):
+        prefix = QUEUE_PREFIX[direction]
+        classes = sorted({m.split(".")[1] for m in c.summaries if m.startswith(f"{prefix}.") and m.count(".") == 2})
+        rows += [(f"{label}all classes", prefix)] + [(f"{label}{k}", f"{prefix}.{k}") for k in classes]
+    return rows
 
 
 # --- plain tables (scenarios other than the studies') -------------------------------------

@@ -77,12 +77,14 @@ CAPTIONS = {
                "most; the receiving end is not drawn — once data was acknowledged): congestion "
                "window and slow-start threshold (segments), smoothed RTT and RTO. Grey: bad "
                "channel state.",
-    "queues": "Router queue (tc router: router-queue.tsv) and the link's send-buffer "
-              "occupancy per direction (emulator log). Grey: bad channel state.",
-    "sendbuffer": "The link's send-buffer occupancy per direction (emulator log). No router "
-                  "queue is drawn, the title says why: a replication without a tc router "
-                  "has no router-queue.tsv (the emulator's router stage keeps counters per "
-                  "class, in the tables, not samples over time). Grey: bad channel state.",
+    "queues": "Router queue (tc router: router-queue.tsv; the emulator's router stage per "
+              "direction: the packets between their `in` and their `enqueue` or drop in the "
+              "emulator log, class queues and device queue together) and the link's "
+              "send-buffer occupancy per direction (emulator log). Grey: bad channel state.",
+    "sendbuffer": "The link's send-buffer occupancy per direction (emulator log), in a "
+                  "replication without a router (no router-queue.tsv, no router stage in the "
+                  "log): no empty router frame is drawn, the title says so. Grey: bad channel "
+                  "state.",
 }
 # Of one replication (tsd, series, tcpinfo, queues, sendbuffer): by default the first of each
 # cell in the statistics; a degraded one only when the cell has none, and its title says so

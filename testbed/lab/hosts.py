@@ -28,6 +28,7 @@ from testbed.addresses import Interface, LaneAddresses, Namespaces
 from testbed.lanes.http_server import HttpServerConfig
 from testbed.scenario.link_section import LinkConfig
 from testbed.processes import Program, ProgramGroup
+from testbed.router.directions import Routers
 from testbed.router.plan import RouterConfig
 from testbed.router.session import RouterRun
 from testbed.lab.ssh import SshClient, SshError
@@ -353,12 +354,12 @@ class SshTestbed:
                 "mobile": (self.mobile, self.lab.mobile.wireless_dev)}
 
     def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
-             router: RouterConfig | None = None) -> link_session.LinkSession:
+             router: Routers | RouterConfig | None = None) -> link_session.LinkSession:
         places = SshPlaces(self.emu, self.mobile)
         return link_session.LinkSession(lab_addresses(self.lab), link, workdir, seed=seed,
                                         replication=replication, router=router, places=places)
 
-    def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun:
+    def router(self, config: Routers | RouterConfig, rep_dir: Path) -> RouterRun:
         """tc on the emulation host's TUN; engine "emulator": notes and the fetched log's trailer.
         squall makes no scratch devices on a lab host: a qdisc kind its kernel lacks is
         reported by the failing tc batch line, not probed for beforehand."""

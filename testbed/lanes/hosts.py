@@ -19,6 +19,7 @@ from testbed.lanes.http_server import HttpServer, HttpServerConfig
 from testbed.link.session import LinkSession
 from testbed.paths import bin_dir
 from testbed.processes import Program, ProgramGroup
+from testbed.router.directions import Routers
 from testbed.router.plan import RouterConfig
 from testbed.router.session import RouterRun
 from testbed.scenario.link_section import LinkConfig
@@ -97,10 +98,10 @@ class NamespaceTestbed:
                 "mobile": (self.mobile, self.addr.mobile_wireless.dev)}
 
     def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
-             router: RouterConfig | None = None) -> LinkSession:
+             router: Routers | RouterConfig | None = None) -> LinkSession:
         return LinkSession(self.addr, link, workdir, seed=seed, replication=replication, router=router)
 
-    def router(self, config: RouterConfig, rep_dir: Path) -> RouterRun:
+    def router(self, config: Routers | RouterConfig, rep_dir: Path) -> RouterRun:
         return RouterRun(self.emu, config, rep_dir, dev=self.addr.emu_wireless.dev)
 
     def apply_tcp(self, profile: TcpProfile) -> dict:

@@ -38,6 +38,7 @@ from testbed.scenario.link_section import LinkConfig
 from testbed.processes import Program, ProgramGroup, ReadyTimeout, wait_for
 from testbed.paths import program_path
 from testbed.router.engines import in_emulator
+from testbed.router.directions import Routers
 from testbed.router.plan import RouterConfig
 
 EMULATOR, ROUTER_NPA, MOBILE_NPA = "emulator", "npa-router", "npa-mobile"
@@ -211,10 +212,11 @@ class SessionResult:
 class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
-                 priority: int | None = None, router: RouterConfig | None = None,
+                 priority: int | None = None, router: Routers | RouterConfig | None = None,
                  places: LinkPlaces | None = None, release_ahead_us: int = 0):
-        """`router`: the scenario's router, any engine; only an engine that runs in the
-        emulator (engines.py) puts it into the emulator's configuration (its router stage on the downlink).
+        """`router`: the scenario's routers by direction (a RouterConfig alone: the downlink's), any
+        engine; only an engine that runs in the emulator (engines.py) puts a router into the
+        emulator's configuration (the router stage of its direction).
         `release_ahead_us`: the emulator's `release_ahead` (emulator/CONFIG.md; 0 = off).
         `places`: where the programs run (default: the lane's namespaces)."""
         self.lane = lane

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from testbed.hosts import Host, Router
 from testbed.link.control import LinkState
+from testbed.router.directions import Routers
 from testbed.router.plan import RouterConfig
 from testbed.scenario.link_section import LinkConfig
 from testbed.tcp_profile import TcpProfile
@@ -43,10 +44,11 @@ class Testbed(Protocol):
     capture_points: dict[str, tuple[Host, str]]   # file stem -> (host, device)
 
     def link(self, link: LinkConfig, workdir: Path, seed: int, replication: int,
-             router: RouterConfig | None = None) -> Link:
-        """`router` with engine "emulator" becomes the emulator's router stage."""
+             router: Routers | RouterConfig | None = None) -> Link:
+        """`router` (by direction; a RouterConfig alone is the downlink's): each with engine
+        "emulator" becomes the emulator's router stage of its direction."""
 
-    def router(self, config: RouterConfig, rep_dir: Path) -> Router: ...
+    def router(self, config: Routers | RouterConfig, rep_dir: Path) -> Router: ...
 
     def apply_tcp(self, profile: TcpProfile) -> dict: ...
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import ClassVar
 
+from testbed.router.directions import Routers, as_routers
 from testbed.router.emulator_stage import emulator_router
 from testbed.router.emulator_stats import read_router_stats
 from testbed.router.engine import LinkDirection, RouterPlace
@@ -18,12 +19,13 @@ from testbed.router.files import EMULATOR_STATS_FILE, write_complete
 from testbed.router.plan import RouterConfig
 
 
-def emulator_note(config: RouterConfig) -> str:
-    """router.tc of an emulator-engine run: no tc commands, the router stage's sections instead."""
-    router = emulator_router(config)
+def emulator_note(routers: Routers | RouterConfig) -> str:
+    """router.tc of an emulator-engine run: no tc commands, the router stages' sections instead."""
+    stages = [emulator_router(config, direction=direction) for direction, config in as_routers(routers).items()]
+    links = " and ".join(f"{s.direction}link" for s in stages)
     return ("# router engine = \"emulator\": nothing was applied with tc; the emulator's router stage\n"
-            f"# on the {router.direction}link ran this router (these sections are in emulator.conf,\n"
-            "# with the notes on what the emulator engine ignores):\n" + router.sections)
+            f"# on the {links} ran this router (these sections are in emulator.conf,\n"
+            "# with the notes on what the emulator engine ignores):\n" + "\n".join(s.sections for s in stages))
 
 
 class EmulatorEngine:
@@ -36,15 +38,15 @@ class EmulatorEngine:
     device_queue_refusal: ClassVar[str] = ""
 
     @classmethod
-    def check(cls, config: RouterConfig, downlink: LinkDirection, where: str) -> None:
+    def check(cls, config: RouterConfig, link: LinkDirection, where: str, direction: str = "down") -> None:
         """What the router stage cannot express is refused at parse time, not when the link opens."""
-        emulator_router(config, link=downlink, where=where)
+        emulator_router(config, link=link, direction=direction, where=where)
 
-    def __init__(self, config: RouterConfig, place: RouterPlace) -> None:
-        self.config, self.place = config, place
+    def __init__(self, routers: Routers, place: RouterPlace) -> None:
+        self.routers, self.place = routers, place
 
     def apply(self) -> str:
-        return emulator_note(self.config)
+        return emulator_note(self.routers)
 
     def start_monitor(self, t0_realtime_us: int | None) -> None:
         """Nothing to sample: the emulator log has every router event."""

@@ -70,7 +70,7 @@ def emulator_router(config: RouterConfig, *, link: LinkDirection | None = None,
         lines += ["", f"[{direction}.router.filter.{filter_name(index)}]", *_filter_lines(flt)]
     notes = _ignored_keys(config, scheduler, link, where)
     if link is not None:
-        _check_send_buffer(link, direction)
+        _check_send_buffer(link, direction, where)
     return EmulatorRouter(direction, scheduler, "\n".join(lines) + "\n", tuple(notes))
 
 
@@ -188,8 +188,10 @@ def _rate_text(link: LinkDirection) -> str:
     return "unlimited" if link_rate is None else f"{link_rate} bit/s"
 
 
-def _check_send_buffer(link: LinkDirection, direction: str) -> None:
+def _check_send_buffer(link: LinkDirection, direction: str, where: str) -> None:
+    """`where` names the router (`scenarios/x.toml: router`): the error names the link's key in that file."""
+    file, _, _ = where.rpartition(": ")
     if link.send_buffer < link.mtu:
-        raise ConfigError(f"link.{direction}.send_buffer", f"{link.send_buffer} B is below the MTU {link.mtu} B; "
+        raise ConfigError(f"{file}: link.{direction}.send_buffer" if file else f"link.{direction}.send_buffer", f"{link.send_buffer} B is below the MTU {link.mtu} B; "
                                                            "with a router stage (router engine = \"emulator\") "
                                                            "every packet must fit into the send buffer")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 if TYPE_CHECKING:      # annotations only: the interface depends on no implementation
     from testbed.hosts import Host
+    from testbed.router.directions import Routers
     from testbed.router.plan import RouterConfig
 
 
@@ -47,10 +48,12 @@ class RouterEngine(Protocol):
     device_queue_refusal: ClassVar[str]  # "" if it takes `device_queue`, else why not
 
     @classmethod
-    def check(cls, config: RouterConfig, downlink: LinkDirection, where: str) -> None:
-        """ConfigError (naming the key under `where`) for what this engine cannot run."""
+    def check(cls, config: RouterConfig, link: LinkDirection, where: str, direction: str = "down") -> None:
+        """ConfigError (naming the key under `where`) for what this engine cannot run in front of
+        `link`, the link's `direction` ("down" or "up")."""
 
-    def __init__(self, config: RouterConfig, place: RouterPlace) -> None: ...
+    def __init__(self, routers: Routers, place: RouterPlace) -> None:
+        """`routers`: the replication's routers by direction, each run by this engine."""
 
     def apply(self) -> str:
         """Sets the router up; returns the text kept as router.tc."""

@@ -2,6 +2,7 @@
 everything that differs between engines is asked of the class (engine.py), never of the name."""
 from __future__ import annotations
 
+from testbed.router.directions import Routers, as_routers
 from testbed.router.emulator_engine import EmulatorEngine
 from testbed.router.engine import RouterEngine
 from testbed.router.plan import RouterConfig
@@ -22,6 +23,7 @@ def engine_of(config: RouterConfig) -> type[RouterEngine]:
     return engine_named(config.engine)
 
 
-def in_emulator(config: RouterConfig | None) -> RouterConfig | None:
-    """The router the emulator's configuration carries: `config` if its engine runs there."""
-    return config if config is not None and engine_of(config).in_emulator else None
+def in_emulator(routers: Routers | RouterConfig | None) -> Routers:
+    """The routers the emulator's configuration carries: those whose engine runs there."""
+    kept = {d: c for d, c in as_routers(routers).items() if engine_of(c).in_emulator}
+    return Routers(**kept)

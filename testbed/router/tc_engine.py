@@ -6,6 +6,7 @@ import json
 import os
 from typing import ClassVar
 
+from testbed.router.directions import Routers
 from testbed.router.engine import LinkDirection, RouterPlace
 from testbed.router.files import PARTIAL, SAMPLES_FILE, STATS_FILE, write_complete
 from testbed.router.monitor import QueueMonitor
@@ -27,11 +28,16 @@ class TcEngine:
         "the router's queue (docs/router.md)")
 
     @classmethod
-    def check(cls, config: RouterConfig, downlink: LinkDirection, where: str) -> None:
-        """Whatever the plan says, HTB and the qdiscs express; the kernel is asked in apply()."""
+    def check(cls, config: RouterConfig, link: LinkDirection, where: str, direction: str = "down") -> None:
+        """Whatever the plan says, HTB and the qdiscs express; the kernel is asked in apply().
+        It sits on the downlink only (the scenario's uplink router refuses it, router_section.py)."""
+        if direction != "down":
+            raise ValueError(f"{where}: the tc engine runs the downlink's router only")
 
-    def __init__(self, config: RouterConfig, place: RouterPlace) -> None:
-        self.config, self.place = config, place
+    def __init__(self, routers: Routers, place: RouterPlace) -> None:
+        if routers.down is None or routers.up is not None:
+            raise ValueError("the tc engine runs the downlink's router only")
+        self.config, self.place = routers.down, place
         self._monitor: QueueMonitor | None = None
 
     def apply(self) -> str:

@@ -12,7 +12,8 @@ but it is said on stderr by `squall show` and `squall run`:
 - a bulk or HTTP flow whose bytes cannot cross the link before the timeout even without errors
   (the flow's own estimate, FlowBase.planned_us: its bytes at the link's rate and its round trips);
 - a DiffServ filter that classifies nothing: it matches no packet of the cell's flows, or only
-  packets going up (the router shapes the downlink only), or only uplink flows' ACKs/requests.
+  packets going the other way (`[router]` shapes the downlink, `[router.up]` the uplink), or only
+  the other direction's flows' ACKs/requests.
 (A class no filter sends packets to is not said: the studies' routers keep their UDP class in the
 cells without a UDP stream, and an empty class changes nothing.)
 - a flow that marks its packets (dscp/tos) in a cell whose router does not classify by them
@@ -72,9 +73,10 @@ def scenario_warnings(sc: Scenario) -> list[str]:
 def cell_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     """(key path, message) pairs for one cell."""
     found = _udp_warnings(cell, timeout_us) + _transfer_warnings(cell, timeout_us) + _drain_warnings(cell)
-    if cell.router is not None and cell.router.diffserv:
-        found += _router_warnings(cell.router, cell.flows)
-    else:
+    diffserv = [(d, r) for d, r in cell.routers.items() if r.diffserv]
+    for direction, router in diffserv:
+        found += _router_warnings(router, cell.flows, direction)
+    if not diffserv:
         found += [(f"flows.{f.name}.dscp", f"marks its packets (TOS {f.tos}), but no router of this cell "
                    "classifies by DiffServ: the marking changes nothing") for f in cell.flows if f.tos]
     return found
@@ -101,7 +103,7 @@ def _bad_state_possible(channel: ChannelConfig, timeout_us: int) -> bool:
 # --- UDP streams and the link ------------------------------------------------------------------
 
 def _drain_warnings(cell: ResolvedCell) -> list[tuple[str, str]]:
-    worst = drain_bound.link_drain_s(cell.link, cell.router)
+    worst = drain_bound.link_drain_s(cell.link, cell.routers)
     if worst <= drain_bound.DRAIN_LIMIT_S:
         return []
     return [("link", f"a packet and its acknowledgement can take {worst:.4g} s through the link (the queues "
@@ -127,7 +129,7 @@ def _udp_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     udp = [f for f in cell.flows if f.FIXED_RATE]
     for flow in udp:
         end = udp_end_us(flow)
-        kept = end / 1e6 + drain_bound.receiver_wait_s(cell.link, flow.direction, cell.router)
+        kept = end / 1e6 + drain_bound.receiver_wait_s(cell.link, flow.direction, cell.routers)
         if end >= timeout_us:
             found.append((f"flows.{flow.name}", f"the stream sends until {end / 1e6:g} s, not before the "
                           f"scenario's timeout ({timeout_us / 1e6:g} s): every replication will end as timeout"))
@@ -186,29 +188,32 @@ def _matches(f: RouterFilter, p: Packets) -> bool:
             and (f.sport is None or f.sport == p.sport) and (f.dport is None or f.dport == p.dport))
 
 
-def _router_warnings(router: RouterConfig, flows: tuple[Flow, ...]) -> list[tuple[str, str]]:
+def _router_warnings(router: RouterConfig, flows: tuple[Flow, ...], direction: str) -> list[tuple[str, str]]:
+    """The filters of `direction`'s router (`[router]` down, `[router.up]` up) against the packets
+    the flows send that way."""
     packets = [p for i, flow in enumerate(flows) for p in flow_packets(flow, i)]
+    other = "up" if direction == "down" else "down"
     found = []
     for i, f in enumerate(router.filters):
         if f.src is not None or f.dst is not None:
             continue      # addresses depend on the testbed (lane or lab hosts): not judged here
-        down = [p for p in packets if p.link_direction == "down" and _matches(f, p)]
-        up = [p for p in packets if p.link_direction == "up" and _matches(f, p)]
-        key = f"router.filters[{i}]"
-        if not down and not up:
+        here = [p for p in packets if p.link_direction == direction and _matches(f, p)]
+        there = [p for p in packets if p.link_direction == other and _matches(f, p)]
+        key = f"router{'.up' if direction == 'up' else ''}.filters[{i}]"
+        if not here and not there:
             ports = ", ".join(f"{t.TITLE} {t.PORT_BASE}{' + i' if t.PORT_PER_FLOW else ''}"
                               for t in FLOW_TYPES.values())
             found.append((key, "matches no packet of this cell's flows, so it classifies nothing (ports: "
                           f"{ports} for flow i in file order, on the server/receiver)"))
-        elif not down:
+        elif not here:
             hint = ""
-            if any(p.what == "requests" for p in up):     # only HTTP clients send requests
+            if direction == "down" and any(p.what == "requests" for p in there):   # only HTTP clients send requests
                 hint = " (the HTTP server does not mark its responses with the flow's DSCP)"
-            found.append((key, f"matches only packets going up ({_described(up)}); the router shapes the "
-                          f"downlink only, so it classifies nothing{hint}"))
-        elif all(p.flow.direction == "up" for p in down):
-            found.append((key, f"matches only uplink flows ({', '.join(sorted({p.flow.name for p in down}))}); the "
-                          f"router shapes the downlink only, where they send just their {_whats(down)}"))
+            found.append((key, f"matches only packets going {other} ({_described(there)}); this router shapes the "
+                          f"{direction}link only, so it classifies nothing{hint}"))
+        elif all(p.flow.direction == other for p in here):
+            found.append((key, f"matches only {other}link flows ({', '.join(sorted({p.flow.name for p in here}))}); "
+                          f"this router shapes the {direction}link only, where they send just their {_whats(here)}"))
     return found
 
 

@@ -181,8 +181,8 @@ class _Replication:
     def _set_up(self, stack: ExitStack) -> None:
         """Everything up to, not including, START; each piece is undone by `stack`."""
         job, work = self.job, self.work
-        router_config = job.cell.router
-        self.link = self.testbed.link(job.cell.link, work, job.seed, job.replication, router=router_config)
+        routers = job.cell.routers
+        self.link = self.testbed.link(job.cell.link, work, job.seed, job.replication, router=routers)
         stack.callback(self.link.close)
         self.link.bring_up()
         _apply_tcp(self.testbed, job.cell, work)
@@ -193,8 +193,8 @@ class _Replication:
         # the kernel's counters end where the captures end (run/kernel_counters.py)
         stack.callback(self._counters_after)
         # an engine in the emulator is in emulator.conf already; RouterRun writes its notes
-        if router_config is not None:
-            self.router = stack.enter_context(self.testbed.router(router_config, work))
+        if routers:
+            self.router = stack.enter_context(self.testbed.router(routers, work))
         stack.callback(_stop_programs, self.running)      # also what started before a failure
         for i, flow in enumerate(job.cell.flows):
             self.running.append(_prepare(self.testbed, flow, i, work, stack, job.timeout_us))
@@ -241,13 +241,14 @@ class _Replication:
             # a timed-out flow's connections still send: waiting for their retransmissions would
             # only keep the link up to the limit
             self.details["drain"] = _drain(self.link, (self.testbed.fixed, self.testbed.mobile),
-                                           drain_bound.drain_s(self.job.cell.link, self.job.cell.router),
+                                           drain_bound.drain_s(self.job.cell.link, self.job.cell.routers),
                                            self.stop,
                                            wait_for_retransmissions=self.outcome.status != "timeout")
         _stop_programs(self.running)
         self.timings["drain_s"] = round(time.monotonic() - t_drain, 3)
         if self.router is None or not link_alive:    # without its TUN there is no qdisc to read
             return
+        self.router.finish_on_link()      # a tc router's qdiscs, while its TUN is there
         if self.router.finishes_after_link:
             self._counters_after()
             for capture in self.captures.values():   # stopped by squall, before wl0 goes with the link
@@ -458,7 +459,7 @@ def _advance(item: RunningFlow, cell: ResolvedCell, now: float) -> None:
     # datagram could have arrived, is ended (SIGTERM: it prints its summary).
     # (drain_bound.py: the queues ahead of it at the link's rate, the delay, every ARQ retry)
     if failed or now - item.ended_at >= drain_bound.receiver_wait_s(cell.link, item.flow.direction,
-                                                                     cell.router):
+                                                                     cell.routers):
         if _signal(item.passive, signal.SIGTERM):
             item.stopped.add(item.flow.ROLES[1])
         item.passive_stopped = True

@@ -22,8 +22,11 @@ def cell_lines(cell: ResolvedCell) -> list[str]:
     if cell.labels:
         lines.append("  axes: " + ", ".join(f"{axis} = {label}" for axis, label in cell.labels.items()))
     lines += link_lines(cell.link)
-    lines += router_lines(cell.router) if cell.router is not None else ["  router: none (packets go straight "
+    on = " on the downlink" if cell.router_up is not None else ""
+    lines += router_lines(cell.router) if cell.router is not None else [f"  router: none{on} (packets go straight "
                                                                          "to the link)"]
+    if cell.router_up is not None:
+        lines += router_lines(cell.router_up, "router.up (uplink)")
     lines += tcp_lines(cell.tcp) if cell.tcp is not None else ["  tcp: the hosts' own settings (linux-default)"]
     if cell.flows:
         lines.append("  flows:")
@@ -105,9 +108,9 @@ def distribution_text(d: Distribution) -> str:
 
 # --- the router --------------------------------------------------------------------------------
 
-def router_lines(r: RouterConfig) -> list[str]:
+def router_lines(r: RouterConfig, title: str = "router") -> list[str]:
     kind = "DiffServ" if r.diffserv else "one class, no DiffServ"
-    lines = [f"  router: engine {r.engine}, {format_rate_bps(r.rate_bps)}, {kind}"]
+    lines = [f"  {title}: engine {r.engine}, {format_rate_bps(r.rate_bps)}, {kind}"]
     for c in r.classes:
         default = ", the default class" if r.diffserv and c.name == r.default_class else ""
         lines.append(f"    class {c.name}: rate {format_rate_bps(c.rate_bps)}, ceil {format_rate_bps(c.ceil_bps)}, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from testbed.router.directions import Routers, as_routers
 from testbed.router.emulator_stage import emulator_router
 from testbed.scenario.link_section import DirectionConfig, LinkConfig, Outages, RateStep
 from testbed.router.plan import RouterConfig
@@ -62,9 +63,10 @@ def _direction_lines(d: DirectionConfig) -> list[str]:
     ]
 
 
-def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = None) -> str:
-    """With `router`, the downlink gets the emulator's router stage (testbed/router/emulator_stage.py),
-    whatever the router's engine: the caller decides which engine runs it."""
+def render(link: LinkConfig, run: EmulatorRun, *, router: Routers | RouterConfig | None = None) -> str:
+    """With `router` (routers by direction; a RouterConfig alone is the downlink's), each of its
+    directions gets the emulator's router stage (testbed/router/emulator_stage.py), whatever the
+    router's engine: the caller decides which engine runs it."""
     ch = link.channel
     lines = [
         f"# squall-emulator configuration: link {link.name}, replication {run.replication}",
@@ -91,11 +93,11 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
     text = "\n".join(lines) + "\n"
-    if router is not None:
-        text += "\n" + emulator_router(router, link=link.down, direction="down").text
+    for direction, config in as_routers(router).items():
+        text += "\n" + emulator_router(config, link=link.direction(direction), direction=direction).text
     return text
 
 
-def write(path: Path, link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = None) -> Path:
+def write(path: Path, link: LinkConfig, run: EmulatorRun, *, router: Routers | RouterConfig | None = None) -> Path:
     path.write_text(render(link, run, router=router))
     return path

@@ -15,6 +15,7 @@ from pathlib import Path
 from testbed.errors import ConfigError
 from testbed.scenario import emulator_config
 from testbed.paths import program_path
+from testbed.router.directions import Routers
 from testbed.router.plan import RouterConfig
 from testbed.scenario.link_section import LinkConfig
 
@@ -31,9 +32,9 @@ _SCENARIO_KEYS = {"arq_retransmissions": "arq.retransmissions", "arq_delay": "ar
                                                           "duplicate", "corrupt")}}
 
 
-def check_link(link: LinkConfig, router: RouterConfig | None, where: str) -> None:
+def check_link(link: LinkConfig, router: Routers | RouterConfig | None, where: str) -> None:
     """Raises ConfigError naming the scenario key when the emulator would refuse the link.
-    `router`: the router the emulator runs (engine "emulator"), or None."""
+    `router`: the routers the emulator runs (engine "emulator"), or None."""
     text = emulator_config.render(link, _PLACEHOLDER, router=router)
     traces = _trace_files(link)
     problem = _emulator_check(text, traces, tuple(_file_state(path) for _, path in traces))
@@ -60,12 +61,15 @@ def _file_state(path: str | None) -> tuple[int, int, int] | None:
 
 
 def scenario_key(emulator_key: str) -> str:
-    """down.arq_retransmissions -> link.down.arq.retransmissions; down.router.X -> router.X."""
+    """down.arq_retransmissions -> link.down.arq.retransmissions; down.router.X -> router.X;
+    up.router.X -> router.up.X."""
     head, _, rest = emulator_key.partition(".")
     if emulator_key == "link":
         return "link"
-    if head in ("down", "up") and rest.startswith("router"):
+    if head == "down" and rest.startswith("router"):
         return rest
+    if head == "up" and rest.startswith("router"):
+        return "router.up" + rest.removeprefix("router")
     if head in ("down", "up"):
         return f"link.{head}.{_SCENARIO_KEYS.get(rest, rest)}"
     if head == "channel" and rest in _SCENARIO_KEYS:      # the link's outages: [link] outages

@@ -20,6 +20,7 @@ from testbed.scenario.flows import UdpFlow, parse_flows_section
 from testbed.scenario.link_section import parse_channel, parse_link
 from testbed.scenario.matrix import CellSpec, expand, parse_axes
 from testbed.profiles import ProfileSet, parse_toml, read_text
+from testbed.router.directions import Routers
 from testbed.router.engines import in_emulator
 from testbed.scenario.router_section import parse_router_section
 from testbed.scenario.tcp_section import parse_tcp_section
@@ -139,12 +140,12 @@ def _resolve(spec: CellSpec, context: _Context) -> ResolvedCell:
     link = parse_link(link_table, f"{cell_where}: link", name, channel, context.base_dir)
     section = {name: (table[name], f"{cell_where}: {name}") for name in ("router", "tcp", "flows")
                if name in table}
-    router = parse_router_section(*section["router"], link.down) if "router" in section else None
-    check_link(link, in_emulator(router), cell_where)
+    routers = parse_router_section(*section["router"], link) if "router" in section else Routers()
+    check_link(link, in_emulator(routers), cell_where)
     flows = parse_flows_section(*section["flows"]) if "flows" in section else ()
     _check_flows(flows, context.timeout_us, f"{cell_where}: flows")
     return ResolvedCell(
-        spec.cell_id, spec.labels, link, router=router,
+        spec.cell_id, spec.labels, link, router=routers.down, router_up=routers.up,
         tcp=parse_tcp_section(*section["tcp"]) if "tcp" in section else None,
         flows=flows,
         table=table)
