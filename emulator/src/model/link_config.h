@@ -178,7 +178,7 @@ struct sq_direction_config {
 /* ---- a cell of several hosts (LINK_MODEL.md "A cell of several hosts") ---- */
 
 #define SQ_CELL_MAX_HOSTS 16
-#define SQ_CELL_DEFAULT_PF_WINDOW 32u      /* frames */
+#define SQ_CELL_DEFAULT_PF_WINDOW 100u     /* frames */
 #define SQ_CELL_MAX_PF_WINDOW 1000000u     /* frames */
 
 /* Which host's send buffer the direction's one transmitter serves next. */

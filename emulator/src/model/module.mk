@@ -17,7 +17,7 @@ MODEL_SRCS := $(addprefix emulator/src/model/,link_config.c rng.c dist.c channel
 MODEL_TESTS := test_rng test_dist test_channel test_router_red
 MODEL_TESTS_WITH_SUPPORT := test_model_link test_model_arq test_model_reference test_router \
 	test_router_device test_model_decided test_capacity_trace test_outage test_model_netem \
-	test_cell_reference
+	test_cell_reference test_cell
 UNIT_TESTS += $(MODEL_TESTS) $(MODEL_TESTS_WITH_SUPPORT)
 $(foreach t,$(MODEL_TESTS),$(eval $(t)_SRCS = emulator/tests/$(t).c $$(MODEL_SRCS)))
 $(foreach t,$(MODEL_TESTS_WITH_SUPPORT),\
