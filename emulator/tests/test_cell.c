@@ -208,20 +208,26 @@ static double jain(const uint64_t *x, uint32_t n)
 	return sum * sum / (n * squares);
 }
 
-/* Four identical error-free saturated hosts under round robin: frames go 1, 2, 3, 4, 1,
- * ..., the shares are equal (Jain's index 1, at least 0.99 asked). */
-static void round_robin_shares_equally(void **state)
+/* Four identical error-free saturated hosts for 20 s: the frames go to hosts 1, 2, 3, 4,
+ * 1, ... and the shares are equal (Jain's index 1, at least 0.99 asked). */
+static void identical_hosts(enum sq_cell_scheduler policy)
 {
-	(void)state;
 	static struct frame_count c;
-	shares(4, SQ_CELL_ROUND_ROBIN, 0, 4, 0, 20 * S, &c);
+	shares(4, policy, 0, 4, 0, 20 * S, &c);
 	for (size_t i = 0; i < c.n; i++)
 		assert_int_equal(c.order[i], i % 4);
 	double j = jain(c.bytes, 4);
-	printf("round robin, 4 identical hosts: bytes %llu %llu %llu %llu, Jain %.6f\n",
+	printf("%s, 4 identical hosts: bytes %llu %llu %llu %llu, Jain %.6f\n",
+	       policy == SQ_CELL_ROUND_ROBIN ? "round robin" : "proportional fair",
 	       (unsigned long long)c.bytes[0], (unsigned long long)c.bytes[1],
 	       (unsigned long long)c.bytes[2], (unsigned long long)c.bytes[3], j);
 	assert_true(j >= 0.99);
+}
+
+static void round_robin_shares_equally(void **state)
+{
+	(void)state;
+	identical_hosts(SQ_CELL_ROUND_ROBIN);
 }
 
 /* Proportional fair with identical hosts and frames serves them in turn too (every pick
@@ -230,11 +236,7 @@ static void round_robin_shares_equally(void **state)
 static void proportional_fair_of_equals_is_round_robin(void **state)
 {
 	(void)state;
-	static struct frame_count c;
-	shares(4, SQ_CELL_PROPORTIONAL_FAIR, 0, 4, 0, 20 * S, &c);
-	for (size_t i = 0; i < c.n; i++)
-		assert_int_equal(c.order[i], i % 4);
-	assert_true(jain(c.bytes, 4) >= 0.99);
+	identical_hosts(SQ_CELL_PROPORTIONAL_FAIR);
 }
 
 static double share(const struct frame_count *c, uint32_t host)
