@@ -4,12 +4,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "config_cell.h"
 #include "config_netem.h"
 #include "config_router.h"
 
 /* --- canonical output ---------------------------------------------------------------- */
 
-static void write_dist(FILE *out, const struct sq_dist *d)
+void sq_config_write_dist(FILE *out, const struct sq_dist *d)
 {
 	switch (d->kind) {
 	case SQ_DIST_FIXED:
@@ -33,9 +34,9 @@ static void write_outages(FILE *out, const char *prefix, const char *section,
 	if (!o->enabled)
 		return;
 	fprintf(out, "%s%s.outage_every = ", prefix, section);
-	write_dist(out, &o->every);
+	sq_config_write_dist(out, &o->every);
 	fprintf(out, "\n%s%s.outage_length = ", prefix, section);
-	write_dist(out, &o->length);
+	sq_config_write_dist(out, &o->length);
 	fputc('\n', out);
 }
 
@@ -100,7 +101,7 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 		fprintf(out, "%schannel.start = %s\n", prefix, ch->start == SQ_START_RUNNING ? "running" : "fresh");
 		for (int s = 0; s < SQ_STATES; s++) {
 			fprintf(out, "%schannel.%s = ", prefix, s == SQ_GOOD ? "good" : "bad");
-			write_dist(out, &ch->length[s]);
+			sq_config_write_dist(out, &ch->length[s]);
 			fputc('\n', out);
 		}
 	}
@@ -110,4 +111,5 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
 	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP], cfg->capacity_path[SQ_UP]);
 	sq_router_write(out, prefix, "up", &cfg->link.dir[SQ_UP].router);
+	sq_cell_write(out, prefix, cfg);
 }
