@@ -1,7 +1,7 @@
 """A cell of several hosts through the emulator program (emulator/LINK_MODEL.md "A cell of
 several hosts", emulator/CONFIG.md "[cell]"): `--print-packets` runs the link model on the
-configuration file, so what the file says is what the model does; a run itself refuses a cell
-until the emulator serves several mobile NPAs (docs/cell.md)."""
+configuration file, so what the file says is what the model does. (A run with several mobile
+NPAs: emulator/tests/test_peers_loopback.c.)"""
 from __future__ import annotations
 
 import subprocess
@@ -64,9 +64,9 @@ def test_a_hosts_own_values_apply_to_it_alone(tmp_path: Path) -> None:
         assert any(row[7] == host and row[2] == "tx" and row[5] != "0" for row in down)
 
 
-def test_a_run_refuses_a_cell_for_now(tmp_path: Path) -> None:
+def test_check_names_a_hosts_key(tmp_path: Path) -> None:
     require_programs("squall-emulator")
-    done = emulator(tmp_path, ["[cell]", "hosts = 2"], "--check")
+    assert emulator(tmp_path, ["[cell]", "hosts = 2"], "--check").returncode == 0
+    done = emulator(tmp_path, ["[cell]", "hosts = 2", "[host.2.up]", "send_buffer = 100B"], "--check")
     assert done.returncode == 2
-    assert "cell.hosts: a run serves one mobile NPA so far, got 2 hosts" in done.stderr
-    assert emulator(tmp_path, ["[cell]", "hosts = 1"], "--check").returncode == 0
+    assert "cell.conf: host.2.up.send_buffer: 100 B is below the MTU 576 B" in done.stderr

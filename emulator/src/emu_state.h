@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "arrival.h"
+#include "cell_routes.h"
 #include "clock_ns.h"
 #include "config.h"
 #include "control_socket.h"
@@ -35,6 +36,7 @@ struct emu {
 	struct sq_model *model;
 	struct sq_packet_pool pool;
 	struct sq_peers peers;
+	struct sq_cell_routes routes;          /* a cell's hosts' addresses, learned from uplink */
 	/* The loop thread and, when that is late, the standby thread each use
 	 * everything in here only holding standby.lock (standby.h). */
 	struct sq_standby standby;

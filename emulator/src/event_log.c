@@ -54,8 +54,10 @@ void sq_event_log_header(struct sq_event_log *log, const struct sq_emu_config *c
 	fprintf(f, "# seed %" PRIu64 "\n# replication %" PRIu32 "\n", cfg->link.seed, cfg->link.replication);
 	fprintf(f, "# started %s\n# start_realtime_us %" PRId64 "\n", started ? "yes" : "no", origin_realtime_us);
 	sq_config_write(cfg, f, "# config ");
+	log->cell = cfg->link.cell.hosts > 1;
 	fputs("# columns time_us event dir pkt_id ip_len state attempt sbuf rbuf proto src sport "
-	      "dst dport ip_id tcp_seq tcp_ack tcp_flags payload_len note\n", f);
+	      "dst dport ip_id tcp_seq tcp_ack tcp_flags payload_len note", f);
+	fputs(log->cell ? " host\n" : "\n", f);
 	log->header_written = true;
 	for (size_t i = 0; i < log->pre_len; i++) {
 		struct sq_log_record r = {
@@ -73,7 +75,9 @@ void sq_event_log_header(struct sq_event_log *log, const struct sq_emu_config *c
 void sq_event_log_write(struct sq_event_log *log, const struct sq_log_record *r)
 {
 	char line[SQ_LOG_LINE_MAX];
-	size_t n = sq_log_format(r, line, sizeof(line));
+	struct sq_log_record row = *r;
+	row.host_column = log->cell;
+	size_t n = sq_log_format(&row, line, sizeof(line));
 	if (fwrite_unlocked(line, 1, n, log->f) != n)
 		log->write_failed = true;
 }

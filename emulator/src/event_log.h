@@ -29,6 +29,7 @@ struct sq_event_log {
 	struct sq_prestart_event *pre;
 	size_t pre_len, pre_cap;
 	bool write_failed;
+	bool cell;                           /* a cell of several hosts: lines carry the host */
 };
 
 /* Per class of a direction's router stage (n == 0: no router stage). */

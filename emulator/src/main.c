@@ -180,18 +180,6 @@ static int print_packets(const struct sq_emu_config *cfg, const char *text)
 	return 0;
 }
 
-/* A run's peers are one router and one mobile NPA so far: a cell of several hosts is the
- * link model's and --print-packets' (docs/cell.md, "Next"). */
-static bool runnable(const struct sq_emu_config *cfg, char *err, size_t errlen)
-{
-	if (cfg->link.cell.hosts <= 1)
-		return true;
-	snprintf(err, errlen, "%.200s: cell.hosts: a run serves one mobile NPA so far, got %u hosts "
-		 "(docs/cell.md; --print-packets and --print-timeline take a cell)", cfg->source,
-		 cfg->link.cell.hosts);
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	if (sq_version_asked(argc, argv, "squall-emulator"))
@@ -215,7 +203,7 @@ int main(int argc, char **argv)
 		code = print_timeline(cfg, cli.timeline);
 	} else if (loaded && cli.packets) {
 		code = print_packets(cfg, cli.packets);
-	} else if (!loaded || !sq_config_check(cfg, err, sizeof(err)) || !runnable(cfg, err, sizeof(err))) {
+	} else if (!loaded || !sq_config_check(cfg, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		code = cli.check ? EXIT_CHECK_INVALID : SQ_EXIT_USAGE;
 	} else {

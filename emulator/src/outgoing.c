@@ -7,9 +7,11 @@
 #include "ecn_mark.h"
 #include "emu_state.h"
 
-static struct sq_peer *peer_receiving(struct emu *emu, enum sq_dir dir)
+/* Down: the mobile NPA of the packet's host; up: the router NPA. */
+static struct sq_peer *peer_receiving(struct emu *emu, enum sq_dir dir, uint32_t host)
 {
-	return &emu->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
+	return &emu->peers.peer[dir == SQ_DOWN ? sq_peer_slot(SQ_ROLE_MOBILE, (uint16_t)(host + 1))
+					       : SQ_ROLE_ROUTER];
 }
 
 static void encode_header(const struct emu *emu, uint8_t *frame, uint8_t type, uint8_t flags, uint16_t length,
@@ -69,7 +71,7 @@ void emu_flush_deliveries(struct emu *emu)
 /* Queues the packet for its NPA; false if it cannot be sent (the caller frees it). */
 static bool deliver(struct emu *emu, const struct sq_event *ev, struct sq_packet *pkt)
 {
-	struct sq_peer *peer = peer_receiving(emu, ev->dir);
+	struct sq_peer *peer = peer_receiving(emu, ev->dir, ev->host);
 	if (!peer->registered) {
 		emu->undeliverable[ev->dir]++;
 		return false;
@@ -93,7 +95,7 @@ static void send_ahead_one(void *ctx, enum sq_dir dir, const struct sq_decided_o
 {
 	struct emu *emu = ctx;
 	struct sq_packet *pkt = o->user;
-	struct sq_peer *peer = peer_receiving(emu, dir);
+	struct sq_peer *peer = peer_receiving(emu, dir, 0);   /* host 1's: the only one sent ahead */
 	if (udp_send_batch_full(emu->out))
 		emu_flush_deliveries(emu);
 	unsigned i = udp_send_batch_count(emu->out);
@@ -108,12 +110,13 @@ static void send_ahead_one(void *ctx, enum sq_dir dir, const struct sq_decided_o
 	pkt->sent_ahead = true;
 }
 
-/* Packets of dir go ahead only when asked for and to an NPA that reads this clock. */
+/* Packets of dir go ahead only when asked for and to an NPA that reads this clock; not in a
+ * cell of several hosts (the model's decided outs are host 1's: docs/cell.md). */
 bool emu_sends_ahead(const struct emu *emu, enum sq_dir dir)
 {
 	const struct sq_peer *peer = &emu->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
 	return emu->cfg->release_ahead > 0 && emu->state == RUN_STARTED && peer->registered &&
-	       peer->shared_clock;
+	       peer->shared_clock && emu->peers.hosts <= 1;
 }
 
 /* After the model has moved: every decided out due within release_ahead goes now to an

@@ -124,17 +124,24 @@ static int wait_exit(struct emu *e)
 	return WEXITSTATUS(status);
 }
 
-static void send_flagged(int fd, const struct emu *e, uint8_t type, uint8_t role, uint8_t flags, uint64_t token,
-			 const uint8_t *payload, uint16_t len)
+/* A message of a cell's host (the header's host: 0 for host 1, as every NPA sends it). */
+static void send_hosted(int fd, const struct emu *e, uint8_t type, uint8_t role, uint16_t host, uint8_t flags,
+			uint64_t token, const uint8_t *payload, uint16_t len)
 {
 	uint8_t buf[SQ_WIRE_HEADER_LEN + 1500];
 	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role, .flags = flags,
-				    .token = token, .length = len };
+				    .token = token, .length = len, .host = host };
 	sq_wire_encode(buf, &h);
 	if (len)
 		memcpy(buf + SQ_WIRE_HEADER_LEN, payload, len);
 	assert_true(sendto(fd, buf, SQ_WIRE_HEADER_LEN + len, 0, (const struct sockaddr *)&e->addr,
 			   sizeof(e->addr)) > 0);
+}
+
+static void send_flagged(int fd, const struct emu *e, uint8_t type, uint8_t role, uint8_t flags, uint64_t token,
+			 const uint8_t *payload, uint16_t len)
+{
+	send_hosted(fd, e, type, role, 0, flags, token, payload, len);
 }
 
 static void send_msg(int fd, const struct emu *e, uint8_t type, uint8_t role, uint64_t token,
@@ -203,14 +210,14 @@ static size_t receive(int fd, uint8_t type, uint8_t *payload, size_t cap)
 	}
 }
 
-/* HELLO until WELCOME (the emulator may still be starting); returns the MTU. */
-static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
+/* HELLO until WELCOME (the emulator may still be starting) for a cell's host; returns the MTU. */
+static uint16_t register_host(int fd, const struct emu *e, uint8_t role, uint16_t host)
 {
 	struct timeval quick = { .tv_usec = 100000 }, normal = { .tv_sec = 3 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quick, sizeof(quick));
 	uint8_t buf[SQ_WIRE_MAX_DATAGRAM];
 	for (int attempt = 0; attempt < 50; attempt++) {
-		send_msg(fd, e, SQ_MSG_HELLO, role, TOKEN, NULL, 0);
+		send_hosted(fd, e, SQ_MSG_HELLO, role, host, 0, TOKEN, NULL, 0);
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		struct sq_wire_header h;
 		if (n > 0 && sq_wire_decode(buf, (size_t)n, &h) == SQ_WIRE_OK && h.type == SQ_MSG_WELCOME) {
@@ -221,6 +228,11 @@ static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
 	}
 	fail_msg("the emulator never answered HELLO");
 	return 0;
+}
+
+static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
+{
+	return register_host(fd, e, role, 0);
 }
 
 static size_t udp_packet(uint8_t *p, uint16_t ip_id, size_t total)
@@ -857,9 +869,100 @@ static void test_no_release_ahead_without_the_shared_clock(void **state)
 	close(mobile);
 }
 
+/* A UDP packet from 198.19.0.src to 198.19.0.dst, ip id as given. */
+static size_t addressed_packet(uint8_t *p, uint16_t ip_id, size_t total, uint8_t src, uint8_t dst)
+{
+	size_t len = udp_packet(p, ip_id, total);
+	const uint8_t s[4] = { 198, 19, 0, src }, d[4] = { 198, 19, 0, dst };
+	memcpy(p + 12, s, 4);
+	memcpy(p + 16, d, 4);
+	return len;
+}
+
+/* The last column (a cell's host) of the `event` line of packet pkt_id; "" if none. */
+static void host_of(const char *log, const char *event, unsigned pkt_id, char *out, size_t cap)
+{
+	out[0] = '\0';
+	for (const char *line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		long long t;
+		unsigned id;
+		char ev[32], dir[8];
+		if (line[0] == '#' || sscanf(line, "%lld\t%31s\t%7s\t%u", &t, ev, dir, &id) != 4 ||
+		    strcmp(ev, event) != 0 || id != pkt_id)
+			continue;
+		const char *end = strchr(line, '\n'), *tab = end;
+		while (tab > line && tab[-1] != '\t')
+			tab--;
+		snprintf(out, cap, "%.*s", (int)(end - tab), tab);
+		return;
+	}
+}
+
+/* A cell of two hosts: each mobile NPA says its host; the run starts when all three NPAs
+ * are there; uplink packets go to their sender's host (and teach the emulator its address),
+ * downlink packets to the host of their destination, each over its own link (host 2's down
+ * delay 50 ms, host 1's 200 ms), to its own NPA; the log names the host of every event. */
+static void test_cell_of_two_hosts(void **state)
+{
+	(void)state;
+	struct emu e;
+	char link[1024];
+	snprintf(link, sizeof link, "%s[cell]\nhosts = 2\n[host.2.down]\ndelay = 50ms\nmtu = 1000B\n", LINK);
+	start_emulator(&e, link);
+	int router = udp_socket(), mobile1 = udp_socket(), mobile2 = udp_socket(), stranger = udp_socket();
+	uint8_t pkt[1500], got[1500];
+	assert_int_equal(register_npa(router, &e, SQ_ROLE_ROUTER), 1500);
+	assert_int_equal(register_host(mobile2, &e, SQ_ROLE_MOBILE, 2), 1000);   /* its own down MTU */
+	send_hosted(stranger, &e, SQ_MSG_HELLO, SQ_ROLE_MOBILE, 3, 0, TOKEN, NULL, 0);   /* no host 3 */
+	assert_int_equal(register_host(mobile1, &e, SQ_ROLE_MOBILE, 1), 576);
+	usleep(50 * 1000);
+	/* Up from each host, to the router: 198.19.0.2 is host 1's address, .3 host 2's. */
+	send_msg(mobile1, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN, pkt, (uint16_t)addressed_packet(pkt, 1, 100, 2, 9));
+	assert_int_equal(receive(router, SQ_MSG_DATA, got, sizeof(got)), 100);
+	send_hosted(mobile2, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, 2, 0, TOKEN, pkt,
+		    (uint16_t)addressed_packet(pkt, 2, 100, 3, 9));
+	assert_int_equal(receive(router, SQ_MSG_DATA, got, sizeof(got)), 100);
+	/* Down to each address: it reaches that host's NPA. */
+	size_t len = addressed_packet(pkt, 3, 100, 9, 3);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
+	assert_int_equal(receive(mobile2, SQ_MSG_DATA, got, sizeof(got)), len);
+	assert_memory_equal(got, pkt, len);
+	len = addressed_packet(pkt, 4, 100, 9, 2);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
+	assert_int_equal(receive(mobile1, SQ_MSG_DATA, got, sizeof(got)), len);
+	assert_memory_equal(got, pkt, len);
+	char *log = stop_and_read_log(&e);
+	assert_non_null(strstr(log, " payload_len note host\n"));
+	assert_non_null(strstr(log, "\tmobile2 up 127.0.0.1:"));
+	assert_non_null(strstr(log, "\tmobile up 127.0.0.1:"));
+	assert_non_null(strstr(log, " unexpected_role 1 "));
+	assert_non_null(strstr(log, "\n# config cell.hosts = 2\n"));
+	/* 100 B: 25 ms up at 32 kbit/s + 100 ms; down 12.5 ms + host 2's 50 ms, host 1's 200 ms */
+	static const struct { unsigned id; const char *host; long long delay; } want[] = {
+		{ 1, "1", 125000 }, { 2, "2", 125000 }, { 3, "2", 62500 }, { 4, "1", 212500 },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		char in_host[8], out_host[8];
+		host_of(log, "in", want[i].id, in_host, sizeof in_host);
+		host_of(log, "out", want[i].id, out_host, sizeof out_host);
+		assert_string_equal(in_host, want[i].host);
+		assert_string_equal(out_host, want[i].host);
+		assert_int_equal(event_time(log, "out", want[i].id) - event_time(log, "in", want[i].id), want[i].delay);
+	}
+	const char *peer_line = strstr(log, "\tmobile2 up ");
+	assert_non_null(peer_line);
+	assert_memory_equal(strchr(peer_line, '\n') - 2, "\t-", 2);   /* a peer line has no host */
+	free(log);
+	close(router);
+	close(mobile1);
+	close(mobile2);
+	close(stranger);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_cell_of_two_hosts, kill_leftover),
 		cmocka_unit_test_teardown(test_registration_delivery_and_stop, kill_leftover),
 		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
 		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),
