@@ -25,6 +25,8 @@ class EmulatorRun:
     # Decided packets go this long ahead to an NPA on the emulator's clock, which releases
     # them (emulator/README.md, "Release at the NPA"); 0 = off. The emulator checks the bound.
     release_ahead_us: int = 0
+    # A cell of this many mobile hosts sharing the link (emulator/CONFIG.md `[cell]`); 1: none.
+    hosts: int = 1
 
 
 def _rate(step: RateStep) -> str:
@@ -90,6 +92,8 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
         lines += [f"error_draws = {ch.error_draws}", f"error_grid = {ch.error_grid_us}us"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
+    if run.hosts > 1:
+        lines += ["", "[cell]", f"hosts = {run.hosts}"]
     text = "\n".join(lines) + "\n"
     if router is not None:
         text += "\n" + emulator_router(router, link=link.down, direction="down").text
