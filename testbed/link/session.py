@@ -33,7 +33,7 @@ from typing import Protocol, Sequence
 from testbed.errors import ConfigError
 from testbed.scenario import emulator_config
 from testbed.addresses import LaneAddresses
-from testbed.lanes.cell_hosts import CellHost
+from testbed.cell_addresses import CellHost
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig
 from testbed.processes import Program, ProgramGroup, ReadyTimeout, wait_for
@@ -219,8 +219,9 @@ class LinkSession:
         emulator (engines.py) puts it into the emulator's configuration (its router stage on the downlink).
         `release_ahead_us`: the emulator's `release_ahead` (emulator/CONFIG.md; 0 = off).
         `places`: where the programs run (default: the lane's namespaces).
-        `cell`: a cell's further mobile hosts (testbed/lanes/cell_hosts.py, built in the lane's
-        namespaces): each gets its own mobile NPA, and the emulator a cell of 1 + len(cell)."""
+        `cell`: a wireless cell's further mobile hosts (testbed/cell_addresses.py, built in the
+        lane's namespaces by testbed/lanes/cell_hosts.py): each gets its own mobile NPA, and the
+        emulator a cell of 1 + len(cell) hosts."""
         self.lane = lane
         self.places: LinkPlaces = places if places is not None else NamespacePlaces(lane)
         self.link = link
