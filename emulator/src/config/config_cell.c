@@ -3,13 +3,11 @@
  * the same setters on top of the link's values once the whole file is read. */
 #include "config_cell.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_link_keys.h"
-#include "config_write.h"
 #include "value_parse.h"
 
 /* --- [cell] --------------------------------------------------------------------------- */
@@ -217,45 +215,4 @@ void sq_cell_share_trace(struct sq_emu_config *cfg)
 		cfg->hosts[k].channel.trace = cfg->link.channel.trace;
 		cfg->hosts[k].channel.trace_len = cfg->link.channel.trace_len;
 	}
-}
-
-static void write_host(FILE *out, const char *prefix, uint32_t k, const struct sq_host_config *h)
-{
-	const struct sq_channel_config *c = &h->channel;
-	if (!c->trace) {
-		fprintf(out, "%shost.%u.channel.initial = %s\n", prefix, k, c->initial_state == SQ_BAD ? "bad" : "good");
-		fprintf(out, "%shost.%u.channel.start = %s\n", prefix, k, c->start == SQ_START_RUNNING ? "running" : "fresh");
-		for (int s = 0; s < SQ_STATES; s++) {
-			fprintf(out, "%shost.%u.channel.%s = ", prefix, k, s == SQ_GOOD ? "good" : "bad");
-			sq_config_write_dist(out, &c->length[s]);
-			fputc('\n', out);
-		}
-	}
-	for (int d = 0; d < SQ_DIRS; d++) {
-		const struct sq_direction_config *dc = &h->dir[d];
-		const char *n = section_name(d);
-		fprintf(out, "%shost.%u.%s.mtu = %" PRIu32 "B\n", prefix, k, n, dc->mtu);
-		fprintf(out, "%shost.%u.%s.delay = %" PRId64 "us\n", prefix, k, n, dc->delay);
-		fprintf(out, "%shost.%u.%s.send_buffer = %" PRIu32 "B\n", prefix, k, n, dc->send_buffer);
-		fprintf(out, "%shost.%u.%s.recv_buffer = %" PRIu32 "B\n", prefix, k, n, dc->recv_buffer);
-		fprintf(out, "%shost.%u.%s.error_good = %.17g\n", prefix, k, n, dc->error[SQ_GOOD]);
-		fprintf(out, "%shost.%u.%s.error_bad = %.17g\n", prefix, k, n, dc->error[SQ_BAD]);
-		fprintf(out, "%shost.%u.%s.arq_retransmissions = %" PRIu32 "\n", prefix, k, n,
-			dc->arq_retransmissions);
-		fprintf(out, "%shost.%u.%s.arq_delay = %" PRId64 "us\n", prefix, k, n, dc->arq_delay);
-		fprintf(out, "%shost.%u.%s.in_order = %s\n", prefix, k, n, dc->in_order ? "true" : "false");
-	}
-}
-
-void sq_cell_write(FILE *out, const char *prefix, const struct sq_emu_config *cfg)
-{
-	const struct sq_cell_config *c = &cfg->link.cell;
-	if (c->hosts <= 1 && !c->host)
-		return;
-	fprintf(out, "%scell.hosts = %u\n", prefix, c->hosts ? c->hosts : 1);
-	fprintf(out, "%scell.scheduler = %s\n", prefix,
-		c->scheduler == SQ_CELL_PROPORTIONAL_FAIR ? "proportional_fair" : "round_robin");
-	fprintf(out, "%scell.pf_window = %u\n", prefix, c->pf_window ? c->pf_window : SQ_CELL_DEFAULT_PF_WINDOW);
-	for (uint32_t k = 0; c->host && k < (c->hosts ? c->hosts : 1); k++)
-		write_host(out, prefix, k + 1, &c->host[k]);
 }

@@ -4,7 +4,6 @@
 #define SQ_CONFIG_CELL_H
 
 #include <stddef.h>
-#include <stdio.h>
 
 #include "config_keys.h"
 
@@ -25,7 +24,5 @@ const char *sq_cell_record(struct sq_emu_config *cfg, int host, int section, con
 bool sq_cell_finish(struct sq_emu_config *cfg, char *err, size_t errlen);
 /* Gives every host the link's channel trace once it is loaded (hosts cannot override it). */
 void sq_cell_share_trace(struct sq_emu_config *cfg);
-/* The canonical form of the cell's keys (nothing for one host, as before cells). */
-void sq_cell_write(FILE *out, const char *prefix, const struct sq_emu_config *cfg);
 
 #endif

@@ -9,7 +9,5 @@
 
 /* Writes one "PREFIXkey = value" line per key (the log header uses PREFIX "# config "). */
 void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix);
-/* A distribution as the file writes it: fixed(Dus), uniform(...), exponential(...). */
-void sq_config_write_dist(FILE *out, const struct sq_dist *d);
 
 #endif
