@@ -61,6 +61,7 @@ def test_two_hosts_each_complete_a_download_through_one_emulator(lane, tmp_path:
     assert result is not None and result.stop_acknowledged
     log = read_emulator_log(result.log_path)
     assert log.host_column and log.config["cell.hosts"] == "2"
+    assert log.config["cell.addresses"] == f"{lane.mobile_host}, {second.address}"
     delivered = {1: 0, 2: 0}
     for e in log.events:
         if e.event == "out" and e.dir == "down":

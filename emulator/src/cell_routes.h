@@ -1,7 +1,7 @@
-/* Which host of a cell a downlink packet goes to (docs/cell.md): the host whose mobile NPA
- * sent uplink packets from the packet's destination address. An address is learned from
- * the host's uplink packets (their source); a destination no host has sent from goes to
- * host 1. Pure: no I/O. */
+/* Which host of a cell a downlink packet goes to (docs/cell.md): the host whose address is
+ * the packet's destination. A host's address is the configuration's ([cell] addresses) and
+ * any its mobile NPA's uplink packets come from (their source; the last host to send from an
+ * address has it); a destination that is no host's goes to host 1. Pure: no I/O. */
 #ifndef SQ_CELL_ROUTES_H
 #define SQ_CELL_ROUTES_H
 
@@ -24,6 +24,8 @@ struct sq_cell_routes {
 /* Host `host` (0-based) sent a packet from id->src: that address is now its (the last one
  * wins; an address another host had moves to this one). */
 void sq_cell_routes_learn(struct sq_cell_routes *r, uint32_t host, const struct sq_pkt_identity *id);
+/* Host `host` (0-based) has the address given in the configuration ([cell] addresses). */
+void sq_cell_routes_set(struct sq_cell_routes *r, uint32_t host, uint8_t family, const uint8_t *addr);
 /* The host (0-based) whose address is id->dst; 0 if none. */
 uint32_t sq_cell_routes_host(const struct sq_cell_routes *r, const struct sq_pkt_identity *id);
 

@@ -239,6 +239,8 @@ static bool setup(struct emu *emu, char *err, size_t errlen)
 		return false;
 	sq_model_set_clone(emu->model, emu_clone_packet, emu);
 	emu->peers.hosts = sq_cell_hosts(&cfg->link);
+	for (size_t h = 0; h < cfg->n_cell_addresses; h++)
+		sq_cell_routes_set(&emu->routes, (uint32_t)h, cfg->cell_addresses[h].family, cfg->cell_addresses[h].addr);
 	sq_pool_init(&emu->pool, largest_mtu(&cfg->link));
 	sq_lateness_init(&emu->lateness);
 	if (!open_signals(emu, err, errlen))

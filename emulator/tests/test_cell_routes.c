@@ -32,6 +32,9 @@ static void test_learned_addresses_route_downlink(void **state)
 	assert_int_equal(sq_cell_routes_host(&r, &to3), 1);
 	assert_int_equal(sq_cell_routes_host(&r, &to4), 2);
 	assert_int_equal(sq_cell_routes_host(&r, &to5), 0);
+	/* an address given in the configuration routes before its host has sent anything */
+	sq_cell_routes_set(&r, 4, 4, (const uint8_t[]){ 198, 19, 7, 5 });
+	assert_int_equal(sq_cell_routes_host(&r, &to5), 4);
 	/* an address moves to the host that sends from it last */
 	sq_cell_routes_learn(&r, 3, &from3);
 	assert_int_equal(sq_cell_routes_host(&r, &to3), 3);

@@ -108,13 +108,20 @@ static void hosts_get_the_links_values_and_their_own(void **state)
 static void canonical_form_parses_back(void **state)
 {
 	(void)state;
-	struct sq_emu_config *cfg = must_parse("", "[cell]\nhosts = 2\n[host.2.up]\ndelay = 50ms\n");
+	struct sq_emu_config *cfg = must_parse("", "[cell]\nhosts = 2\naddresses = 198.19.7.2, 2001:db8::3\n"
+						   "[host.2.up]\ndelay = 50ms\n");
 	char *text = canonical_text(cfg);
 	assert_non_null(strstr(text, "cell.hosts = 2\n"));
 	assert_non_null(strstr(text, "cell.scheduler = round_robin\n"));
 	assert_non_null(strstr(text, "cell.pf_window = 100\n"));
 	assert_non_null(strstr(text, "host.2.up.delay = 50000us\n"));
 	assert_non_null(strstr(text, "host.1.up.delay = 100000us\n"));
+	assert_non_null(strstr(text, "cell.addresses = 198.19.7.2, 2001:db8::3\n"));
+	assert_int_equal(cfg->n_cell_addresses, 2);
+	assert_int_equal(cfg->cell_addresses[0].family, 4);
+	assert_int_equal(cfg->cell_addresses[0].addr[3], 2);
+	assert_int_equal(cfg->cell_addresses[1].family, 6);
+	assert_int_equal(cfg->cell_addresses[1].addr[15], 3);
 	char *rebuilt = calloc(1, 2 * strlen(text) + 256);
 	static const char *const sections[] = { "channel", "down", "up", "cell", "host.1.channel",
 						"host.1.down", "host.1.up", "host.2.channel",
@@ -163,6 +170,8 @@ static const struct bad_case bad_cases[] = {
 	{ "[host.2.sideways]\n", "t.conf:17: [host.2.sideways]: expected [host.K.channel], [host.K.down] or [host.K.up]" },
 	{ "[host.99.up]\n", "t.conf:17: [host.99.up]: K is outside [1, 16] (cell.hosts)" },
 	{ "[cell]\nhosts = 2\n[host.2.channel]\ntrace = x.trace\n", "t.conf:20: host.2.channel.trace: unknown key for a host" },
+	{ "[cell]\nhosts = 2\naddresses = 198.19.7.2\n", "t.conf: cell.addresses: 1 addresses for 2 hosts (cell.hosts); expected one per host" },
+	{ "[cell]\nhosts = 2\naddresses = 198.19.7.2, mobile2\n", "t.conf:19: cell.addresses: expected the hosts' addresses" },
 };
 
 static void bad_inputs_name_line_and_key(void **state)

@@ -900,14 +900,16 @@ static void host_of(const char *log, const char *event, unsigned pkt_id, char *o
 
 /* A cell of two hosts: each mobile NPA says its host; the run starts when all three NPAs
  * are there; uplink packets go to their sender's host (and teach the emulator its address),
- * downlink packets to the host of their destination, each over its own link (host 2's down
- * delay 50 ms, host 1's 200 ms), to its own NPA; the log names the host of every event. */
+ * downlink packets to the host of their destination (host 2's given in the configuration
+ * reaches it before it has sent anything), each over its own link (host 2's down delay 50 ms,
+ * host 1's 200 ms), to its own NPA; the log names the host of every event. */
 static void test_cell_of_two_hosts(void **state)
 {
 	(void)state;
 	struct emu e;
 	char link[1024];
-	snprintf(link, sizeof link, "%s[cell]\nhosts = 2\n[host.2.down]\ndelay = 50ms\nmtu = 1000B\n", LINK);
+	snprintf(link, sizeof link, "%s[cell]\nhosts = 2\naddresses = 198.19.0.12, 198.19.0.13\n"
+		 "[host.2.down]\ndelay = 50ms\nmtu = 1000B\n", LINK);
 	start_emulator(&e, link);
 	int router = udp_socket(), mobile1 = udp_socket(), mobile2 = udp_socket(), stranger = udp_socket();
 	uint8_t pkt[1500], got[1500];
@@ -916,7 +918,12 @@ static void test_cell_of_two_hosts(void **state)
 	send_hosted(stranger, &e, SQ_MSG_HELLO, SQ_ROLE_MOBILE, 3, 0, TOKEN, NULL, 0);   /* no host 3 */
 	assert_int_equal(register_host(mobile1, &e, SQ_ROLE_MOBILE, 1), 576);
 	usleep(50 * 1000);
-	/* Up from each host, to the router: 198.19.0.2 is host 1's address, .3 host 2's. */
+	/* Down to host 2's configured address before it has sent anything: its NPA gets it. */
+	size_t first = addressed_packet(pkt, 5, 100, 9, 13);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)first);
+	assert_int_equal(receive(mobile2, SQ_MSG_DATA, got, sizeof(got)), first);
+	assert_memory_equal(got, pkt, first);
+	/* Up from each host, to the router: 198.19.0.2 is host 1's address now, .3 host 2's. */
 	send_msg(mobile1, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN, pkt, (uint16_t)addressed_packet(pkt, 1, 100, 2, 9));
 	assert_int_equal(receive(router, SQ_MSG_DATA, got, sizeof(got)), 100);
 	send_hosted(mobile2, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, 2, 0, TOKEN, pkt,
@@ -937,9 +944,10 @@ static void test_cell_of_two_hosts(void **state)
 	assert_non_null(strstr(log, "\tmobile up 127.0.0.1:"));
 	assert_non_null(strstr(log, " unexpected_role 1 "));
 	assert_non_null(strstr(log, "\n# config cell.hosts = 2\n"));
-	/* 100 B: 25 ms up at 32 kbit/s + 100 ms; down 12.5 ms + host 2's 50 ms, host 1's 200 ms */
+	/* 100 B: 25 ms up at 32 kbit/s + 100 ms; down 12.5 ms + host 2's 50 ms, host 1's 200 ms
+	 * (packet ids count from the first down packet) */
 	static const struct { unsigned id; const char *host; long long delay; } want[] = {
-		{ 1, "1", 125000 }, { 2, "2", 125000 }, { 3, "2", 62500 }, { 4, "1", 212500 },
+		{ 1, "2", 62500 }, { 2, "1", 125000 }, { 3, "2", 125000 }, { 4, "2", 62500 }, { 5, "1", 212500 },
 	};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		char in_host[8], out_host[8];

@@ -312,7 +312,9 @@ class LinkSession:
                                           listen=self.lane.emulator_for_mobile,
                                           control=self.private.path("emu", CONTROL_SOCKET),
                                           release_ahead_us=self.release_ahead_us,
-                                          hosts=1 + len(self.cell))
+                                          hosts=1 + len(self.cell),
+                                          addresses=(self.lane.mobile_host, *(h.address for h in self.cell))
+                                          if self.cell else ())
         emulator_config.write(self.config_path, self.link, run, router=self.router)
         self.places.install(self.config_path)
 

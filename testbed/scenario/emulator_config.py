@@ -27,6 +27,7 @@ class EmulatorRun:
     release_ahead_us: int = 0
     # A cell of this many mobile hosts sharing the link (emulator/CONFIG.md `[cell]`); 1: none.
     hosts: int = 1
+    addresses: tuple[str, ...] = ()   # the hosts' addresses, host 1 first (the downlink's routes)
 
 
 def _rate(step: RateStep) -> str:
@@ -94,6 +95,8 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: RouterConfig | None = 
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
     if run.hosts > 1:
         lines += ["", "[cell]", f"hosts = {run.hosts}"]
+        if run.addresses:
+            lines.append(f"addresses = {', '.join(run.addresses)}")
     text = "\n".join(lines) + "\n"
     if router is not None:
         text += "\n" + emulator_router(router, link=link.down, direction="down").text

@@ -55,6 +55,12 @@ struct sq_host_override {
 	char value[SQ_HOST_VALUE_MAX];
 };
 
+/* A host's address in the wireless cell ([cell] addresses): its downlink packets' destination. */
+struct sq_cell_address {
+	uint8_t family;                  /* 4 or 6, as struct sq_pkt_identity */
+	uint8_t addr[16];
+};
+
 struct sq_emu_config {
 	struct sq_link_config link;
 	struct sq_rate_step rate[SQ_DIRS][SQ_MAX_RATE_STEPS];
@@ -81,6 +87,9 @@ struct sq_emu_config {
 	struct sq_host_config hosts[SQ_CELL_MAX_HOSTS];   /* link.cell.host when overrides exist */
 	struct sq_host_override host_overrides[SQ_MAX_HOST_OVERRIDES];
 	size_t n_host_overrides;
+	struct sq_cell_address cell_addresses[SQ_CELL_MAX_HOSTS];   /* [cell] addresses, host 1 first */
+	size_t n_cell_addresses;                                   /* 0: none given */
+	char cell_addresses_text[SQ_CELL_MAX_HOSTS * 48];          /* as given, for the canonical form */
 	unsigned line;                        /* line being parsed (for later messages) */
 };
 

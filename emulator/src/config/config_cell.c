@@ -3,11 +3,13 @@
  * the same setters on top of the link's values once the whole file is read. */
 #include "config_cell.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config_link_keys.h"
+#include "config_text.h"
 #include "value_parse.h"
 
 /* --- [cell] --------------------------------------------------------------------------- */
@@ -44,10 +46,49 @@ static const char *set_pf_window(struct sq_emu_config *cfg, const struct where *
 	return NULL;
 }
 
+/* One address: IPv4 or IPv6 text; false if it is neither. */
+static bool parse_address(const char *text, struct sq_cell_address *a)
+{
+	memset(a, 0, sizeof *a);
+	if (inet_pton(AF_INET, text, a->addr) == 1)
+		a->family = 4;
+	else if (inet_pton(AF_INET6, text, a->addr) == 1)
+		a->family = 6;
+	return a->family != 0;
+}
+
+/* addresses = A1, A2, ...: host K's address is the K-th (checked against hosts at the end). */
+static const char *set_addresses(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	(void)w;
+	static const char expected[] = "expected the hosts' addresses, host 1 first, separated by commas, "
+				       "like 198.19.7.2, 198.19.7.3 (IPv4 or IPv6, at most 16)";
+	char buf[sizeof cfg->cell_addresses_text];
+	if (strlen(v) >= sizeof buf)
+		return expected;
+	strcpy(buf, v);
+	size_t n = 0;
+	for (char *p = buf;;) {
+		char *comma = strchr(p, ',');
+		if (comma)
+			*comma = '\0';
+		if (n == SQ_CELL_MAX_HOSTS || !parse_address(sq_config_trim(p), &cfg->cell_addresses[n]))
+			return expected;
+		n++;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	cfg->n_cell_addresses = n;
+	strcpy(cfg->cell_addresses_text, v);
+	return NULL;
+}
+
 const struct key_spec sq_cell_keys[] = {
 	{ "hosts", set_hosts, false },
 	{ "scheduler", set_scheduler, false },
 	{ "pf_window", set_pf_window, false },
+	{ "addresses", set_addresses, false },
 	{ NULL, NULL, false },
 };
 
@@ -191,6 +232,11 @@ bool sq_cell_finish(struct sq_emu_config *cfg, char *err, size_t errlen)
 {
 	uint32_t hosts = cfg->link.cell.hosts ? cfg->link.cell.hosts : 1;
 	cfg->link.cell.host = NULL;
+	if (cfg->n_cell_addresses && cfg->n_cell_addresses != hosts) {
+		snprintf(err, errlen, "%s: cell.addresses: %zu addresses for %u host%s (cell.hosts); expected "
+			 "one per host", cfg->source, cfg->n_cell_addresses, hosts, hosts == 1 ? "" : "s");
+		return false;
+	}
 	if (cfg->n_host_overrides == 0)
 		return true;
 	for (size_t i = 0; i < cfg->n_host_overrides; i++) {

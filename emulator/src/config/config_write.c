@@ -115,6 +115,8 @@ static void write_cell(FILE *out, const char *prefix, const struct sq_emu_config
 	fprintf(out, "%scell.scheduler = %s\n", prefix,
 		c->scheduler == SQ_CELL_PROPORTIONAL_FAIR ? "proportional_fair" : "round_robin");
 	fprintf(out, "%scell.pf_window = %u\n", prefix, c->pf_window ? c->pf_window : SQ_CELL_DEFAULT_PF_WINDOW);
+	if (cfg->n_cell_addresses)
+		fprintf(out, "%scell.addresses = %s\n", prefix, cfg->cell_addresses_text);
 	for (uint32_t k = 0; c->host && k < (c->hosts ? c->hosts : 1); k++)
 		write_host(out, prefix, k + 1, &c->host[k]);
 }
