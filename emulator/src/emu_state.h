@@ -93,7 +93,7 @@ static inline sq_time_us model_now(struct emu *emu)
 void emu_send_to_peer(struct emu *emu, struct sq_peer *peer, uint8_t type, uint8_t flags, const void *payload,
 		      uint16_t len);
 void emu_flush_deliveries(struct emu *emu);
-bool emu_sends_ahead(const struct emu *emu, enum sq_dir dir);
+bool emu_sends_ahead(const struct emu *emu, uint32_t host, enum sq_dir dir);
 void emu_send_ahead(struct emu *emu);
 void emu_on_model_event(void *ctx, const struct sq_event *ev);
 void *emu_clone_packet(void *ctx, void *user);

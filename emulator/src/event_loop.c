@@ -38,14 +38,16 @@ static int64_t next_model_ns(const struct emu *emu)
 static int64_t next_ahead_ns(const struct emu *emu)
 {
 	int64_t next = MAX_NS;
-	for (int d = 0; d < SQ_DIRS; d++) {
-		if (!emu_sends_ahead(emu, (enum sq_dir)d))
-			continue;
-		sq_time_us t = sq_send_ahead_next(&emu->ahead, emu->model, (enum sq_dir)d);
-		if (t == SQ_TIME_NEVER || t >= (MAX_NS - emu->start_ns) / 1000)
-			continue;
-		int64_t at = emu->start_ns + (t - emu->cfg->release_ahead) * 1000;
-		next = at < next ? at : next;
+	for (uint32_t h = 0; h < sq_model_hosts(emu->model); h++) {
+		for (int d = 0; d < SQ_DIRS; d++) {
+			if (!emu_sends_ahead(emu, h, (enum sq_dir)d))
+				continue;
+			sq_time_us t = sq_send_ahead_next(&emu->ahead, emu->model, h, (enum sq_dir)d);
+			if (t == SQ_TIME_NEVER || t >= (MAX_NS - emu->start_ns) / 1000)
+				continue;
+			int64_t at = emu->start_ns + (t - emu->cfg->release_ahead) * 1000;
+			next = at < next ? at : next;
+		}
 	}
 	return next;
 }

@@ -242,6 +242,16 @@ static size_t udp_packet(uint8_t *p, uint16_t ip_id, size_t total)
 	return len;
 }
 
+/* A UDP packet from 198.19.0.src to 198.19.0.dst, ip id as given. */
+static size_t addressed_packet(uint8_t *p, uint16_t ip_id, size_t total, uint8_t src, uint8_t dst)
+{
+	size_t len = udp_packet(p, ip_id, total);
+	const uint8_t s[4] = { 198, 19, 0, src }, d[4] = { 198, 19, 0, dst };
+	memcpy(p + 12, s, 4);
+	memcpy(p + 16, d, 4);
+	return len;
+}
+
 static char *read_log(const struct emu *e)
 {
 	FILE *f = fopen(e->log_path, "r");
@@ -661,14 +671,15 @@ static int64_t mono_now_ns(void)
 }
 
 /* HELLO with the clock offer until WELCOME; returns the WELCOME's flags. */
-static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, const char *boot_id)
+static uint8_t register_host_with_offer(int fd, const struct emu *e, uint8_t role, uint16_t host,
+					const char *boot_id)
 {
 	struct timeval quick = { .tv_usec = 100000 }, normal = { .tv_sec = 3 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quick, sizeof(quick));
 	uint8_t buf[SQ_WIRE_MAX_DATAGRAM], offer[SQ_WIRE_CLOCK_OFFER_LEN];
 	for (int attempt = 0; attempt < 50; attempt++) {
 		sq_wire_clock_offer_encode(offer, mono_now_ns(), boot_id);
-		send_flagged(fd, e, SQ_MSG_HELLO, role, SQ_WIRE_FLAG_CLOCK, TOKEN, offer, sizeof(offer));
+		send_hosted(fd, e, SQ_MSG_HELLO, role, host, SQ_WIRE_FLAG_CLOCK, TOKEN, offer, sizeof(offer));
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		struct sq_wire_header h;
 		if (n > 0 && sq_wire_decode(buf, (size_t)n, &h) == SQ_WIRE_OK && h.type == SQ_MSG_WELCOME) {
@@ -680,14 +691,26 @@ static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, co
 	return 0;
 }
 
-/* DATA with the stamp in front of the packet (ip id) */
-static void send_stamped(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id)
+static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, const char *boot_id)
+{
+	return register_host_with_offer(fd, e, role, 0, boot_id);
+}
+
+/* DATA with the stamp in front of the packet (ip id); to 198.19.0.dst when dst is not 0. */
+static void send_stamped_to(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id,
+			    uint8_t dst)
 {
 	uint8_t payload[SQ_WIRE_STAMP_LEN + 100];
 	sq_wire_put_time(payload, stamp_ns);
-	size_t n = udp_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100);
+	size_t n = dst ? addressed_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100, 9, dst)
+		       : udp_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100);
 	send_flagged(fd, e, SQ_MSG_DATA, role, SQ_WIRE_FLAG_CLOCK, TOKEN, payload,
 		     (uint16_t)(SQ_WIRE_STAMP_LEN + n));
+}
+
+static void send_stamped(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id)
+{
+	send_stamped_to(fd, e, role, stamp_ns, ip_id, 0);
 }
 
 static void test_shared_clock_arrival(void **state)
@@ -845,6 +868,48 @@ static void test_release_ahead(void **state)
 	close(mobile);
 }
 
+/* In a cell, each host's mobile NPA on this clock gets its own host's decided packets ahead
+ * with their release times (the down direction of every host). */
+static void test_release_ahead_in_a_cell(void **state)
+{
+	(void)state;
+	char boot_id[SQ_WIRE_BOOT_ID_LEN + 1];
+	if (!read_boot_id(boot_id))
+		skip();   /* no boot id: the emulator offers no shared clock either */
+	struct emu e;
+	char link[1024];
+	snprintf(link, sizeof link, "%s[cell]\nhosts = 2\naddresses = 198.19.0.2, 198.19.0.3\n", AHEAD_LINK);
+	start_emulator(&e, link);
+	int router = udp_socket(), mobile1 = udp_socket(), mobile2 = udp_socket();
+	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, boot_id), SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(register_host_with_offer(mobile1, &e, SQ_ROLE_MOBILE, 1, boot_id), SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(register_host_with_offer(mobile2, &e, SQ_ROLE_MOBILE, 2, boot_id), SQ_WIRE_FLAG_CLOCK);
+	usleep(50 * 1000);                            /* the run started when all three registered */
+	for (uint16_t id = 1; id <= 2; id++) {
+		int mobile = id == 1 ? mobile2 : mobile1;
+		int64_t read_ns = mono_now_ns();
+		send_stamped_to(router, &e, SQ_ROLE_ROUTER, read_ns, id, id == 1 ? 3 : 2);
+		uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
+		int64_t at_ns;
+		assert_int_equal(receive_data(mobile, &flags, &at_ns, got, sizeof(got)), SQ_WIRE_STAMP_LEN + 100);
+		assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
+		assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
+		int64_t release = sq_wire_get_time(got);
+		int64_t due = read_ns + 50 * 1000 * 1000;
+		if (release > due || release <= due - 1000 || at_ns >= release)
+			fail_msg("packet %u: release %lld ns, expected %lld ns, received %lld ns before it", id,
+				 (long long)release, (long long)due, (long long)(release - at_ns));
+		usleep(60 * 1000);                    /* its out has passed */
+	}
+	usleep(200 * 1000);
+	char *log = stop_and_read_log(&e);
+	assert_non_null(strstr(log, "\n# sent_ahead down 2 up 0\n"));
+	free(log);
+	close(router);
+	close(mobile1);
+	close(mobile2);
+}
+
 /* An NPA that does not share the clock gets each packet at its out, without a release time. */
 static void test_no_release_ahead_without_the_shared_clock(void **state)
 {
@@ -867,16 +932,6 @@ static void test_no_release_ahead_without_the_shared_clock(void **state)
 	free(log);
 	close(router);
 	close(mobile);
-}
-
-/* A UDP packet from 198.19.0.src to 198.19.0.dst, ip id as given. */
-static size_t addressed_packet(uint8_t *p, uint16_t ip_id, size_t total, uint8_t src, uint8_t dst)
-{
-	size_t len = udp_packet(p, ip_id, total);
-	const uint8_t s[4] = { 198, 19, 0, src }, d[4] = { 198, 19, 0, dst };
-	memcpy(p + 12, s, 4);
-	memcpy(p + 16, d, 4);
-	return len;
 }
 
 /* The last column (a cell's host) of the `event` line of packet pkt_id; "" if none. */
@@ -971,6 +1026,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_cell_of_two_hosts, kill_leftover),
+		cmocka_unit_test_teardown(test_release_ahead_in_a_cell, kill_leftover),
 		cmocka_unit_test_teardown(test_registration_delivery_and_stop, kill_leftover),
 		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
 		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),

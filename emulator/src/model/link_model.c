@@ -819,7 +819,16 @@ size_t sq_model_decided_outs(const struct sq_model *m, enum sq_dir dir,
 			     const struct sq_decided_out *after, sq_time_us until,
 			     struct sq_decided_out *outs, size_t cap)
 {
-	const struct sq_direction *d = &m->host[0].dir[dir];
+	return sq_model_host_decided_outs(m, 0, dir, after, until, outs, cap);
+}
+
+size_t sq_model_host_decided_outs(const struct sq_model *m, uint32_t host, enum sq_dir dir,
+				  const struct sq_decided_out *after, sq_time_us until,
+				  struct sq_decided_out *outs, size_t cap)
+{
+	if (host >= m->hosts)
+		return 0;
+	const struct sq_direction *d = &m->host[host].dir[dir];
 	bool in_order = d->cfg.in_order;
 	sq_time_us gone = m->now;   /* in order: when every earlier packet has left */
 	size_t n = 0;

@@ -113,7 +113,7 @@ bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir);
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);
 
-/* Host 1's (in a cell; a cell's other hosts are not listed yet). Fills outs (room for cap)
+/* Host 1's (sq_model_host_decided_outs: any host's). Fills outs (room for cap)
  * with the decided outs of dir that come after `after` (NULL:
  * from the first) and no later than until, in the order their SQ_EV_OUT events will come,
  * and returns how many it wrote. Fewer than cap: that is all of them; exactly cap: ask
@@ -124,6 +124,10 @@ sq_time_us sq_model_next_deadline(const struct sq_model *m);
 size_t sq_model_decided_outs(const struct sq_model *m, enum sq_dir dir,
 			     const struct sq_decided_out *after, sq_time_us until,
 			     struct sq_decided_out *outs, size_t cap);
+/* The same for host `host` (0-based) of a cell: its own packets of dir, in its own order. */
+size_t sq_model_host_decided_outs(const struct sq_model *m, uint32_t host, enum sq_dir dir,
+				  const struct sq_decided_out *after, sq_time_us until,
+				  struct sq_decided_out *outs, size_t cap);
 
 /* Per direction, how many events of each type have been emitted (all hosts of a cell). */
 uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event_type type);
