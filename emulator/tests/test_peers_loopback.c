@@ -822,6 +822,30 @@ static const char *const AHEAD_LINK =
 
 #define AHEAD_PACKETS 3
 
+/* The router sends packet `id` (to 198.19.0.dst; the default addresses if 0) stamped with
+ * its read time S; the mobile NPA `mobile` gets it ahead, flagged with its release time
+ * S + 50 ms (the link's delay, to the us below), at most release_ahead (10 ms) before it. */
+static void expect_sent_ahead(int router, const struct emu *e, int mobile, uint16_t id, uint8_t dst)
+{
+	int64_t read_ns = mono_now_ns();
+	send_stamped_to(router, e, SQ_ROLE_ROUTER, read_ns, id, dst);
+	uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
+	int64_t at_ns;
+	size_t n = receive_data(mobile, &flags, &at_ns, got, sizeof(got));
+	assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(n, SQ_WIRE_STAMP_LEN + 100);
+	assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
+	int64_t release = sq_wire_get_time(got);
+	int64_t due = read_ns + 50 * 1000 * 1000;
+	if (release > due || release <= due - 1000)
+		fail_msg("packet %u: release %lld ns, expected %lld ns (to the us below)", id,
+			 (long long)release, (long long)due);
+	if (at_ns >= release || release - at_ns > 10 * 1000 * 1000)
+		fail_msg("packet %u received %lld ns before its release, expected (0, 10 ms]", id,
+			 (long long)(release - at_ns));
+	usleep(60 * 1000);                    /* its out has passed */
+}
+
 /* Both NPAs on this clock: the router's stamped packets (read at S) go out 50 ms later, so
  * their release time is S + 50 ms (to the µs of the model); each reaches the mobile NPA
  * before it, at most release_ahead before it, and the log is as without the option. */
@@ -837,25 +861,8 @@ static void test_release_ahead(void **state)
 	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, boot_id), SQ_WIRE_FLAG_CLOCK);
 	assert_int_equal(register_with_offer(mobile, &e, SQ_ROLE_MOBILE, boot_id), SQ_WIRE_FLAG_CLOCK);
 	usleep(50 * 1000);                            /* the run started when both registered */
-	for (uint16_t id = 1; id <= AHEAD_PACKETS; id++) {
-		int64_t read_ns = mono_now_ns();
-		send_stamped(router, &e, SQ_ROLE_ROUTER, read_ns, id);
-		uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
-		int64_t at_ns;
-		size_t n = receive_data(mobile, &flags, &at_ns, got, sizeof(got));
-		assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
-		assert_int_equal(n, SQ_WIRE_STAMP_LEN + 100);
-		assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
-		int64_t release = sq_wire_get_time(got);
-		int64_t due = read_ns + 50 * 1000 * 1000;
-		if (release > due || release <= due - 1000)
-			fail_msg("packet %u: release %lld ns, expected %lld ns (to the us below)", id,
-				 (long long)release, (long long)due);
-		if (at_ns >= release || release - at_ns > 10 * 1000 * 1000)
-			fail_msg("packet %u received %lld ns before its release, expected (0, 10 ms]", id,
-				 (long long)(release - at_ns));
-		usleep(60 * 1000);                    /* its out has passed */
-	}
+	for (uint16_t id = 1; id <= AHEAD_PACKETS; id++)
+		expect_sent_ahead(router, &e, mobile, id, 0);
 	usleep(200 * 1000);                           /* even on a busy machine */
 	char *log = stop_and_read_log(&e);
 	for (unsigned id = 1; id <= AHEAD_PACKETS; id++)
@@ -885,22 +892,8 @@ static void test_release_ahead_in_a_cell(void **state)
 	assert_int_equal(register_host_with_offer(mobile1, &e, SQ_ROLE_MOBILE, 1, boot_id), SQ_WIRE_FLAG_CLOCK);
 	assert_int_equal(register_host_with_offer(mobile2, &e, SQ_ROLE_MOBILE, 2, boot_id), SQ_WIRE_FLAG_CLOCK);
 	usleep(50 * 1000);                            /* the run started when all three registered */
-	for (uint16_t id = 1; id <= 2; id++) {
-		int mobile = id == 1 ? mobile2 : mobile1;
-		int64_t read_ns = mono_now_ns();
-		send_stamped_to(router, &e, SQ_ROLE_ROUTER, read_ns, id, id == 1 ? 3 : 2);
-		uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
-		int64_t at_ns;
-		assert_int_equal(receive_data(mobile, &flags, &at_ns, got, sizeof(got)), SQ_WIRE_STAMP_LEN + 100);
-		assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
-		assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
-		int64_t release = sq_wire_get_time(got);
-		int64_t due = read_ns + 50 * 1000 * 1000;
-		if (release > due || release <= due - 1000 || at_ns >= release)
-			fail_msg("packet %u: release %lld ns, expected %lld ns, received %lld ns before it", id,
-				 (long long)release, (long long)due, (long long)(release - at_ns));
-		usleep(60 * 1000);                    /* its out has passed */
-	}
+	expect_sent_ahead(router, &e, mobile2, 1, 3);   /* to host 2's address */
+	expect_sent_ahead(router, &e, mobile1, 2, 2);   /* to host 1's */
 	usleep(200 * 1000);
 	char *log = stop_and_read_log(&e);
 	assert_non_null(strstr(log, "\n# sent_ahead down 2 up 0\n"));
