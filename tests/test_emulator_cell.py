@@ -64,6 +64,24 @@ def test_a_hosts_own_values_apply_to_it_alone(tmp_path: Path) -> None:
         assert any(row[7] == host and row[2] == "tx" and row[5] != "0" for row in down)
 
 
+def test_each_host_has_its_own_timeline_and_host_1_the_links(tmp_path: Path) -> None:
+    require_programs("squall-emulator")
+    alone = emulator(tmp_path, [], "--print-timeline", "60s")
+    cell = emulator(tmp_path, ["[cell]", "hosts = 3", "[host.3.channel]", "bad = fixed(5s)"],
+                    "--print-timeline", "60s")
+    assert alone.returncode == 0 and cell.returncode == 0, cell.stderr
+    timelines: dict[str, list[str]] = {}
+    for line in cell.stdout.splitlines():
+        start, state, host = line.split()
+        timelines.setdefault(host, []).append(f"{start} {state}")
+    assert list(timelines) == ["1", "2", "3"]
+    assert timelines["1"] == alone.stdout.splitlines()        # host 1's streams are the link's
+    assert timelines["2"] != timelines["1"] and len(timelines["2"]) > 50
+    bad_lengths = {int(b.split()[0]) - int(a.split()[0])
+                   for a, b in zip(timelines["3"], timelines["3"][1:]) if a.endswith("bad")}
+    assert bad_lengths == {5_000_000}                         # its own channel's bad state
+
+
 def test_check_names_a_hosts_key(tmp_path: Path) -> None:
     require_programs("squall-emulator")
     assert emulator(tmp_path, ["[cell]", "hosts = 2"], "--check").returncode == 0
