@@ -205,6 +205,8 @@ def test_a_cells_log_names_the_host_of_every_event(tmp_path: Path) -> None:
     for line in lines:
         if line.startswith("# columns "):
             line += " host"
+        elif line.startswith("# counters up "):
+            line += "\n# host_counters 2 down in 1 out 1"
         elif not line.startswith("#"):
             host = "-" if line.split("\t")[1] in ("peer", "start") else str(1 + len(hosts) % 2)
             hosts.append(None if host == "-" else int(host))
@@ -214,6 +216,7 @@ def test_a_cells_log_names_the_host_of_every_event(tmp_path: Path) -> None:
     path.write_text("\n".join(cell) + "\n")
     log = read_emulator_log(path)
     assert log.host_column and [e.host for e in log.events] == hosts
+    assert log.counts("host_counters 2 down") == {"in": 1, "out": 1}
     assert 2 in hosts
     one_host = read_emulator_log(log_path)
     assert not one_host.host_column and all(e.host is None for e in one_host.events)

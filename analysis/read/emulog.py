@@ -24,8 +24,8 @@ EVENTS = frozenset({"in", "enqueue", "drop_mtu", "drop_sbuf", "drop_router", "ec
 # The events that end a packet's life in the link (drop_loss: the netem stage's loss model).
 FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err", "drop_loss"})
 DIRS = frozenset({"down", "up"})
-TRAILER_KEYS = ("end", "counters", "state_changes", "router", "pending", "undeliverable",
-                "rejected", "control", "lateness_us")
+TRAILER_KEYS = ("end", "counters", "host_counters", "state_changes", "router", "pending",
+                "undeliverable", "rejected", "control", "lateness_us")
 _INT_COLUMNS = ("pkt_id", "ip_len", "attempt", "sbuf", "rbuf", "sport", "dport", "ip_id",
                 "tcp_seq", "tcp_ack", "payload_len")
 _INT_INDEXES = tuple(COLUMNS.index(name) for name in _INT_COLUMNS)
@@ -214,8 +214,9 @@ class _LogParser:
         name = key
         if key == "counters" and words:
             name, words = f"counters {words[0]}", words[1:]
-        elif key == "router" and len(words) >= 2:  # one line per direction and class
-            name, words = f"router {words[0]} {words[1]}", words[2:]
+        elif key in ("router", "host_counters") and len(words) >= 2:
+            # one line per direction and class; in a cell, per host and direction
+            name, words = f"{key} {words[0]} {words[1]}", words[2:]
         elif len(words) == 1:  # `# pending N`, `# state_changes N`
             words = ["count", words[0]]
         self.log.trailer[name] = dict(zip(words[0::2], words[1::2]))

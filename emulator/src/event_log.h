@@ -49,6 +49,8 @@ struct sq_lock_use {
 struct sq_log_totals {
 	sq_time_us end_us;
 	uint64_t counters[SQ_DIRS][SQ_EV_TYPES];
+	uint32_t hosts;                      /* of the cell (1: no per-host counters) */
+	uint64_t host_counters[SQ_CELL_MAX_HOSTS][SQ_DIRS][SQ_EV_TYPES];
 	uint64_t pending;
 	uint64_t undeliverable[SQ_DIRS];
 	uint64_t send_errors;

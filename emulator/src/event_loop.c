@@ -300,6 +300,12 @@ static void collect_totals(struct emu *emu, struct sq_log_totals *t)
 	for (int d = 0; d < SQ_DIRS; d++)
 		for (int e = 0; e < SQ_EV_TYPES; e++)
 			t->counters[d][e] = sq_model_count(emu->model, (enum sq_dir)d, (enum sq_event_type)e);
+	t->hosts = sq_model_hosts(emu->model);
+	for (uint32_t h = 0; t->hosts > 1 && h < t->hosts; h++)
+		for (int d = 0; d < SQ_DIRS; d++)
+			for (int e = 0; e < SQ_EV_TYPES; e++)
+				t->host_counters[h][d][e] = sq_model_host_count(emu->model, h, (enum sq_dir)d,
+										(enum sq_event_type)e);
 	t->pending = sq_model_pending(emu->model);
 	memcpy(t->undeliverable, emu->undeliverable, sizeof(t->undeliverable));
 	t->send_errors = emu->send_errors;

@@ -992,6 +992,11 @@ static void test_cell_of_two_hosts(void **state)
 	assert_non_null(strstr(log, "\tmobile up 127.0.0.1:"));
 	assert_non_null(strstr(log, " unexpected_role 1 "));
 	assert_non_null(strstr(log, "\n# config cell.hosts = 2\n"));
+	assert_non_null(strstr(log, "\n# counters down in 3 "));      /* all hosts */
+	assert_non_null(strstr(log, "\n# host_counters 1 down in 1 "));
+	assert_non_null(strstr(log, "\n# host_counters 2 down in 2 "));
+	assert_non_null(strstr(log, "\n# host_counters 1 up in 1 "));
+	assert_non_null(strstr(log, "\n# host_counters 2 up in 1 "));
 	/* 100 B: 25 ms up at 32 kbit/s + 100 ms; down 12.5 ms + host 2's 50 ms, host 1's 200 ms
 	 * (packet ids count from the first down packet) */
 	static const struct { unsigned id; const char *host; long long delay; } want[] = {
