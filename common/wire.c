@@ -19,7 +19,7 @@ void sq_wire_encode(uint8_t *buf, const struct sq_wire_header *h)
 	put64(buf + 8, h->token);
 	put32(buf + 16, h->seq);
 	put16(buf + 20, h->length);
-	put16(buf + 22, 0);
+	put16(buf + 22, h->host);
 }
 
 enum sq_wire_error sq_wire_decode(const uint8_t *buf, size_t len, struct sq_wire_header *h)
@@ -42,6 +42,7 @@ enum sq_wire_error sq_wire_decode(const uint8_t *buf, size_t len, struct sq_wire
 	h->token = get64(buf + 8);
 	h->seq = get32(buf + 16);
 	h->length = get16(buf + 20);
+	h->host = get16(buf + 22);
 	if (len < SQ_WIRE_HEADER_LEN + (size_t)h->length)
 		return SQ_WIRE_TRUNCATED;
 	if (len > SQ_WIRE_HEADER_LEN + (size_t)h->length)

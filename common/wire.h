@@ -9,7 +9,8 @@
  *   8  token    u64  the run token
  *  16  seq      u32  per-sender message counter
  *  20  length   u16  bytes after the header
- *  22  reserved u16  0
+ *  22  host     u16  a mobile NPA's host of a cell (0: host 1, what every NPA
+ *                    sent before cells); 0 from every other sender
  */
 #ifndef SQ_WIRE_H
 #define SQ_WIRE_H
@@ -63,6 +64,7 @@ struct sq_wire_header {
 	uint64_t token;
 	uint32_t seq;
 	uint16_t length;
+	uint16_t host;         /* mobile role: its host in a cell, 1..16 (0: host 1) */
 };
 
 enum sq_wire_error {

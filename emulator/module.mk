@@ -5,7 +5,7 @@
 # declare their own (narrower) include paths there.
 emulator_CFLAGS := -Icommon -Iemulator/src -Iemulator/src/config -Iemulator/src/model
 EMU_CORE_SRCS = $(EMU_CONFIG_SRCS) $(addprefix emulator/src/,packet_inspect.c log_line.c arrival.c \
-	peers.c packet_pool.c send_ahead.c event_log.c log_writer.c helper_thread.c ecn_mark.c) \
+	peers.c cell_routes.c packet_pool.c send_ahead.c event_log.c log_writer.c helper_thread.c ecn_mark.c) \
 	$(LATENESS_SRCS)
 
 PROGRAMS += squall-emulator
@@ -31,6 +31,10 @@ UNIT_TESTS += test_emu_peers
 test_emu_peers_SRCS = emulator/tests/test_peers.c emulator/src/peers.c emulator/src/packet_inspect.c $(COMMON_SRCS) \
 	$(VALUE_PARSE_SRCS)
 test_emu_peers_LIBS = -lcmocka
+
+UNIT_TESTS += test_emu_cell_routes
+test_emu_cell_routes_SRCS = emulator/tests/test_cell_routes.c emulator/src/cell_routes.c
+test_emu_cell_routes_LIBS = -lcmocka
 
 FUZZERS += fuzz_wire
 fuzz_wire_SRCS = emulator/fuzz/fuzz_wire.c emulator/src/peers.c emulator/src/packet_inspect.c \

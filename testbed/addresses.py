@@ -14,7 +14,8 @@ from dataclasses import dataclass
 MAX_LANE = 127
 EMULATOR_PORT = 5300
 WIRELESS_DEV = "wl0"
-NAMESPACE_PATTERN = re.compile(r"^sq(\d+)-(fixed|emu|mobile)$")
+# sqN-mobileK: host K >= 2 of a wireless cell (testbed/cell_addresses.py)
+NAMESPACE_PATTERN = re.compile(r"^sq(\d+)-(fixed|emu|mobile(?:[2-9]|1[0-6])?)$")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import pytest
 
 from testbed.lanes import lane as lanes
 from testbed import netns
-from testbed.addresses import LaneAddresses, namespaces
+from testbed.addresses import LaneAddresses, lane_of_namespace, namespaces
 from testbed.paths import bin_dir
 from testbed.lanes.link_measure import summary as program_summary
 
@@ -58,7 +58,9 @@ def require_programs(*names: str) -> None:
 
 def leftovers(lane: int, inodes: set[int]) -> list[str]:
     """What a lane left behind: its namespaces, processes still in them, TUNs of the root namespace."""
-    found = [f"namespace {ns}" for ns in namespaces(lane).all() if netns.exists(ns)]
+    # a cell's further mobile hosts (sqN-mobileK) too
+    names = {*namespaces(lane).all(), *(ns for ns in netns.list_namespaces() if lane_of_namespace(ns) == lane)}
+    found = [f"namespace {ns}" for ns in sorted(names) if netns.exists(ns)]
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue

@@ -196,6 +196,39 @@ def test_emulator_log_errors_name_file_and_line(tmp_path: Path) -> None:
         read_emulator_log(header_only)
 
 
+def test_a_cells_log_names_the_host_of_every_event(tmp_path: Path) -> None:
+    # LOG_FORMAT.md: a cell of several hosts adds `host` to `# columns` and a 21st column,
+    # `-` where no host applies; the reader gives it per event and in the table
+    _, _, log_path = sample_link().write(tmp_path)
+    lines = log_path.read_text().splitlines()
+    cell, hosts = [], []
+    for line in lines:
+        if line.startswith("# columns "):
+            line += " host"
+        elif line.startswith("# counters up "):
+            line += "\n# host_counters 2 down in 1 out 1"
+        elif not line.startswith("#"):
+            host = "-" if line.split("\t")[1] in ("peer", "start") else str(1 + len(hosts) % 2)
+            hosts.append(None if host == "-" else int(host))
+            line += "\t" + host
+        cell.append(line)
+    path = tmp_path / "cell.log"
+    path.write_text("\n".join(cell) + "\n")
+    log = read_emulator_log(path)
+    assert log.host_column and [e.host for e in log.events] == hosts
+    assert log.counts("host_counters 2 down") == {"in": 1, "out": 1}
+    assert 2 in hosts
+    one_host = read_emulator_log(log_path)
+    assert not one_host.host_column and all(e.host is None for e in one_host.events)
+    assert [e.pkt_id for e in log.events] == [e.pkt_id for e in one_host.events]
+    first_event = next(i for i, line in enumerate(cell) if not line.startswith("#"))
+    cell[first_event] = lines[first_event]  # 20 columns in a cell's log
+    path.write_text("\n".join(cell) + "\n")
+    with pytest.raises(LogFormatError, match=rf"cell\.log:{first_event + 1}: 20 tab-separated columns; "
+                                             "expected 21"):
+        read_emulator_log(path)
+
+
 def test_join_matches_identical_identities_in_order(tmp_path: Path) -> None:
     """A bit-identical resend (same IP id) is matched to the second `in`, not the first."""
     link = ScriptedLink()

@@ -16,14 +16,16 @@ SUPPORTED_FORMAT = 1
 COLUMNS = ("time_us", "event", "dir", "pkt_id", "ip_len", "state", "attempt", "sbuf", "rbuf",
            "proto", "src", "sport", "dst", "dport", "ip_id", "tcp_seq", "tcp_ack",
            "tcp_flags", "payload_len", "note")
+# A cell of several mobile hosts adds the host (1-based) as a 21st column (LOG_FORMAT.md).
+CELL_COLUMNS = (*COLUMNS, "host")
 EVENTS = frozenset({"in", "enqueue", "drop_mtu", "drop_sbuf", "drop_router", "ecn_mark", "tx",
                     "hit", "drop_err", "recv", "out", "stall", "resume", "state", "outage",
                     "peer", "start", "drop_loss", "duplicate", "corrupt"})
 # The events that end a packet's life in the link (drop_loss: the netem stage's loss model).
 FINAL_EVENTS = frozenset({"out", "drop_mtu", "drop_sbuf", "drop_router", "drop_err", "drop_loss"})
 DIRS = frozenset({"down", "up"})
-TRAILER_KEYS = ("end", "counters", "state_changes", "router", "pending", "undeliverable",
-                "rejected", "control", "lateness_us")
+TRAILER_KEYS = ("end", "counters", "host_counters", "state_changes", "router", "pending",
+                "undeliverable", "rejected", "control", "lateness_us")
 _INT_COLUMNS = ("pkt_id", "ip_len", "attempt", "sbuf", "rbuf", "sport", "dport", "ip_id",
                 "tcp_seq", "tcp_ack", "payload_len")
 _INT_INDEXES = tuple(COLUMNS.index(name) for name in _INT_COLUMNS)
@@ -53,6 +55,7 @@ class LogEvent:
     payload_len: int | None
     note: str | None
     line: int  # line number in the file, for messages
+    host: int | None = None  # a cell's host (1-based); None in a one-host log and for peer/start
 
 
 @dataclass(slots=True, weakref_slot=True)  # weak: fate_index caches its lives per log
@@ -69,6 +72,7 @@ class EmulatorLog:
     # trailer line -> its key/value pairs, e.g. trailer["counters down"]["drop_err"],
     # trailer["end"]["reason"], trailer["pending"]["count"]
     trailer: dict[str, dict[str, str]] = field(default_factory=dict)
+    host_column: bool = False  # the log of a cell of several hosts: its lines name the host
     _events: list[LogEvent] | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -76,7 +80,10 @@ class EmulatorLog:
         """The event lines as objects, built on first use (millions of them are slow)."""
         if self._events is None:
             with gc_paused():
-                self._events = list(map(LogEvent, *self.table.event_columns(COLUMNS)))
+                columns = self.table.event_columns(COLUMNS)
+                if self.host_column:
+                    columns.append(self.table.event_columns(("host",))[0])
+                self._events = list(map(LogEvent, *columns))
         return self._events
 
     @property
@@ -106,7 +113,8 @@ def read_emulator_log(path: str | os.PathLike[str]) -> EmulatorLog:
     parser = _LogParser(path)
     parser.parse(text.splitlines())
     log = parser.log
-    log.table = EventTable.from_events(parser.events, COLUMNS, _TEXT_COLUMNS)
+    log.table = EventTable.from_events(parser.events, CELL_COLUMNS if log.host_column else COLUMNS,
+                                       _TEXT_COLUMNS)
     log._events = parser.events
     return log
 
@@ -137,8 +145,8 @@ def _read_fast(path: Path) -> EmulatorLog | None:
             parser.comment(lineno, body)
     except LogFormatError:
         return None
-    if parser.log.format == 0:
-        return None
+    if parser.log.format == 0 or parser.log.host_column:
+        return None  # a cell's log: the C reader knows 20 columns only
     parser.log.table = table
     return parser.log
 
@@ -188,8 +196,10 @@ class _LogParser:
                 raise self.error(lineno, f"config line {value!r}: expected `key = value`")
             self.log.config[name.strip()] = setting.strip()
         elif key == "columns":
-            if tuple(value.split()) != COLUMNS:
-                raise self.error(lineno, f"columns {value!r}; expected {' '.join(COLUMNS)}")
+            if tuple(value.split()) not in (COLUMNS, CELL_COLUMNS):
+                raise self.error(lineno, f"columns {value!r}; expected {' '.join(COLUMNS)} "
+                                 "(and host in a cell's log)")
+            self.log.host_column = tuple(value.split()) == CELL_COLUMNS
         elif key in TRAILER_KEYS:
             self.trailer(lineno, key, value)
 
@@ -204,8 +214,9 @@ class _LogParser:
         name = key
         if key == "counters" and words:
             name, words = f"counters {words[0]}", words[1:]
-        elif key == "router" and len(words) >= 2:  # one line per direction and class
-            name, words = f"router {words[0]} {words[1]}", words[2:]
+        elif key in ("router", "host_counters") and len(words) >= 2:
+            # one line per direction and class; in a cell, per host and direction
+            name, words = f"{key} {words[0]} {words[1]}", words[2:]
         elif len(words) == 1:  # `# pending N`, `# state_changes N`
             words = ["count", words[0]]
         self.log.trailer[name] = dict(zip(words[0::2], words[1::2]))
@@ -233,9 +244,10 @@ class _LogParser:
         if self.in_trailer:
             raise self.error(lineno, "event line after the trailer")
         cols = line.split("\t")
-        if len(cols) != len(COLUMNS):
+        columns = CELL_COLUMNS if self.log.host_column else COLUMNS
+        if len(cols) != len(columns):
             raise self.error(lineno, f"{len(cols)} tab-separated columns; expected "
-                             f"{len(COLUMNS)} ({' '.join(COLUMNS)})")
+                             f"{len(columns)} ({' '.join(columns)})")
         try:
             event = self.fast_event(lineno, cols)
         except ValueError:
@@ -262,12 +274,14 @@ class _LogParser:
                         state=text[1], attempt=n[2], sbuf=n[3], rbuf=n[4], proto=text[2],
                         src=src, sport=n[5], dst=dst, dport=n[6], ip_id=n[7], tcp_seq=n[8],
                         tcp_ack=n[9], tcp_flags=text[3], payload_len=n[10], note=text[4],
-                        line=lineno)
+                        line=lineno, host=None if len(c) == len(COLUMNS) or c[-1] == "-" else int(c[-1]))
 
     def explain(self, lineno: int, cols: list[str]) -> None:
         """Raises the LogFormatError that says which column of a bad line is wrong."""
-        raw = dict(zip(COLUMNS, cols))
+        raw = dict(zip(CELL_COLUMNS, cols))
         self.integer(lineno, "time_us", raw["time_us"])
+        if raw.get("host", "-") != "-":
+            self.integer(lineno, "host", raw["host"])
         for name in _INT_COLUMNS:
             if raw[name] != "-":
                 self.integer(lineno, name, raw[name])

@@ -1,7 +1,8 @@
 /* libFuzzer target: any datagram through the wire decoder, the SP's
  * classification, packet inspection, log line formatting and the ECN rewrite.
  * Input: byte 0 = flags (bit 0 started, bit 1 from the router's address,
- * bit 2 from the mobile's), the rest is the datagram. */
+ * bit 2 from the mobile's, bit 3 a cell of 4 hosts whose log lines name the host), the rest
+ * is the datagram. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,12 @@ static struct sockaddr_in address(uint16_t port)
 	return a;
 }
 
-static void format_packet(const struct sq_classified *c)
+static void format_packet(const struct sq_classified *c, bool cell)
 {
-	struct sq_event ev = { .t = 1, .type = SQ_EV_OUT, .pkt_id = 1, .ip_len = c->meta.ip_len };
+	struct sq_event ev = { .t = 1, .type = SQ_EV_OUT, .pkt_id = 1, .ip_len = c->meta.ip_len,
+			       .host = cell ? 3 : 0 };
 	struct sq_log_record r = sq_log_record_of_event(&ev, &c->id);
+	r.host_column = cell;
 	char line[SQ_LOG_LINE_MAX];
 	size_t n = sq_log_format(&r, line, sizeof(line));
 	if (n == 0 || line[n - 1] != '\n')
@@ -50,6 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct sq_peers peers;
 	memset(&peers, 0, sizeof(peers));
+	bool cell = flags & 8;
+	peers.hosts = cell ? 4 : 0;
 	struct sockaddr_in router = address(40000), mobile = address(40001), other = address(40002);
 	sq_peers_register(&peers, SQ_ROLE_ROUTER, (struct sockaddr *)&router, sizeof(router), 0);
 	sq_peers_register(&peers, SQ_ROLE_MOBILE, (struct sockaddr *)&mobile, sizeof(mobile), 0);
@@ -63,15 +68,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (c.payload != buf + SQ_WIRE_HEADER_LEN || c.meta.ip_len != c.h.length ||
 		    SQ_WIRE_HEADER_LEN + (size_t)c.h.length != len)
 			abort();
-		format_packet(&c);
+		format_packet(&c, cell);
 	}
 	if (c.action == SQ_ACT_REJECT && (unsigned)c.reason >= SQ_REJECT_REASONS)
+		abort();
+	/* An accepted message is the router's or one of the cell's hosts'. */
+	if (c.action != SQ_ACT_REJECT && (c.slot < SQ_ROLE_ROUTER || c.slot > sq_peers_last_slot(&peers)))
 		abort();
 
 	/* The whole input as an IP packet too. */
 	struct sq_pkt_meta meta;
 	if (sq_pkt_inspect(buf, len, &meta, &c.id)) {
-		format_packet(&c);
+		format_packet(&c, cell);
 		sq_ecn_set_ce(buf, len);
 		if (!sq_pkt_inspect(buf, len, &meta, &c.id))
 			abort();   /* the ECN rewrite must keep the packet valid */

@@ -13,8 +13,10 @@
 #define SQ_DRY_RUN_SPACING_US 1000
 
 /* Feeds count packets of each direction's MTU into the model (down, then up, at
- * t = i x 1 ms), runs it until nothing is left to do, and prints one line per event:
- * "t_us dir event pkt_id ip_len attempt note" (tab-separated, "-" for none). */
+ * t = i x 1 ms; in a cell one per host, host 1 first, each of its own MTU), runs it until
+ * nothing is left to do, and prints one line per event: "t_us dir event pkt_id ip_len
+ * attempt note" (tab-separated, "-" for none), in a cell of several hosts with the host
+ * (1-based) as an eighth column. */
 bool sq_print_packets(const struct sq_emu_config *cfg, uint64_t count, FILE *out, char *err,
 		      size_t errlen);
 

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "arrival.h"
+#include "cell_routes.h"
 #include "clock_ns.h"
 #include "config.h"
 #include "control_socket.h"
@@ -35,6 +36,7 @@ struct emu {
 	struct sq_model *model;
 	struct sq_packet_pool pool;
 	struct sq_peers peers;
+	struct sq_cell_routes routes;          /* a cell's hosts' addresses, learned from uplink */
 	/* The loop thread and, when that is late, the standby thread each use
 	 * everything in here only holding standby.lock (standby.h). */
 	struct sq_standby standby;
@@ -91,7 +93,7 @@ static inline sq_time_us model_now(struct emu *emu)
 void emu_send_to_peer(struct emu *emu, struct sq_peer *peer, uint8_t type, uint8_t flags, const void *payload,
 		      uint16_t len);
 void emu_flush_deliveries(struct emu *emu);
-bool emu_sends_ahead(const struct emu *emu, enum sq_dir dir);
+bool emu_sends_ahead(const struct emu *emu, uint32_t host, enum sq_dir dir);
 void emu_send_ahead(struct emu *emu);
 void emu_on_model_event(void *ctx, const struct sq_event *ev);
 void *emu_clone_packet(void *ctx, void *user);

@@ -54,8 +54,10 @@ void sq_event_log_header(struct sq_event_log *log, const struct sq_emu_config *c
 	fprintf(f, "# seed %" PRIu64 "\n# replication %" PRIu32 "\n", cfg->link.seed, cfg->link.replication);
 	fprintf(f, "# started %s\n# start_realtime_us %" PRId64 "\n", started ? "yes" : "no", origin_realtime_us);
 	sq_config_write(cfg, f, "# config ");
+	log->cell = cfg->link.cell.hosts > 1;
 	fputs("# columns time_us event dir pkt_id ip_len state attempt sbuf rbuf proto src sport "
-	      "dst dport ip_id tcp_seq tcp_ack tcp_flags payload_len note\n", f);
+	      "dst dport ip_id tcp_seq tcp_ack tcp_flags payload_len note", f);
+	fputs(log->cell ? " host\n" : "\n", f);
 	log->header_written = true;
 	for (size_t i = 0; i < log->pre_len; i++) {
 		struct sq_log_record r = {
@@ -73,14 +75,17 @@ void sq_event_log_header(struct sq_event_log *log, const struct sq_emu_config *c
 void sq_event_log_write(struct sq_event_log *log, const struct sq_log_record *r)
 {
 	char line[SQ_LOG_LINE_MAX];
-	size_t n = sq_log_format(r, line, sizeof(line));
+	struct sq_log_record row = *r;
+	row.host_column = log->cell;
+	size_t n = sq_log_format(&row, line, sizeof(line));
 	if (fwrite_unlocked(line, 1, n, log->f) != n)
 		log->write_failed = true;
 }
 
-static void print_counters(FILE *out, const char *prefix, const char *dir, const uint64_t *c)
+/* label: "counters down", "host_counters 2 up" */
+static void print_counters(FILE *out, const char *prefix, const char *label, const uint64_t *c)
 {
-	fprintf(out, "%scounters %s", prefix, dir);
+	fprintf(out, "%s%s", prefix, label);
 	/* state is counted on a line of its own; the netem stage's events only when there were any */
 	for (int e = 0; e < SQ_EV_TYPES; e++)
 		if (e != SQ_EV_STATE && (e < SQ_EV_DROP_LOSS || c[e] > 0))
@@ -92,8 +97,15 @@ void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *p
 {
 	fprintf(out, "%send time_us %" PRId64 " reason %s%s%s\n", prefix, t->end_us, t->end_reason,
 		t->end_by ? " " : "", t->end_by ? t->end_by : "");
-	print_counters(out, prefix, "down", t->counters[SQ_DOWN]);
-	print_counters(out, prefix, "up", t->counters[SQ_UP]);
+	print_counters(out, prefix, "counters down", t->counters[SQ_DOWN]);
+	print_counters(out, prefix, "counters up", t->counters[SQ_UP]);
+	for (uint32_t h = 0; t->hosts > 1 && h < t->hosts && h < SQ_CELL_MAX_HOSTS; h++) {
+		for (int d = 0; d < SQ_DIRS; d++) {
+			char label[48];
+			snprintf(label, sizeof label, "host_counters %" PRIu32 " %s", h + 1, sq_dir_name((enum sq_dir)d));
+			print_counters(out, prefix, label, t->host_counters[h][d]);
+		}
+	}
 	fprintf(out, "%sstate_changes %" PRIu64 "\n", prefix,
 		t->counters[SQ_DOWN][SQ_EV_STATE] + t->counters[SQ_UP][SQ_EV_STATE]);
 	for (int d = 0; d < SQ_DIRS; d++) {

@@ -29,6 +29,7 @@ struct sq_event_log {
 	struct sq_prestart_event *pre;
 	size_t pre_len, pre_cap;
 	bool write_failed;
+	bool cell;                           /* a cell of several hosts: lines carry the host */
 };
 
 /* Per class of a direction's router stage (n == 0: no router stage). */
@@ -48,6 +49,8 @@ struct sq_lock_use {
 struct sq_log_totals {
 	sq_time_us end_us;
 	uint64_t counters[SQ_DIRS][SQ_EV_TYPES];
+	uint32_t hosts;                      /* of the cell (1: no per-host counters) */
+	uint64_t host_counters[SQ_CELL_MAX_HOSTS][SQ_DIRS][SQ_EV_TYPES];
 	uint64_t pending;
 	uint64_t undeliverable[SQ_DIRS];
 	uint64_t send_errors;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "boot_id.h"
+#include "cell_config.h"
 #include "emu_state.h"
 
 #define RECV_SIZE (SQ_WIRE_MAX_DATAGRAM + 1)   /* one more byte reveals an oversized one */
@@ -37,14 +38,16 @@ static int64_t next_model_ns(const struct emu *emu)
 static int64_t next_ahead_ns(const struct emu *emu)
 {
 	int64_t next = MAX_NS;
-	for (int d = 0; d < SQ_DIRS; d++) {
-		if (!emu_sends_ahead(emu, (enum sq_dir)d))
-			continue;
-		sq_time_us t = sq_send_ahead_next(&emu->ahead, emu->model, (enum sq_dir)d);
-		if (t == SQ_TIME_NEVER || t >= (MAX_NS - emu->start_ns) / 1000)
-			continue;
-		int64_t at = emu->start_ns + (t - emu->cfg->release_ahead) * 1000;
-		next = at < next ? at : next;
+	for (uint32_t h = 0; h < sq_model_hosts(emu->model); h++) {
+		for (int d = 0; d < SQ_DIRS; d++) {
+			if (!emu_sends_ahead(emu, h, (enum sq_dir)d))
+				continue;
+			sq_time_us t = sq_send_ahead_next(&emu->ahead, emu->model, h, (enum sq_dir)d);
+			if (t == SQ_TIME_NEVER || t >= (MAX_NS - emu->start_ns) / 1000)
+				continue;
+			int64_t at = emu->start_ns + (t - emu->cfg->release_ahead) * 1000;
+			next = at < next ? at : next;
+		}
 	}
 	return next;
 }
@@ -210,6 +213,18 @@ static bool open_signals(struct emu *emu, char *err, size_t errlen)
 	return true;
 }
 
+/* The largest packet any host's direction carries: the pool's buffers hold it. */
+static uint32_t largest_mtu(const struct sq_link_config *link)
+{
+	uint32_t mtu = 0;
+	for (uint32_t h = 0; h < sq_cell_hosts(link); h++)
+		for (int d = 0; d < SQ_DIRS; d++) {
+			uint32_t m = sq_host_direction(link, h, (enum sq_dir)d).mtu;
+			mtu = m > mtu ? m : mtu;
+		}
+	return mtu;
+}
+
 static bool setup(struct emu *emu, char *err, size_t errlen)
 {
 	const struct sq_emu_config *cfg = emu->cfg;
@@ -225,9 +240,10 @@ static bool setup(struct emu *emu, char *err, size_t errlen)
 	if (!emu->model)
 		return false;
 	sq_model_set_clone(emu->model, emu_clone_packet, emu);
-	uint32_t mtu = cfg->link.dir[SQ_DOWN].mtu > cfg->link.dir[SQ_UP].mtu ? cfg->link.dir[SQ_DOWN].mtu
-										: cfg->link.dir[SQ_UP].mtu;
-	sq_pool_init(&emu->pool, mtu);
+	emu->peers.hosts = sq_cell_hosts(&cfg->link);
+	for (size_t h = 0; h < cfg->n_cell_addresses; h++)
+		sq_cell_routes_set(&emu->routes, (uint32_t)h, cfg->cell_addresses[h].family, cfg->cell_addresses[h].addr);
+	sq_pool_init(&emu->pool, largest_mtu(&cfg->link));
 	sq_lateness_init(&emu->lateness);
 	if (!open_signals(emu, err, errlen))
 		return false;
@@ -284,6 +300,12 @@ static void collect_totals(struct emu *emu, struct sq_log_totals *t)
 	for (int d = 0; d < SQ_DIRS; d++)
 		for (int e = 0; e < SQ_EV_TYPES; e++)
 			t->counters[d][e] = sq_model_count(emu->model, (enum sq_dir)d, (enum sq_event_type)e);
+	t->hosts = sq_model_hosts(emu->model);
+	for (uint32_t h = 0; t->hosts > 1 && h < t->hosts; h++)
+		for (int d = 0; d < SQ_DIRS; d++)
+			for (int e = 0; e < SQ_EV_TYPES; e++)
+				t->host_counters[h][d][e] = sq_model_host_count(emu->model, h, (enum sq_dir)d,
+										(enum sq_event_type)e);
 	t->pending = sq_model_pending(emu->model);
 	memcpy(t->undeliverable, emu->undeliverable, sizeof(t->undeliverable));
 	t->send_errors = emu->send_errors;
@@ -330,9 +352,9 @@ static bool finish_log(struct emu *emu, char *err, size_t errlen)
 /* The BYEs tell the NPAs, the answer to the runner's STOP that the log is complete. */
 static void say_goodbye(struct emu *emu)
 {
-	for (uint8_t role = SQ_ROLE_ROUTER; role <= SQ_ROLE_MOBILE; role++)
-		if (emu->peers.peer[role].registered)
-			emu_send_to_peer(emu, &emu->peers.peer[role], SQ_MSG_BYE, 0, NULL, 0);
+	for (uint8_t slot = SQ_ROLE_ROUTER; slot <= sq_peers_last_slot(&emu->peers); slot++)
+		if (emu->peers.peer[slot].registered)
+			emu_send_to_peer(emu, &emu->peers.peer[slot], SQ_MSG_BYE, 0, NULL, 0);
 	if (emu->control && emu->stop_conn >= 0)
 		sq_control_reply(emu->control, emu->stop_conn, "stopped\n");
 }

@@ -33,6 +33,7 @@ struct sq_log_record sq_log_record_of_event(const struct sq_event *ev, const str
 		.id = has_packet ? id : NULL,
 		.note = is_state ? sq_state_name(ev->state == SQ_GOOD ? SQ_BAD : SQ_GOOD)
 			: ev->type == SQ_EV_OUTAGE ? (ev->outage ? "begin" : "end") : NULL,
+		.host = ev->host + 1,
 	};
 	return r;
 }
@@ -141,6 +142,8 @@ size_t sq_log_format(const struct sq_log_record *r, char *out, size_t outlen)
 	else
 		put_identity(&l, r->id);
 	put_tab_str(&l, r->note ? r->note : "-");
+	if (r->host_column)
+		put_tab_u64(&l, r->host != 0, r->host);
 	out[l.len++] = '\n';
 	out[l.len] = '\0';
 	return l.len;

@@ -1,5 +1,6 @@
 /* Formatting of one event line of the emulator log (emulator/LOG_FORMAT.md):
- * 20 tab-separated columns, "-" for "not applicable". */
+ * 20 tab-separated columns, "-" for "not applicable"; a cell of several hosts adds a 21st,
+ * the host. */
 #ifndef SQ_LOG_LINE_H
 #define SQ_LOG_LINE_H
 
@@ -36,6 +37,8 @@ struct sq_log_record {
 	const char *id_text;
 	size_t id_text_len;
 	const char *note;          /* NULL: "-" */
+	bool host_column;          /* the log of a cell of several hosts: a 21st column */
+	uint32_t host;             /* 1-based; 0: "-" (peer, start) */
 };
 
 /* The record of a link model event; id is the packet's identity (NULL if none). */

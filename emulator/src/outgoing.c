@@ -7,9 +7,11 @@
 #include "ecn_mark.h"
 #include "emu_state.h"
 
-static struct sq_peer *peer_receiving(struct emu *emu, enum sq_dir dir)
+/* Down: the mobile NPA of the packet's host; up: the router NPA. */
+static struct sq_peer *peer_receiving(struct emu *emu, enum sq_dir dir, uint32_t host)
 {
-	return &emu->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
+	return &emu->peers.peer[dir == SQ_DOWN ? sq_peer_slot(SQ_ROLE_MOBILE, (uint16_t)(host + 1))
+					       : SQ_ROLE_ROUTER];
 }
 
 static void encode_header(const struct emu *emu, uint8_t *frame, uint8_t type, uint8_t flags, uint16_t length,
@@ -69,7 +71,7 @@ void emu_flush_deliveries(struct emu *emu)
 /* Queues the packet for its NPA; false if it cannot be sent (the caller frees it). */
 static bool deliver(struct emu *emu, const struct sq_event *ev, struct sq_packet *pkt)
 {
-	struct sq_peer *peer = peer_receiving(emu, ev->dir);
+	struct sq_peer *peer = peer_receiving(emu, ev->dir, ev->host);
 	if (!peer->registered) {
 		emu->undeliverable[ev->dir]++;
 		return false;
@@ -89,11 +91,11 @@ static bool deliver(struct emu *emu, const struct sq_event *ev, struct sq_packet
 
 /* Queues a decided packet with its release time for its NPA (PROTOCOL.md, "Release at the
  * NPA"); the model keeps it until its out, which only logs and frees it. */
-static void send_ahead_one(void *ctx, enum sq_dir dir, const struct sq_decided_out *o)
+static void send_ahead_one(void *ctx, uint32_t host, enum sq_dir dir, const struct sq_decided_out *o)
 {
 	struct emu *emu = ctx;
 	struct sq_packet *pkt = o->user;
-	struct sq_peer *peer = peer_receiving(emu, dir);
+	struct sq_peer *peer = peer_receiving(emu, dir, host);
 	if (udp_send_batch_full(emu->out))
 		emu_flush_deliveries(emu);
 	unsigned i = udp_send_batch_count(emu->out);
@@ -108,12 +110,15 @@ static void send_ahead_one(void *ctx, enum sq_dir dir, const struct sq_decided_o
 	pkt->sent_ahead = true;
 }
 
-/* Packets of dir go ahead only when asked for and to an NPA that reads this clock. */
-bool emu_sends_ahead(const struct emu *emu, enum sq_dir dir)
+/* Packets of a host's dir go ahead only when asked for and to an NPA that reads this clock.
+ * In a cell of several hosts only down: each mobile NPA gets its own host's packets, whose
+ * release times never go back; the router NPA gets every host's up packets, whose would. */
+bool emu_sends_ahead(const struct emu *emu, uint32_t host, enum sq_dir dir)
 {
-	const struct sq_peer *peer = &emu->peers.peer[dir == SQ_DOWN ? SQ_ROLE_MOBILE : SQ_ROLE_ROUTER];
+	const struct sq_peer *peer = &emu->peers.peer[dir == SQ_DOWN ? sq_peer_slot(SQ_ROLE_MOBILE, (uint16_t)(host + 1))
+									  : SQ_ROLE_ROUTER];
 	return emu->cfg->release_ahead > 0 && emu->state == RUN_STARTED && peer->registered &&
-	       peer->shared_clock;
+	       peer->shared_clock && (dir == SQ_DOWN || emu->peers.hosts <= 1);
 }
 
 /* After the model has moved: every decided out due within release_ahead goes now to an
@@ -124,10 +129,10 @@ void emu_send_ahead(struct emu *emu)
 		return;
 	/* The clock's time, not the model's: asking must not move the model (arrival.c). */
 	sq_time_us until = (mono_ns() - emu->start_ns) / 1000 + emu->cfg->release_ahead;
-	for (int d = 0; d < SQ_DIRS; d++) {
-		if (emu_sends_ahead(emu, (enum sq_dir)d))
-			sq_send_ahead_run(&emu->ahead, emu->model, (enum sq_dir)d, until, send_ahead_one, emu);
-	}
+	for (uint32_t h = 0; h < sq_model_hosts(emu->model); h++)
+		for (int d = 0; d < SQ_DIRS; d++)
+			if (emu_sends_ahead(emu, h, (enum sq_dir)d))
+				sq_send_ahead_run(&emu->ahead, emu->model, h, (enum sq_dir)d, until, send_ahead_one, emu);
 	emu_flush_deliveries(emu);
 }
 

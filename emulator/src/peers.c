@@ -64,9 +64,9 @@ static enum sq_reject wire_reject(enum sq_wire_error e)
 	}
 }
 
-static bool from_registered(const struct sq_peers *peers, uint8_t role, const struct sq_datagram *d)
+static bool from_registered(const struct sq_peers *peers, uint8_t slot, const struct sq_datagram *d)
 {
-	const struct sq_peer *p = &peers->peer[role];
+	const struct sq_peer *p = &peers->peer[slot];
 	return p->registered &&
 	       sq_sockaddr_equal((const struct sockaddr *)&p->addr, p->addr_len, d->src, d->src_len);
 }
@@ -101,16 +101,21 @@ static enum sq_reject check(const struct sq_peers *peers, uint64_t token, bool s
 	/* Run control is the control socket's alone: no datagram starts or ends a run, token or not. */
 	if (h->type == SQ_MSG_START || h->type == SQ_MSG_STOP)
 		return SQ_REJ_UDP_CONTROL;
+	/* A mobile NPA names its host of the cell; nobody else names one. */
+	uint32_t hosts = peers->hosts > 1 ? peers->hosts : 1;
+	if (h->role == SQ_ROLE_MOBILE ? h->host > hosts : h->host != 0)
+		return SQ_REJ_UNEXPECTED_ROLE;
+	uint8_t slot = out->slot = sq_peer_slot(h->role, h->host);
 	/* A HELLO may carry the clock offer (flagged); the other control messages nothing. */
 	bool offers_clock = h->type == SQ_MSG_HELLO && (h->flags & SQ_WIRE_FLAG_CLOCK);
 	if (h->type != SQ_MSG_DATA && h->length != (offers_clock ? SQ_WIRE_CLOCK_OFFER_LEN : 0))
 		return SQ_REJ_BAD_PAYLOAD;
 	/* A registered NPA is alive (a silent one is unregistered at peer_timeout): a HELLO from
 	 * elsewhere would hijack its role. An NPA that restarts says BYE first, or waits. */
-	if (h->type == SQ_MSG_HELLO && peers->peer[h->role].registered && !from_registered(peers, h->role, d))
+	if (h->type == SQ_MSG_HELLO && peers->peer[slot].registered && !from_registered(peers, slot, d))
 		return SQ_REJ_ROLE_TAKEN;
 	bool needs_registration = h->type == SQ_MSG_DATA || h->type == SQ_MSG_KEEPALIVE || h->type == SQ_MSG_BYE;
-	if (needs_registration && !from_registered(peers, h->role, d))
+	if (needs_registration && !from_registered(peers, slot, d))
 		return SQ_REJ_UNKNOWN_SOURCE;
 	if (h->type != SQ_MSG_DATA)
 		return SQ_REJECT_REASONS;
@@ -118,7 +123,7 @@ static enum sq_reject check(const struct sq_peers *peers, uint64_t token, bool s
 		return SQ_REJ_PRESTART;
 	/* A stamp only from an NPA that agreed to one clock at HELLO, and only before a packet. */
 	if (h->flags & SQ_WIRE_FLAG_CLOCK) {
-		if (!peers->peer[h->role].shared_clock || h->length < SQ_WIRE_STAMP_LEN)
+		if (!peers->peer[slot].shared_clock || h->length < SQ_WIRE_STAMP_LEN)
 			return SQ_REJ_BAD_PAYLOAD;
 		out->stamped = true;
 		out->stamp_ns = sq_wire_get_time(out->payload);
@@ -143,10 +148,10 @@ void sq_classify(const struct sq_peers *peers, uint64_t token, bool started,
 	out->action = action_of(out->h.type);
 }
 
-bool sq_peers_register(struct sq_peers *p, uint8_t role, const struct sockaddr *addr,
+bool sq_peers_register(struct sq_peers *p, uint8_t slot, const struct sockaddr *addr,
 		       socklen_t len, int64_t now_ns)
 {
-	struct sq_peer *peer = &p->peer[role];
+	struct sq_peer *peer = &p->peer[slot];
 	bool same = peer->registered &&
 		    sq_sockaddr_equal((const struct sockaddr *)&peer->addr, peer->addr_len, addr, len);
 	if (!same) {
@@ -160,7 +165,20 @@ bool sq_peers_register(struct sq_peers *p, uint8_t role, const struct sockaddr *
 	return !same;
 }
 
-void sq_peers_unregister(struct sq_peers *p, uint8_t role)
+void sq_peers_unregister(struct sq_peers *p, uint8_t slot)
 {
-	memset(&p->peer[role], 0, sizeof(p->peer[role]));
+	memset(&p->peer[slot], 0, sizeof(p->peer[slot]));
+}
+
+uint8_t sq_peers_last_slot(const struct sq_peers *p)
+{
+	return (uint8_t)(SQ_ROLE_MOBILE + (p->hosts > 1 ? p->hosts : 1) - 1);
+}
+
+void sq_peer_name(uint8_t slot, char *out, size_t outlen)
+{
+	if (slot > SQ_ROLE_MOBILE)
+		snprintf(out, outlen, "mobile%u", slot - SQ_ROLE_MOBILE + 1);
+	else
+		snprintf(out, outlen, "%s", sq_role_name(slot));
 }

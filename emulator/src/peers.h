@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "link_config.h"
 #include "packet_inspect.h"
 #include "host_port.h"
 #include "wire.h"
@@ -27,7 +28,15 @@ enum sq_action {
 	SQ_ACT_REJECT, SQ_ACT_HELLO, SQ_ACT_DATA, SQ_ACT_KEEPALIVE, SQ_ACT_BYE,
 };
 
-#define SQ_NPA_ROLES 3   /* indexes SQ_ROLE_ROUTER and SQ_ROLE_MOBILE are used */
+/* A peer's slot in sq_peers: the router NPA's is SQ_ROLE_ROUTER (1); the mobile NPA of a
+ * cell's host K (1-based; the header's host, 0 meaning 1) has SQ_ROLE_MOBILE + K - 1, so
+ * host 1's is SQ_ROLE_MOBILE (2), as before cells. */
+#define SQ_PEER_SLOTS (SQ_ROLE_MOBILE + SQ_CELL_MAX_HOSTS)
+
+static inline uint8_t sq_peer_slot(uint8_t role, uint16_t host)
+{
+	return role == SQ_ROLE_MOBILE ? (uint8_t)(SQ_ROLE_MOBILE + (host ? host - 1 : 0)) : role;
+}
 
 struct sq_peer {
 	bool registered;
@@ -40,7 +49,8 @@ struct sq_peer {
 };
 
 struct sq_peers {
-	struct sq_peer peer[SQ_NPA_ROLES];
+	struct sq_peer peer[SQ_PEER_SLOTS];
+	uint32_t hosts;        /* the cell's mobile hosts (0: one) */
 };
 
 struct sq_datagram {
@@ -54,6 +64,7 @@ struct sq_datagram {
 struct sq_classified {
 	enum sq_action action;
 	enum sq_reject reason;          /* when action == SQ_ACT_REJECT */
+	uint8_t slot;                   /* the sender's slot (sq_peer_slot) once its role fits */
 	struct sq_wire_header h;
 	const uint8_t *payload;         /* DATA: the IP packet, h.length bytes (a stamp taken off) */
 	bool stamped;                   /* DATA with SQ_WIRE_FLAG_CLOCK from a peer that agreed */
@@ -69,11 +80,15 @@ void sq_classify(const struct sq_peers *peers, uint64_t token, bool started,
 /* "198.18.0.1:40000" or "[2001:db8::1]:40000" */
 void sq_sockaddr_text(const struct sockaddr *a, char *out, size_t outlen);
 
-/* Registers role at addr; returns true if this is a new registration or a new
+/* Registers the peer of slot at addr; returns true if this is a new registration or a new
  * address (worth a `peer` event), false for a repeated HELLO. */
-bool sq_peers_register(struct sq_peers *p, uint8_t role, const struct sockaddr *addr,
+bool sq_peers_register(struct sq_peers *p, uint8_t slot, const struct sockaddr *addr,
 		       socklen_t len, int64_t now_ns);
-void sq_peers_unregister(struct sq_peers *p, uint8_t role);
+void sq_peers_unregister(struct sq_peers *p, uint8_t slot);
+/* The last slot in use: the router's and the cell's hosts' are SQ_ROLE_ROUTER .. this. */
+uint8_t sq_peers_last_slot(const struct sq_peers *p);
+/* "router", "mobile" (host 1), "mobile2", ... */
+void sq_peer_name(uint8_t slot, char *out, size_t outlen);
 
 const char *sq_reject_name(enum sq_reject r);
 

@@ -20,6 +20,7 @@
 #include "config_trace.h"
 #include "config_write.h"
 #include "test_config_minimal.h"
+#include "test_config_support.h"
 
 static struct sq_emu_config *new_config(void)
 {
@@ -159,29 +160,6 @@ static void test_every_key(void **state)
 	assert_false(up->in_order);
 	assert_int_equal(cfg->link.dir[SQ_DOWN].rate[0].rate_bps, 1500000);
 	free_config(cfg);
-}
-
-static char *canonical_text(const struct sq_emu_config *cfg)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	sq_config_write(cfg, f, "");
-	fclose(f);
-	return text;
-}
-
-/* Appends the canonical lines whose key starts with prefix, without it. */
-static void append_keys(char *out, const char *canonical, const char *prefix)
-{
-	char *copy = strdup(canonical);
-	for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n")) {
-		const char *dot = strchr(line, '.'), *eq = strchr(line, '=');
-		bool sectioned = dot && dot < eq;
-		if (*prefix ? strncmp(line, prefix, strlen(prefix)) == 0 : !sectioned)
-			strcat(strcat(out, line + strlen(prefix)), "\n");
-	}
-	free(copy);
 }
 
 static void test_canonical_output_parses_back(void **state)

@@ -230,10 +230,50 @@ static void test_registration(void **state)
 	assert_false(sq_sockaddr_equal((struct sockaddr *)&a6, sizeof(a6), (struct sockaddr *)&f.mobile, sizeof(f.mobile)));
 }
 
+/* A cell's mobile NPAs name their host in the header (0 is host 1): each has its own slot,
+ * registered and checked on its own; a host the cell does not have, or a host from the
+ * router, is unexpected_role. */
+static void test_hosts_of_a_cell(void **state)
+{
+	(void)state;
+	struct fixture f;
+	setup_fixture(&f);
+	f.peers.hosts = 3;
+	struct sockaddr_in second = addr("198.18.0.3", 40003);
+	size_t len = message(&f, SQ_MSG_HELLO, SQ_ROLE_MOBILE, TOKEN);
+	f.buf[23] = 2;   /* the header's host: 2 */
+	struct sq_classified c = classify(&f, len, &second, false);
+	assert_int_equal(c.action, SQ_ACT_HELLO);
+	assert_int_equal(c.h.host, 2);
+	assert_int_equal(c.slot, SQ_ROLE_MOBILE + 1);
+	assert_true(sq_peers_register(&f.peers, c.slot, (struct sockaddr *)&second, sizeof(second), 3));
+	/* host 1's NPA (host 0 in the header, as before cells) is still host 1 */
+	c = classify(&f, message(&f, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN), &f.mobile, true);
+	assert_int_equal(c.action, SQ_ACT_DATA);
+	assert_int_equal(c.slot, SQ_ROLE_MOBILE);
+	/* host 2's DATA only from host 2's address */
+	len = message(&f, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN);
+	f.buf[23] = 2;
+	assert_int_equal(classify(&f, len, &second, true).action, SQ_ACT_DATA);
+	expect_reject(&f, len, &f.mobile, true, SQ_REJ_UNKNOWN_SOURCE);
+	f.buf[23] = 4;   /* the cell has 3 hosts */
+	expect_reject(&f, len, &second, true, SQ_REJ_UNEXPECTED_ROLE);
+	len = message(&f, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN);
+	f.buf[23] = 1;
+	expect_reject(&f, len, &f.router, true, SQ_REJ_UNEXPECTED_ROLE);
+	assert_int_equal(sq_peers_last_slot(&f.peers), SQ_ROLE_MOBILE + 2);
+	char name[16];
+	sq_peer_name(SQ_ROLE_MOBILE + 2, name, sizeof name);
+	assert_string_equal(name, "mobile3");
+	sq_peer_name(SQ_ROLE_MOBILE, name, sizeof name);
+	assert_string_equal(name, "mobile");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accepted_messages),
+		cmocka_unit_test(test_hosts_of_a_cell),
 		cmocka_unit_test(test_every_reject_reason),
 		cmocka_unit_test(test_registration),
 		cmocka_unit_test(test_shared_clock),

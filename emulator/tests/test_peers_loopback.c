@@ -124,17 +124,24 @@ static int wait_exit(struct emu *e)
 	return WEXITSTATUS(status);
 }
 
-static void send_flagged(int fd, const struct emu *e, uint8_t type, uint8_t role, uint8_t flags, uint64_t token,
-			 const uint8_t *payload, uint16_t len)
+/* A message of a cell's host (the header's host: 0 for host 1, as every NPA sends it). */
+static void send_hosted(int fd, const struct emu *e, uint8_t type, uint8_t role, uint16_t host, uint8_t flags,
+			uint64_t token, const uint8_t *payload, uint16_t len)
 {
 	uint8_t buf[SQ_WIRE_HEADER_LEN + 1500];
 	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = type, .role = role, .flags = flags,
-				    .token = token, .length = len };
+				    .token = token, .length = len, .host = host };
 	sq_wire_encode(buf, &h);
 	if (len)
 		memcpy(buf + SQ_WIRE_HEADER_LEN, payload, len);
 	assert_true(sendto(fd, buf, SQ_WIRE_HEADER_LEN + len, 0, (const struct sockaddr *)&e->addr,
 			   sizeof(e->addr)) > 0);
+}
+
+static void send_flagged(int fd, const struct emu *e, uint8_t type, uint8_t role, uint8_t flags, uint64_t token,
+			 const uint8_t *payload, uint16_t len)
+{
+	send_hosted(fd, e, type, role, 0, flags, token, payload, len);
 }
 
 static void send_msg(int fd, const struct emu *e, uint8_t type, uint8_t role, uint64_t token,
@@ -203,14 +210,14 @@ static size_t receive(int fd, uint8_t type, uint8_t *payload, size_t cap)
 	}
 }
 
-/* HELLO until WELCOME (the emulator may still be starting); returns the MTU. */
-static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
+/* HELLO until WELCOME (the emulator may still be starting) for a cell's host; returns the MTU. */
+static uint16_t register_host(int fd, const struct emu *e, uint8_t role, uint16_t host)
 {
 	struct timeval quick = { .tv_usec = 100000 }, normal = { .tv_sec = 3 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quick, sizeof(quick));
 	uint8_t buf[SQ_WIRE_MAX_DATAGRAM];
 	for (int attempt = 0; attempt < 50; attempt++) {
-		send_msg(fd, e, SQ_MSG_HELLO, role, TOKEN, NULL, 0);
+		send_hosted(fd, e, SQ_MSG_HELLO, role, host, 0, TOKEN, NULL, 0);
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		struct sq_wire_header h;
 		if (n > 0 && sq_wire_decode(buf, (size_t)n, &h) == SQ_WIRE_OK && h.type == SQ_MSG_WELCOME) {
@@ -223,10 +230,25 @@ static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
 	return 0;
 }
 
+static uint16_t register_npa(int fd, const struct emu *e, uint8_t role)
+{
+	return register_host(fd, e, role, 0);
+}
+
 static size_t udp_packet(uint8_t *p, uint16_t ip_id, size_t total)
 {
 	size_t len = tp_ipv4(p, 17, 0, tp_udp(p + 20, total - 28));
 	tp_put16(p + 4, ip_id);
+	return len;
+}
+
+/* A UDP packet from 198.19.0.src to 198.19.0.dst, ip id as given. */
+static size_t addressed_packet(uint8_t *p, uint16_t ip_id, size_t total, uint8_t src, uint8_t dst)
+{
+	size_t len = udp_packet(p, ip_id, total);
+	const uint8_t s[4] = { 198, 19, 0, src }, d[4] = { 198, 19, 0, dst };
+	memcpy(p + 12, s, 4);
+	memcpy(p + 16, d, 4);
 	return len;
 }
 
@@ -649,14 +671,15 @@ static int64_t mono_now_ns(void)
 }
 
 /* HELLO with the clock offer until WELCOME; returns the WELCOME's flags. */
-static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, const char *boot_id)
+static uint8_t register_host_with_offer(int fd, const struct emu *e, uint8_t role, uint16_t host,
+					const char *boot_id)
 {
 	struct timeval quick = { .tv_usec = 100000 }, normal = { .tv_sec = 3 };
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &quick, sizeof(quick));
 	uint8_t buf[SQ_WIRE_MAX_DATAGRAM], offer[SQ_WIRE_CLOCK_OFFER_LEN];
 	for (int attempt = 0; attempt < 50; attempt++) {
 		sq_wire_clock_offer_encode(offer, mono_now_ns(), boot_id);
-		send_flagged(fd, e, SQ_MSG_HELLO, role, SQ_WIRE_FLAG_CLOCK, TOKEN, offer, sizeof(offer));
+		send_hosted(fd, e, SQ_MSG_HELLO, role, host, SQ_WIRE_FLAG_CLOCK, TOKEN, offer, sizeof(offer));
 		ssize_t n = recv(fd, buf, sizeof(buf), 0);
 		struct sq_wire_header h;
 		if (n > 0 && sq_wire_decode(buf, (size_t)n, &h) == SQ_WIRE_OK && h.type == SQ_MSG_WELCOME) {
@@ -668,14 +691,26 @@ static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, co
 	return 0;
 }
 
-/* DATA with the stamp in front of the packet (ip id) */
-static void send_stamped(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id)
+static uint8_t register_with_offer(int fd, const struct emu *e, uint8_t role, const char *boot_id)
+{
+	return register_host_with_offer(fd, e, role, 0, boot_id);
+}
+
+/* DATA with the stamp in front of the packet (ip id); to 198.19.0.dst when dst is not 0. */
+static void send_stamped_to(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id,
+			    uint8_t dst)
 {
 	uint8_t payload[SQ_WIRE_STAMP_LEN + 100];
 	sq_wire_put_time(payload, stamp_ns);
-	size_t n = udp_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100);
+	size_t n = dst ? addressed_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100, 9, dst)
+		       : udp_packet(payload + SQ_WIRE_STAMP_LEN, ip_id, 100);
 	send_flagged(fd, e, SQ_MSG_DATA, role, SQ_WIRE_FLAG_CLOCK, TOKEN, payload,
 		     (uint16_t)(SQ_WIRE_STAMP_LEN + n));
+}
+
+static void send_stamped(int fd, const struct emu *e, uint8_t role, int64_t stamp_ns, uint16_t ip_id)
+{
+	send_stamped_to(fd, e, role, stamp_ns, ip_id, 0);
 }
 
 static void test_shared_clock_arrival(void **state)
@@ -787,6 +822,30 @@ static const char *const AHEAD_LINK =
 
 #define AHEAD_PACKETS 3
 
+/* The router sends packet `id` (to 198.19.0.dst; the default addresses if 0) stamped with
+ * its read time S; the mobile NPA `mobile` gets it ahead, flagged with its release time
+ * S + 50 ms (the link's delay, to the us below), at most release_ahead (10 ms) before it. */
+static void expect_sent_ahead(int router, const struct emu *e, int mobile, uint16_t id, uint8_t dst)
+{
+	int64_t read_ns = mono_now_ns();
+	send_stamped_to(router, e, SQ_ROLE_ROUTER, read_ns, id, dst);
+	uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
+	int64_t at_ns;
+	size_t n = receive_data(mobile, &flags, &at_ns, got, sizeof(got));
+	assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(n, SQ_WIRE_STAMP_LEN + 100);
+	assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
+	int64_t release = sq_wire_get_time(got);
+	int64_t due = read_ns + 50 * 1000 * 1000;
+	if (release > due || release <= due - 1000)
+		fail_msg("packet %u: release %lld ns, expected %lld ns (to the us below)", id,
+			 (long long)release, (long long)due);
+	if (at_ns >= release || release - at_ns > 10 * 1000 * 1000)
+		fail_msg("packet %u received %lld ns before its release, expected (0, 10 ms]", id,
+			 (long long)(release - at_ns));
+	usleep(60 * 1000);                    /* its out has passed */
+}
+
 /* Both NPAs on this clock: the router's stamped packets (read at S) go out 50 ms later, so
  * their release time is S + 50 ms (to the µs of the model); each reaches the mobile NPA
  * before it, at most release_ahead before it, and the log is as without the option. */
@@ -802,25 +861,8 @@ static void test_release_ahead(void **state)
 	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, boot_id), SQ_WIRE_FLAG_CLOCK);
 	assert_int_equal(register_with_offer(mobile, &e, SQ_ROLE_MOBILE, boot_id), SQ_WIRE_FLAG_CLOCK);
 	usleep(50 * 1000);                            /* the run started when both registered */
-	for (uint16_t id = 1; id <= AHEAD_PACKETS; id++) {
-		int64_t read_ns = mono_now_ns();
-		send_stamped(router, &e, SQ_ROLE_ROUTER, read_ns, id);
-		uint8_t flags, got[SQ_WIRE_STAMP_LEN + 200];
-		int64_t at_ns;
-		size_t n = receive_data(mobile, &flags, &at_ns, got, sizeof(got));
-		assert_int_equal(flags, SQ_WIRE_FLAG_CLOCK);
-		assert_int_equal(n, SQ_WIRE_STAMP_LEN + 100);
-		assert_int_equal(got[SQ_WIRE_STAMP_LEN + 4] << 8 | got[SQ_WIRE_STAMP_LEN + 5], id);
-		int64_t release = sq_wire_get_time(got);
-		int64_t due = read_ns + 50 * 1000 * 1000;
-		if (release > due || release <= due - 1000)
-			fail_msg("packet %u: release %lld ns, expected %lld ns (to the us below)", id,
-				 (long long)release, (long long)due);
-		if (at_ns >= release || release - at_ns > 10 * 1000 * 1000)
-			fail_msg("packet %u received %lld ns before its release, expected (0, 10 ms]", id,
-				 (long long)(release - at_ns));
-		usleep(60 * 1000);                    /* its out has passed */
-	}
+	for (uint16_t id = 1; id <= AHEAD_PACKETS; id++)
+		expect_sent_ahead(router, &e, mobile, id, 0);
 	usleep(200 * 1000);                           /* even on a busy machine */
 	char *log = stop_and_read_log(&e);
 	for (unsigned id = 1; id <= AHEAD_PACKETS; id++)
@@ -831,6 +873,34 @@ static void test_release_ahead(void **state)
 	free(log);
 	close(router);
 	close(mobile);
+}
+
+/* In a cell, each host's mobile NPA on this clock gets its own host's decided packets ahead
+ * with their release times (the down direction of every host). */
+static void test_release_ahead_in_a_cell(void **state)
+{
+	(void)state;
+	char boot_id[SQ_WIRE_BOOT_ID_LEN + 1];
+	if (!read_boot_id(boot_id))
+		skip();   /* no boot id: the emulator offers no shared clock either */
+	struct emu e;
+	char link[1024];
+	snprintf(link, sizeof link, "%s[cell]\nhosts = 2\naddresses = 198.19.0.2, 198.19.0.3\n", AHEAD_LINK);
+	start_emulator(&e, link);
+	int router = udp_socket(), mobile1 = udp_socket(), mobile2 = udp_socket();
+	assert_int_equal(register_with_offer(router, &e, SQ_ROLE_ROUTER, boot_id), SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(register_host_with_offer(mobile1, &e, SQ_ROLE_MOBILE, 1, boot_id), SQ_WIRE_FLAG_CLOCK);
+	assert_int_equal(register_host_with_offer(mobile2, &e, SQ_ROLE_MOBILE, 2, boot_id), SQ_WIRE_FLAG_CLOCK);
+	usleep(50 * 1000);                            /* the run started when all three registered */
+	expect_sent_ahead(router, &e, mobile2, 1, 3);   /* to host 2's address */
+	expect_sent_ahead(router, &e, mobile1, 2, 2);   /* to host 1's */
+	usleep(200 * 1000);
+	char *log = stop_and_read_log(&e);
+	assert_non_null(strstr(log, "\n# sent_ahead down 2 up 0\n"));
+	free(log);
+	close(router);
+	close(mobile1);
+	close(mobile2);
 }
 
 /* An NPA that does not share the clock gets each packet at its out, without a release time. */
@@ -857,9 +927,104 @@ static void test_no_release_ahead_without_the_shared_clock(void **state)
 	close(mobile);
 }
 
+/* The last column (a cell's host) of the `event` line of packet pkt_id; "" if none. */
+static void host_of(const char *log, const char *event, unsigned pkt_id, char *out, size_t cap)
+{
+	out[0] = '\0';
+	for (const char *line = log; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		long long t;
+		unsigned id;
+		char ev[32], dir[8];
+		if (line[0] == '#' || sscanf(line, "%lld\t%31s\t%7s\t%u", &t, ev, dir, &id) != 4 ||
+		    strcmp(ev, event) != 0 || id != pkt_id)
+			continue;
+		const char *end = strchr(line, '\n'), *tab = end;
+		while (tab > line && tab[-1] != '\t')
+			tab--;
+		snprintf(out, cap, "%.*s", (int)(end - tab), tab);
+		return;
+	}
+}
+
+/* A cell of two hosts: each mobile NPA says its host; the run starts when all three NPAs
+ * are there; uplink packets go to their sender's host (and teach the emulator its address),
+ * downlink packets to the host of their destination (host 2's given in the configuration
+ * reaches it before it has sent anything), each over its own link (host 2's down delay 50 ms,
+ * host 1's 200 ms), to its own NPA; the log names the host of every event. */
+static void test_cell_of_two_hosts(void **state)
+{
+	(void)state;
+	struct emu e;
+	char link[1024];
+	snprintf(link, sizeof link, "%s[cell]\nhosts = 2\naddresses = 198.19.0.12, 198.19.0.13\n"
+		 "[host.2.down]\ndelay = 50ms\nmtu = 1000B\n", LINK);
+	start_emulator(&e, link);
+	int router = udp_socket(), mobile1 = udp_socket(), mobile2 = udp_socket(), stranger = udp_socket();
+	uint8_t pkt[1500], got[1500];
+	assert_int_equal(register_npa(router, &e, SQ_ROLE_ROUTER), 1500);
+	assert_int_equal(register_host(mobile2, &e, SQ_ROLE_MOBILE, 2), 1000);   /* its own down MTU */
+	send_hosted(stranger, &e, SQ_MSG_HELLO, SQ_ROLE_MOBILE, 3, 0, TOKEN, NULL, 0);   /* no host 3 */
+	assert_int_equal(register_host(mobile1, &e, SQ_ROLE_MOBILE, 1), 576);
+	usleep(50 * 1000);
+	/* Down to host 2's configured address before it has sent anything: its NPA gets it. */
+	size_t first = addressed_packet(pkt, 5, 100, 9, 13);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)first);
+	assert_int_equal(receive(mobile2, SQ_MSG_DATA, got, sizeof(got)), first);
+	assert_memory_equal(got, pkt, first);
+	/* Up from each host, to the router: 198.19.0.2 is host 1's address now, .3 host 2's. */
+	send_msg(mobile1, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, TOKEN, pkt, (uint16_t)addressed_packet(pkt, 1, 100, 2, 9));
+	assert_int_equal(receive(router, SQ_MSG_DATA, got, sizeof(got)), 100);
+	send_hosted(mobile2, &e, SQ_MSG_DATA, SQ_ROLE_MOBILE, 2, 0, TOKEN, pkt,
+		    (uint16_t)addressed_packet(pkt, 2, 100, 3, 9));
+	assert_int_equal(receive(router, SQ_MSG_DATA, got, sizeof(got)), 100);
+	/* Down to each address: it reaches that host's NPA. */
+	size_t len = addressed_packet(pkt, 3, 100, 9, 3);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
+	assert_int_equal(receive(mobile2, SQ_MSG_DATA, got, sizeof(got)), len);
+	assert_memory_equal(got, pkt, len);
+	len = addressed_packet(pkt, 4, 100, 9, 2);
+	send_msg(router, &e, SQ_MSG_DATA, SQ_ROLE_ROUTER, TOKEN, pkt, (uint16_t)len);
+	assert_int_equal(receive(mobile1, SQ_MSG_DATA, got, sizeof(got)), len);
+	assert_memory_equal(got, pkt, len);
+	char *log = stop_and_read_log(&e);
+	assert_non_null(strstr(log, " payload_len note host\n"));
+	assert_non_null(strstr(log, "\tmobile2 up 127.0.0.1:"));
+	assert_non_null(strstr(log, "\tmobile up 127.0.0.1:"));
+	assert_non_null(strstr(log, " unexpected_role 1 "));
+	assert_non_null(strstr(log, "\n# config cell.hosts = 2\n"));
+	assert_non_null(strstr(log, "\n# counters down in 3 "));      /* all hosts */
+	assert_non_null(strstr(log, "\n# host_counters 1 down in 1 "));
+	assert_non_null(strstr(log, "\n# host_counters 2 down in 2 "));
+	assert_non_null(strstr(log, "\n# host_counters 1 up in 1 "));
+	assert_non_null(strstr(log, "\n# host_counters 2 up in 1 "));
+	/* 100 B: 25 ms up at 32 kbit/s + 100 ms; down 12.5 ms + host 2's 50 ms, host 1's 200 ms
+	 * (packet ids count from the first down packet) */
+	static const struct { unsigned id; const char *host; long long delay; } want[] = {
+		{ 1, "2", 62500 }, { 2, "1", 125000 }, { 3, "2", 125000 }, { 4, "2", 62500 }, { 5, "1", 212500 },
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		char in_host[8], out_host[8];
+		host_of(log, "in", want[i].id, in_host, sizeof in_host);
+		host_of(log, "out", want[i].id, out_host, sizeof out_host);
+		assert_string_equal(in_host, want[i].host);
+		assert_string_equal(out_host, want[i].host);
+		assert_int_equal(event_time(log, "out", want[i].id) - event_time(log, "in", want[i].id), want[i].delay);
+	}
+	const char *peer_line = strstr(log, "\tmobile2 up ");
+	assert_non_null(peer_line);
+	assert_memory_equal(strchr(peer_line, '\n') - 2, "\t-", 2);   /* a peer line has no host */
+	free(log);
+	close(router);
+	close(mobile1);
+	close(mobile2);
+	close(stranger);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_cell_of_two_hosts, kill_leftover),
+		cmocka_unit_test_teardown(test_release_ahead_in_a_cell, kill_leftover),
 		cmocka_unit_test_teardown(test_registration_delivery_and_stop, kill_leftover),
 		cmocka_unit_test_teardown(test_start_command_and_lost_peer, kill_leftover),
 		cmocka_unit_test_teardown(test_sigterm_before_start, kill_leftover),

@@ -32,6 +32,21 @@ static void test_layout_is_network_order(void **state)
 	assert_memory_equal(buf, expected, sizeof(expected));
 }
 
+/* A mobile NPA's host of a cell (PROTOCOL.md "Registration"): bytes 22-23, network order. */
+static void test_host_field(void **state)
+{
+	(void)state;
+	uint8_t buf[SQ_WIRE_HEADER_LEN];
+	struct sq_wire_header h = { .version = SQ_WIRE_VERSION, .type = SQ_MSG_HELLO,
+				    .role = SQ_ROLE_MOBILE, .token = 1, .host = 0x0102 };
+	sq_wire_encode(buf, &h);
+	assert_int_equal(buf[22], 0x01);
+	assert_int_equal(buf[23], 0x02);
+	struct sq_wire_header back;
+	assert_int_equal(sq_wire_decode(buf, sizeof buf, &back), SQ_WIRE_OK);
+	assert_int_equal(back.host, 0x0102);
+}
+
 static void test_round_trip(void **state)
 {
 	(void)state;
@@ -125,6 +140,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout_is_network_order),
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_host_field),
 		cmocka_unit_test(test_every_error_class),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_stamp_is_network_order),

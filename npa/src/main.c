@@ -123,6 +123,7 @@ static int run(struct npa *n)
 	if (npa_sp_link_open(&n->link, &n->opt.emulator, n->opt.token, n->opt.role, &n->counters,
 			     n->err, sizeof(n->err)) != 0)
 		return report(n, EXIT_RUNTIME);
+	n->link.host = n->opt.host;
 	uint16_t link_mtu = 0;
 	enum npa_registration r = npa_register(&n->link, n->signal_fd, n->opt.connect_timeout_us,
 					       &link_mtu, n->err, sizeof(n->err));

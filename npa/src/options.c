@@ -11,7 +11,7 @@ const char npa_usage[] =
 	"usage: squall-npa --role router|mobile --emulator HOST:PORT --token-file PATH\n"
 	"                  --address CIDR [--peer ADDR] [--dev NAME] [--mtu N]\n"
 	"                  [--route CIDR [via GW]]... [--keepalive DUR]\n"
-	"                  [--peer-timeout DUR] [--connect-timeout DUR] [--no-gso]\n"
+	"                  [--peer-timeout DUR] [--connect-timeout DUR] [--no-gso] [--host K]\n"
 	"\n"
 	"Network Protocol Adapter of the squall link emulator: creates a TUN device,\n"
 	"registers with squall-emulator and relays IP packets between the two.\n"
@@ -19,6 +19,8 @@ const char npa_usage[] =
 	"  --role router|mobile   router: the emulation host's wireless interface (packets\n"
 	"                         go down the link); mobile: the mobile host's (they go up)\n"
 	"  --emulator HOST:PORT   the emulator's UDP address ([ADDR]:PORT for IPv6)\n"
+	"  --host K               mobile: which host of the emulator's cell this is (1-16,\n"
+	"                         default 1)\n"
 	"  --token-file PATH      read the run token (16 hexadecimal digits) from PATH; a\n"
 	"                         file must be 0600 (the caller may remove it once ready)\n"
 	"  --token HEX16          the run token on the command line (every local user can\n"
@@ -160,6 +162,9 @@ static int parse_value_flag(struct parse_state *s, const char *flag, const char 
 	} else if (strcmp(flag, "--peer") == 0) {
 		rc = npa_prefix_parse(v, true, &o->peer, detail, sizeof(detail));
 		o->has_peer = rc == 0;
+	} else if (strcmp(flag, "--host") == 0) {
+		rc = npa_parse_uint(v, 1, 16, &n, detail, sizeof(detail));
+		o->host = (uint16_t)n;
 	} else if (strcmp(flag, "--mtu") == 0) {
 		/* 68: the IPv4 minimum; 65535: the largest IP packet. */
 		rc = npa_parse_uint(v, 68, 65535, &n, detail, sizeof(detail));
@@ -209,6 +214,8 @@ static int check_consistency(struct parse_state *s, struct npa_options *o)
 	if (o->has_peer && o->peer.family != AF_INET)
 		return flag_error(s, "--peer", "point-to-point peers are supported for IPv4 only "
 				  "(a libnl-route limitation); give IPv6 an on-link prefix instead");
+	if (o->host != 0 && o->role != SQ_ROLE_MOBILE)
+		return flag_error(s, "--host", "only a mobile NPA is a host of the emulator's cell");
 	if (o->peer_timeout_us <= o->keepalive_us)
 		return flag_error(s, "--peer-timeout", "must be longer than --keepalive, or a "
 				  "healthy emulator would be declared lost");

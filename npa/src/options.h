@@ -13,6 +13,7 @@
 
 struct npa_options {
 	uint8_t role;                       /* SQ_ROLE_ROUTER or SQ_ROLE_MOBILE */
+	uint16_t host;                      /* mobile: its host in the emulator's cell (0: host 1) */
 	struct npa_endpoint emulator;
 	uint64_t token;
 	char dev[IFNAMSIZ];

@@ -49,7 +49,7 @@ void npa_sp_link_header(struct npa_sp_link *l, uint8_t *buf, uint8_t type, uint1
 {
 	struct sq_wire_header h = {
 		.version = SQ_WIRE_VERSION, .type = type, .role = l->role,
-		.token = l->token, .seq = l->seq++, .length = length,
+		.token = l->token, .seq = l->seq++, .length = length, .host = l->host,
 		.flags = type == SQ_MSG_DATA && l->stamp ? SQ_WIRE_FLAG_CLOCK : 0,
 	};
 	sq_wire_encode(buf, &h);
@@ -73,7 +73,7 @@ int npa_sp_link_send_hello(struct npa_sp_link *l)
 		return npa_sp_link_send_control(l, SQ_MSG_HELLO);
 	struct sq_wire_header h = {
 		.version = SQ_WIRE_VERSION, .type = SQ_MSG_HELLO, .role = l->role, .flags = SQ_WIRE_FLAG_CLOCK,
-		.token = l->token, .seq = l->seq++, .length = SQ_WIRE_CLOCK_OFFER_LEN,
+		.token = l->token, .seq = l->seq++, .length = SQ_WIRE_CLOCK_OFFER_LEN, .host = l->host,
 	};
 	sq_wire_encode(buf, &h);
 	sq_wire_clock_offer_encode(buf + SQ_WIRE_HEADER_LEN, npa_now_ns(), boot_id);

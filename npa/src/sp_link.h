@@ -17,6 +17,7 @@ struct npa_sp_link {
 	const struct npa_endpoint *sp;
 	uint64_t token;
 	uint8_t role;
+	uint16_t host;        /* mobile: its host in the emulator's cell (0: host 1); set after open */
 	uint32_t seq;
 	struct npa_counters *counters;
 	bool clock_offered;   /* the HELLOs carried a clock offer (wire.h, SQ_WIRE_FLAG_CLOCK) */

@@ -50,6 +50,9 @@ static void test_minimal_command_line_gets_defaults(void **state)
 	assert_int_equal(ntohs(sin->sin_port), 5300);
 	assert_int_equal(ntohl(sin->sin_addr.s_addr), 0xc6138001u);
 	assert_int_equal(o.address.prefixlen, 32);
+	assert_int_equal(o.host, 0);   /* host 1 of a cell, as before cells */
+	assert_int_equal(PARSE(&o, BASE, "--host", "3"), 0);
+	assert_int_equal(o.host, 3);
 }
 
 static void test_routes_with_and_without_gateway(void **state)
@@ -116,6 +119,11 @@ static void test_errors_name_the_flag(void **state)
 	EXPECT_ERROR("--peer-timeout", BASE, "--keepalive", "2s", "--peer-timeout", "1s");
 	EXPECT_ERROR("--peer", BASE, "--peer", "2001:db8::2");
 	EXPECT_ERROR("--mtu needs a value", BASE, "--mtu");
+	EXPECT_ERROR("--host", BASE, "--host", "0");
+	EXPECT_ERROR("--host", BASE, "--host", "17");
+	EXPECT_ERROR("--host: only a mobile NPA", "squall-npa", "--role", "router", "--emulator",
+		     "127.0.0.1:5300", "--token", "0123456789abcdef", "--address", "198.19.10.1/32",
+		     "--host", "2");
 	EXPECT_ERROR("unknown option '--bogus'", BASE, "--bogus", "1");
 	EXPECT_ERROR("unexpected argument 'extra'", BASE, "extra");
 	EXPECT_ERROR("missing --token", "squall-npa", "--role", "router", "--emulator",

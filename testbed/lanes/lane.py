@@ -88,9 +88,12 @@ def create(lane: int) -> LaneAddresses:
 def teardown(lane: int) -> None:
     """Stops every process in the lane's namespaces (SIGTERM, then SIGKILL) and deletes them."""
     addr = lane_addresses(lane)
-    present = [ns for ns in addr.ns.all() if netns.exists(ns)]
+    # with a cell's further mobile hosts (sqN-mobileK, testbed/lanes/cell_hosts.py)
+    names = [*addr.ns.all(), *sorted(ns for ns in netns.list_namespaces()
+                                     if lane_of_namespace(ns) == lane and ns not in addr.ns.all())]
+    present = [ns for ns in names if netns.exists(ns)]
     _stop_processes(present)
-    for ns in addr.ns.all():      # a namespace already gone may still have its programs' cgroups
+    for ns in names:      # a namespace already gone may still have its programs' cgroups
         netns.delete(ns)
     # A link session that never closed (a crashed run) leaves its private directory.
     for leftover in Path(tempfile.gettempdir()).glob(addr.private_prefix + "*"):

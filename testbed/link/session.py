@@ -33,6 +33,7 @@ from typing import Protocol, Sequence
 from testbed.errors import ConfigError
 from testbed.scenario import emulator_config
 from testbed.addresses import LaneAddresses
+from testbed.cell_addresses import CellHost
 from testbed.link.control import Control, ControlError, LinkState, SocketControl
 from testbed.scenario.link_section import LinkConfig
 from testbed.processes import Program, ProgramGroup, ReadyTimeout, wait_for
@@ -213,12 +214,16 @@ class LinkSession:
     def __init__(self, lane: LaneAddresses, link: LinkConfig, workdir: Path, *,
                  seed: int = 1, replication: int = 0, ready_timeout_s: float = READY_TIMEOUT_S,
                  priority: int | None = None, router: Routers | RouterConfig | None = None,
-                 places: LinkPlaces | None = None, release_ahead_us: int = 0):
+                 places: LinkPlaces | None = None, release_ahead_us: int = 0,
+                 cell: Sequence[CellHost] = ()):
         """`router`: the scenario's routers by direction (a RouterConfig alone: the downlink's), any
         engine; only an engine that runs in the emulator (engines.py) puts a router into the
         emulator's configuration (the router stage of its direction).
         `release_ahead_us`: the emulator's `release_ahead` (emulator/CONFIG.md; 0 = off).
-        `places`: where the programs run (default: the lane's namespaces)."""
+        `places`: where the programs run (default: the lane's namespaces).
+        `cell`: a wireless cell's further mobile hosts (testbed/cell_addresses.py, built in the
+        lane's namespaces by testbed/lanes/cell_hosts.py): each gets its own mobile NPA, and the
+        emulator a cell of 1 + len(cell) hosts."""
         self.lane = lane
         self.places: LinkPlaces = places if places is not None else NamespacePlaces(lane)
         self.link = link
@@ -226,6 +231,7 @@ class LinkSession:
         self.seed = seed
         self.replication = replication
         self.release_ahead_us = release_ahead_us
+        self.cell = tuple(cell)
         self.ready_timeout_s = ready_timeout_s
         self.router = in_emulator(router)
         # SCHED_FIFO priority of the emulator; 0 = normal
@@ -307,7 +313,10 @@ class LinkSession:
                                           log_path=self.places.emulator_file(self.log_path),
                                           listen=self.lane.emulator_for_mobile,
                                           control=self.private.path("emu", CONTROL_SOCKET),
-                                          release_ahead_us=self.release_ahead_us)
+                                          release_ahead_us=self.release_ahead_us,
+                                          hosts=1 + len(self.cell),
+                                          addresses=(self.lane.mobile_host, *(h.address for h in self.cell))
+                                          if self.cell else ())
         emulator_config.write(self.config_path, self.link, run, router=self.router)
         self.places.install(self.config_path)
 
@@ -320,15 +329,22 @@ class LinkSession:
 
     def _start_npas(self, token_files: dict[str, str]) -> None:
         a = self.lane
+        cell_routes = [w for host in self.cell for w in ("--route", f"{host.address}/32")]
         self.places.start(self.programs, ROUTER_NPA, "emu", scheduled([
             self.places.program("squall-npa", "emu"), "--role", "router", "--emulator", a.emulator_for_router,
             "--token-file", token_files["emu"], "--dev", a.emu_wireless.dev, "--address", a.emu_wireless.cidr,
-            "--peer", a.mobile_wireless.address], self.npa_priority))
+            "--peer", a.mobile_wireless.address, *cell_routes], self.npa_priority))
         self.places.start(self.programs, MOBILE_NPA, "mobile", scheduled([
             self.places.program("squall-npa", "mobile"), "--role", "mobile", "--emulator", a.emulator_for_mobile,
             "--token-file", token_files["mobile"], "--dev", a.mobile_wireless.dev, "--address", a.mobile_wireless.cidr,
             "--peer", a.emu_wireless.address, "--route", a.fixed_net], self.npa_priority))
-        for name in (ROUTER_NPA, MOBILE_NPA):
+        for host in self.cell:   # the lane's namespaces only: one file system for the token
+            self.programs.start(cell_npa(host), host.ns, scheduled([
+                self.places.program("squall-npa", "mobile"), "--role", "mobile", "--host", str(host.index),
+                "--emulator", a.emulator_for_mobile, "--token-file", token_files["mobile"],
+                "--dev", host.wireless.dev, "--address", host.wireless.cidr, "--peer", a.emu_wireless.address,
+                "--route", a.fixed_net], self.npa_priority))
+        for name in (ROUTER_NPA, MOBILE_NPA, *map(cell_npa, self.cell)):
             try:
                 self.ready_lines[name] = self.programs.wait_ready(name, "ready", self.ready_timeout_s)
             except ReadyTimeout as e:
@@ -390,6 +406,11 @@ class LinkSession:
             if "mtu" in words and words.index("mtu") + 1 < len(words):
                 out[name] = int(words[words.index("mtu") + 1])
         return out
+
+
+def cell_npa(host: CellHost) -> str:
+    """The program name of a cell host's mobile NPA: npa-mobile2, ..."""
+    return f"{MOBILE_NPA}{host.index}"
 
 
 def _udp_port_bound(pid: int, port: int) -> bool:

@@ -26,6 +26,9 @@ class EmulatorRun:
     # Decided packets go this long ahead to an NPA on the emulator's clock, which releases
     # them (emulator/README.md, "Release at the NPA"); 0 = off. The emulator checks the bound.
     release_ahead_us: int = 0
+    # A cell of this many mobile hosts sharing the link (emulator/CONFIG.md `[cell]`); 1: none.
+    hosts: int = 1
+    addresses: tuple[str, ...] = ()   # the hosts' addresses, host 1 first (the downlink's routes)
 
 
 def _rate(step: RateStep) -> str:
@@ -92,6 +95,10 @@ def render(link: LinkConfig, run: EmulatorRun, *, router: Routers | RouterConfig
         lines += [f"error_draws = {ch.error_draws}", f"error_grid = {ch.error_grid_us}us"]
     for name in ("down", "up"):
         lines += ["", f"[{name}]", *_direction_lines(link.direction(name))]
+    if run.hosts > 1:
+        lines += ["", "[cell]", f"hosts = {run.hosts}"]
+        if run.addresses:
+            lines.append(f"addresses = {', '.join(run.addresses)}")
     text = "\n".join(lines) + "\n"
     for direction, config in as_routers(router).items():
         text += "\n" + emulator_router(config, link=link.direction(direction), direction=direction).text

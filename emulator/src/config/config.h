@@ -41,6 +41,26 @@ struct sq_router_names {
 	bool share_set[SQ_ROUTER_MAX_CLASSES];
 };
 
+/* One key of a [host.K.channel], [host.K.down] or [host.K.up] section, applied on top of the
+ * link's own values once the whole file is read (config_cell.c). */
+#define SQ_MAX_HOST_OVERRIDES 512
+#define SQ_HOST_VALUE_MAX 128
+#define SQ_HOST_SECTION_MARK 255
+struct sq_host_override {
+	uint8_t host;                    /* 1-based, as the file names it */
+	int8_t section;                  /* SQ_DOWN, SQ_UP, or -1: the channel */
+	uint8_t key;                     /* index into its section's key table, or
+					  * SQ_HOST_SECTION_MARK: where the section starts */
+	unsigned line;
+	char value[SQ_HOST_VALUE_MAX];
+};
+
+/* A host's address in the wireless cell ([cell] addresses): its downlink packets' destination. */
+struct sq_cell_address {
+	uint8_t family;                  /* 4 or 6, as struct sq_pkt_identity */
+	uint8_t addr[16];
+};
+
 struct sq_emu_config {
 	struct sq_link_config link;
 	struct sq_rate_step rate[SQ_DIRS][SQ_MAX_RATE_STEPS];
@@ -64,6 +84,12 @@ struct sq_emu_config {
 	bool token_set, log_set, seed_set;
 	char source[SQ_CONFIG_PATH_MAX];      /* file name used in messages */
 	struct sq_router_names router_names[SQ_DIRS];
+	struct sq_host_config hosts[SQ_CELL_MAX_HOSTS];   /* link.cell.host when overrides exist */
+	struct sq_host_override host_overrides[SQ_MAX_HOST_OVERRIDES];
+	size_t n_host_overrides;
+	struct sq_cell_address cell_addresses[SQ_CELL_MAX_HOSTS];   /* [cell] addresses, host 1 first */
+	size_t n_cell_addresses;                                   /* 0: none given */
+	char cell_addresses_text[SQ_CELL_MAX_HOSTS * 48];          /* as given, for the canonical form */
 	unsigned line;                        /* line being parsed (for later messages) */
 };
 

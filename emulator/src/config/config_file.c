@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_cell.h"
 #include "config_keys.h"
 #include "config_link_keys.h"
 #include "config_router.h"
@@ -17,16 +18,19 @@
 
 #define MAX_SHOWN_VALUE 80
 
-/* The fixed sections, then the router ones ([DIR.router], [DIR.router.class.NAME],
- * [DIR.router.filter.NAME]) of which there may be several. */
-enum section { SEC_PROCESS, SEC_CHANNEL, SEC_DOWN, SEC_UP, SEC_ROUTER, SEC_CLASS, SEC_FILTER, SECTIONS };
+/* The fixed sections ([cell] the only optional one), then the router ones ([DIR.router],
+ * [DIR.router.class.NAME], [DIR.router.filter.NAME]) of which there may be several, and the
+ * hosts' ([host.K.channel], [host.K.down], [host.K.up]: config_cell.c). */
+enum section { SEC_PROCESS, SEC_CHANNEL, SEC_DOWN, SEC_UP, SEC_CELL, SEC_ROUTER, SEC_CLASS,
+	       SEC_FILTER, SEC_HOST, SECTIONS };
 #define FIXED_SECTIONS SEC_ROUTER
-static const char *const section_names[FIXED_SECTIONS] = { "", "channel", "down", "up" };
+#define REQUIRED_SECTIONS SEC_CELL
+static const char *const section_names[FIXED_SECTIONS] = { "", "channel", "down", "up", "cell" };
 
 
 static const struct key_spec *const section_keys[SECTIONS] = {
-	sq_process_keys, sq_channel_keys, sq_direction_keys, sq_direction_keys,
-	sq_router_keys, sq_router_class_keys, sq_router_filter_keys,
+	sq_process_keys, sq_channel_keys, sq_direction_keys, sq_direction_keys, sq_cell_keys,
+	sq_router_keys, sq_router_class_keys, sq_router_filter_keys, NULL,
 };
 
 #define MAX_KEYS SQ_MAX_SECTION_KEYS
@@ -39,6 +43,7 @@ struct parser {
 	unsigned line;
 	enum section section;
 	struct where where;          /* of a router section */
+	int host, host_section;      /* of a host's section: 1-based; SQ_DOWN, SQ_UP, -1 channel */
 	char label[96];              /* "down", "down.router.class.EF": prefix of keys in messages */
 	bool section_seen[SECTIONS];
 	bool key_seen[SECTIONS][MAX_KEYS];
@@ -74,7 +79,7 @@ static void full_key(char *out, size_t n, const struct parser *p, const char *ke
 /* Checks a router section that ends (at the next header or the end of the file). */
 static bool close_section(struct parser *p)
 {
-	if (p->section < SEC_ROUTER)
+	if (p->section < SEC_ROUTER || p->section == SEC_HOST)
 		return true;
 	const struct key_spec *keys = section_keys[p->section];
 	for (int i = 0; keys[i].name; i++) {
@@ -92,10 +97,26 @@ static bool close_section(struct parser *p)
 	return true;
 }
 
+/* [host.K.channel], [host.K.down], [host.K.up] */
+static bool parse_host_section(struct parser *p, const char *name)
+{
+	const char *problem;
+	if (!sq_cell_host_section(p->cfg, name, &p->host, &p->host_section, &problem))
+		return fail(p, "[%.80s]: unknown section", name);
+	if (problem)
+		return fail(p, "[%.80s]: %s", name, problem);
+	sq_cell_mark_section(p->cfg, p->host, p->host_section, p->line);
+	p->section = SEC_HOST;
+	snprintf(p->label, sizeof(p->label), "%s", name);
+	return true;
+}
+
 /* [down.router], [up.router.class.EF], [down.router.filter.voip] */
 static bool parse_router_section(struct parser *p, const char *name)
 {
 	enum sq_dir dir;
+	if (strncmp(name, "host.", 5) == 0)
+		return parse_host_section(p, name);
 	const char *rest;
 	if (strncmp(name, "down.router", 11) == 0) {
 		dir = SQ_DOWN;
@@ -105,7 +126,8 @@ static bool parse_router_section(struct parser *p, const char *name)
 		rest = name + 9;
 	} else {
 		return fail(p, "[%.80s]: unknown section, expected [channel], [down], [up], [down.router], "
-			    "[down.router.class.NAME], [down.router.filter.NAME] (or up.)", name);
+			    "[down.router.class.NAME], [down.router.filter.NAME] (or up.), [cell], "
+			    "[host.K.channel], [host.K.down], [host.K.up]", name);
 	}
 	const char *problem = NULL;
 	p->where = (struct where){ dir, 0 };
@@ -162,6 +184,10 @@ static bool parse_assignment(struct parser *p, char *text)
 	char *key = sq_config_trim(text), *value = sq_config_trim(eq + 1);
 	char shown[160];
 	full_key(shown, sizeof(shown), p, key);
+	if (p->section == SEC_HOST) {
+		const char *problem = sq_cell_record(p->cfg, p->host, p->host_section, key, value, p->line);
+		return problem ? fail(p, "%.120s: %s", shown, problem) : true;
+	}
 	const struct key_spec *keys = section_keys[p->section];
 	for (int i = 0; keys[i].name; i++) {
 		if (strcmp(keys[i].name, key) != 0)
@@ -260,7 +286,7 @@ static bool check_routers(struct parser *p)
 
 static bool check_required(struct parser *p)
 {
-	for (int s = SEC_CHANNEL; s < FIXED_SECTIONS; s++) {
+	for (int s = SEC_CHANNEL; s < REQUIRED_SECTIONS; s++) {
 		if (!p->section_seen[s]) {
 			snprintf(p->err, p->errlen, "%s: [%s]: missing section", p->name, section_names[s]);
 			return false;
@@ -281,7 +307,8 @@ static bool check_required(struct parser *p)
 			 "us), got %" PRId64 "us", p->name, p->cfg->keepalive, p->cfg->peer_timeout);
 		return false;
 	}
-	return check_channel(p) && check_outage_pairs(p) && check_routers(p);
+	return check_channel(p) && check_outage_pairs(p) && check_routers(p) &&
+	       sq_cell_finish(p->cfg, p->err, p->errlen);
 }
 
 void sq_config_init(struct sq_emu_config *cfg)
@@ -346,8 +373,11 @@ bool sq_config_load(struct sq_emu_config *cfg, const char *path, char *err, size
 		return false;
 	bool ok = sq_config_parse(cfg, name, buf, len, err, errlen);
 	free(buf);
-	return ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen)) &&
-	       sq_config_load_capacity(cfg, err, errlen);
+	ok = ok && (cfg->trace_path[0] == '\0' || sq_config_load_trace(cfg, err, errlen)) &&
+	     sq_config_load_capacity(cfg, err, errlen);
+	if (ok)
+		sq_cell_share_trace(cfg);
+	return ok;
 }
 
 bool sq_config_override(struct sq_emu_config *cfg, const char *key, const char *value,

@@ -77,6 +77,50 @@ static void write_direction(FILE *out, const char *prefix, const char *name,
 	sq_netem_write(out, prefix, name, &d->netem);
 }
 
+static void write_host(FILE *out, const char *prefix, uint32_t k, const struct sq_host_config *h)
+{
+	const struct sq_channel_config *c = &h->channel;
+	if (!c->trace) {
+		fprintf(out, "%shost.%u.channel.initial = %s\n", prefix, k, c->initial_state == SQ_BAD ? "bad" : "good");
+		fprintf(out, "%shost.%u.channel.start = %s\n", prefix, k, c->start == SQ_START_RUNNING ? "running" : "fresh");
+		for (int s = 0; s < SQ_STATES; s++) {
+			fprintf(out, "%shost.%u.channel.%s = ", prefix, k, s == SQ_GOOD ? "good" : "bad");
+			write_dist(out, &c->length[s]);
+			fputc('\n', out);
+		}
+	}
+	for (int d = 0; d < SQ_DIRS; d++) {
+		const struct sq_direction_config *dc = &h->dir[d];
+		const char *n = sq_dir_name((enum sq_dir)d);
+		fprintf(out, "%shost.%u.%s.mtu = %" PRIu32 "B\n", prefix, k, n, dc->mtu);
+		fprintf(out, "%shost.%u.%s.delay = %" PRId64 "us\n", prefix, k, n, dc->delay);
+		fprintf(out, "%shost.%u.%s.send_buffer = %" PRIu32 "B\n", prefix, k, n, dc->send_buffer);
+		fprintf(out, "%shost.%u.%s.recv_buffer = %" PRIu32 "B\n", prefix, k, n, dc->recv_buffer);
+		fprintf(out, "%shost.%u.%s.error_good = %.17g\n", prefix, k, n, dc->error[SQ_GOOD]);
+		fprintf(out, "%shost.%u.%s.error_bad = %.17g\n", prefix, k, n, dc->error[SQ_BAD]);
+		fprintf(out, "%shost.%u.%s.arq_retransmissions = %" PRIu32 "\n", prefix, k, n,
+			dc->arq_retransmissions);
+		fprintf(out, "%shost.%u.%s.arq_delay = %" PRId64 "us\n", prefix, k, n, dc->arq_delay);
+		fprintf(out, "%shost.%u.%s.in_order = %s\n", prefix, k, n, dc->in_order ? "true" : "false");
+	}
+}
+
+/* The cell's keys (nothing for one host, as before cells: a one-host log header is unchanged). */
+static void write_cell(FILE *out, const char *prefix, const struct sq_emu_config *cfg)
+{
+	const struct sq_cell_config *c = &cfg->link.cell;
+	if (c->hosts <= 1 && !c->host)
+		return;
+	fprintf(out, "%scell.hosts = %u\n", prefix, c->hosts ? c->hosts : 1);
+	fprintf(out, "%scell.scheduler = %s\n", prefix,
+		c->scheduler == SQ_CELL_PROPORTIONAL_FAIR ? "proportional_fair" : "round_robin");
+	fprintf(out, "%scell.pf_window = %u\n", prefix, c->pf_window ? c->pf_window : SQ_CELL_DEFAULT_PF_WINDOW);
+	if (cfg->n_cell_addresses)
+		fprintf(out, "%scell.addresses = %s\n", prefix, cfg->cell_addresses_text);
+	for (uint32_t k = 0; c->host && k < (c->hosts ? c->hosts : 1); k++)
+		write_host(out, prefix, k + 1, &c->host[k]);
+}
+
 void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *prefix)
 {
 	fprintf(out, "%slisten = %s\n", prefix, cfg->listen_text);
@@ -110,4 +154,5 @@ void sq_config_write(const struct sq_emu_config *cfg, FILE *out, const char *pre
 	sq_router_write(out, prefix, "down", &cfg->link.dir[SQ_DOWN].router);
 	write_direction(out, prefix, "up", &cfg->link.dir[SQ_UP], cfg->capacity_path[SQ_UP]);
 	sq_router_write(out, prefix, "up", &cfg->link.dir[SQ_UP].router);
+	write_cell(out, prefix, cfg);
 }

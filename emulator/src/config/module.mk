@@ -5,9 +5,11 @@
 emulator/src/config_CFLAGS := -Icommon -Iemulator/src/model
 EMU_CONFIG_SRCS = $(VALUE_PARSE_SRCS) $(addprefix emulator/src/config/,config_file.c config_link_keys.c \
 	config_router.c config_text.c config_trace.c config_capacity.c config_write.c config_check.c \
-	config_netem.c)
+	config_netem.c config_cell.c)
 
-UNIT_TESTS += test_emu_config test_emu_config_check
+UNIT_TESTS += test_emu_config test_emu_config_check test_emu_config_cell
+test_emu_config_cell_SRCS = emulator/tests/test_config_cell.c $(EMU_CONFIG_SRCS) $(MODEL_SRCS)
+test_emu_config_cell_LIBS = -lcmocka -lm
 test_emu_config_SRCS = emulator/tests/test_config.c $(EMU_CONFIG_SRCS) $(MODEL_SRCS)
 test_emu_config_LIBS = -lcmocka -lm
 test_emu_config_check_SRCS = emulator/tests/test_config_check.c $(EMU_CONFIG_SRCS) $(MODEL_SRCS)

@@ -22,6 +22,8 @@ static bool before(const struct sq_action *x, const struct sq_action *y)
 		return x->phase < y->phase;
 	if (x->dir != y->dir)
 		return x->dir < y->dir;
+	if (x->host != y->host)
+		return x->host < y->host;
 	return x->seq < y->seq;
 }
 

@@ -1,8 +1,8 @@
 /* A binary min-heap of the model's timed actions.
  *
- * Actions are ordered by (t, phase, dir, seq): time first, then the fixed
+ * Actions are ordered by (t, phase, dir, host, seq): time first, then the fixed
  * phase order of simultaneous events (LINK_MODEL.md), then down before up,
- * then transmission order. Keys are unique, so the order is total and the
+ * then a cell's hosts in order, then transmission order. Keys are unique, so the order is total and the
  * event stream does not depend on the heap's internals.
  */
 #ifndef SQ_ACTION_HEAP_H
@@ -25,6 +25,7 @@ struct sq_action {
 	sq_time_us t;
 	enum sq_phase phase;
 	enum sq_dir dir;
+	uint32_t host;          /* the cell's host (0-based); 0 for TX_START, the direction's */
 	uint64_t seq;           /* the packet's per-direction sequence number */
 	uint32_t attempt;
 };

@@ -16,6 +16,7 @@ struct sq_channel {
 	bool trace_constant;           /* every trace step has the same state */
 	uint64_t seed;
 	uint32_t replication;
+	uint32_t host;          /* a cell's host index: its own streams */
 	struct sq_rng rng;
 	size_t trace_pos;              /* next trace step to use */
 	struct sq_channel_segment seg;
@@ -122,7 +123,7 @@ static sq_time_us running_offset(struct sq_channel *ch)
 	for (int i = 1; i < RUNNING_PERIODS; i++)
 		seg = make_segment(ch, seg.state == SQ_GOOD ? SQ_BAD : SQ_GOOD, seg.end);
 	struct sq_rng phase;
-	sq_rng_init(&phase, ch->seed, ch->replication, SQ_STREAM_CHANNEL_PHASE);
+	sq_rng_init(&phase, ch->seed, ch->replication, sq_host_stream(SQ_STREAM_CHANNEL_PHASE, ch->host));
 	return sq_rng_uniform_int(&phase, 0, seg.end - 1);
 }
 
@@ -130,10 +131,10 @@ static void rewind_timeline(struct sq_channel *ch)
 {
 	sq_time_us offset = 0;
 	if (ch->start == SQ_START_RUNNING) {
-		sq_rng_init(&ch->rng, ch->seed, ch->replication, SQ_STREAM_CHANNEL);
+		sq_rng_init(&ch->rng, ch->seed, ch->replication, sq_host_stream(SQ_STREAM_CHANNEL, ch->host));
 		offset = running_offset(ch);
 	}
-	sq_rng_init(&ch->rng, ch->seed, ch->replication, SQ_STREAM_CHANNEL);
+	sq_rng_init(&ch->rng, ch->seed, ch->replication, sq_host_stream(SQ_STREAM_CHANNEL, ch->host));
 	ch->trace_pos = 0;
 	ch->seg = make_segment(ch, ch->initial_state, -offset);
 	while (ch->seg.end <= 0)
@@ -143,6 +144,12 @@ static void rewind_timeline(struct sq_channel *ch)
 
 struct sq_channel *sq_channel_new(const struct sq_channel_config *cfg, uint64_t seed,
 				  uint32_t replication, char *err, size_t errlen)
+{
+	return sq_channel_new_host(cfg, seed, replication, 0, err, errlen);
+}
+
+struct sq_channel *sq_channel_new_host(const struct sq_channel_config *cfg, uint64_t seed,
+				       uint32_t replication, uint32_t host, char *err, size_t errlen)
 {
 	if (!sq_channel_check(cfg, err, errlen))
 		return NULL;
@@ -168,6 +175,7 @@ struct sq_channel *sq_channel_new(const struct sq_channel_config *cfg, uint64_t 
 	}
 	ch->seed = seed;
 	ch->replication = replication;
+	ch->host = host;
 	rewind_timeline(ch);
 	return ch;
 }

@@ -30,6 +30,10 @@ bool sq_channel_check(const struct sq_channel_config *cfg, char *err, size_t err
 /* Validates cfg (NULL and a message on failure); copies the trace. */
 struct sq_channel *sq_channel_new(const struct sq_channel_config *cfg, uint64_t seed,
 				  uint32_t replication, char *err, size_t errlen);
+/* The same for host `host` (0-based) of a cell: its own streams (sq_host_stream); host 0's
+ * timeline is sq_channel_new's. */
+struct sq_channel *sq_channel_new_host(const struct sq_channel_config *cfg, uint64_t seed,
+				       uint32_t replication, uint32_t host, char *err, size_t errlen);
 void sq_channel_free(struct sq_channel *ch);
 
 /* The segment containing t >= 0. Queries are cheapest in non-decreasing t; an

@@ -1,13 +1,14 @@
 #include "error_draw.h"
 
 void sq_error_draw_init(struct sq_error_draw *e, const struct sq_channel_config *c, uint64_t seed,
-			uint32_t replication, enum sq_dir dir)
+			uint32_t replication, uint32_t host, enum sq_dir dir)
 {
 	e->mode = c->error_draws;
 	e->grid = c->error_grid > 0 ? c->error_grid : 1;
-	sq_rng_init(&e->rng, seed, replication, dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP);
-	e->key = sq_stream_key(seed, replication,
-			       dir == SQ_DOWN ? SQ_STREAM_ERROR_TIME_DOWN : SQ_STREAM_ERROR_TIME_UP);
+	uint32_t frames = dir == SQ_DOWN ? SQ_STREAM_ERROR_DOWN : SQ_STREAM_ERROR_UP;
+	uint32_t times = dir == SQ_DOWN ? SQ_STREAM_ERROR_TIME_DOWN : SQ_STREAM_ERROR_TIME_UP;
+	sq_rng_init(&e->rng, seed, replication, sq_host_stream(frames, host));
+	e->key = sq_stream_key(seed, replication, sq_host_stream(times, host));
 }
 
 double sq_error_draw_at(struct sq_error_draw *e, sq_time_us t)

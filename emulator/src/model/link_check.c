@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "capacity_trace.h"
+#include "cell_config.h"
 #include "channel.h"
 #include "outage.h"
 #include "rate_schedule.h"
@@ -103,14 +104,68 @@ static bool check_error_grid(const struct sq_channel_config *c, char *err, size_
 	return false;
 }
 
+static bool check_channel(const struct sq_channel_config *c, const struct sq_outage_config *o,
+			  char *err, size_t errlen)
+{
+	return sq_channel_check(c, err, errlen) && check_error_grid(c, err, errlen) &&
+	       sq_outages_check(o, "channel", err, errlen);
+}
+
+/* A host's own channel and directions (cell.host[k]), named host.K.KEY as the file's
+ * [host.K.channel] and [host.K.down] sections name them. */
+static bool check_host(const struct sq_link_config *cfg, uint32_t host, char *err, size_t errlen)
+{
+	char inner[512];
+	bool ok = check_channel(sq_host_channel(cfg, host), sq_host_outages(cfg, host), inner,
+				sizeof inner);
+	for (int d = 0; d < SQ_DIRS && ok; d++) {
+		struct sq_direction_config dc = sq_host_direction(cfg, host, (enum sq_dir)d);
+		ok = check_direction(&dc, sq_dir_name((enum sq_dir)d), inner, sizeof inner);
+	}
+	if (!ok)
+		snprintf(err, errlen, "host.%u.%s", host + 1, inner);
+	return ok;
+}
+
+/* LINK_MODEL.md "A cell of several hosts": its size, its scheduler, and what a cell of more
+ * than one host does not have yet. */
+static bool check_cell(const struct sq_link_config *cfg, char *err, size_t errlen)
+{
+	const struct sq_cell_config *c = &cfg->cell;
+	if (c->hosts > SQ_CELL_MAX_HOSTS) {
+		snprintf(err, errlen, "cell.hosts: %u is more than the limit %u", c->hosts, SQ_CELL_MAX_HOSTS);
+		return false;
+	}
+	if (c->scheduler != SQ_CELL_ROUND_ROBIN && c->scheduler != SQ_CELL_PROPORTIONAL_FAIR) {
+		snprintf(err, errlen, "cell.scheduler: expected round_robin or proportional_fair, got %d",
+			 (int)c->scheduler);
+		return false;
+	}
+	if (c->pf_window > SQ_CELL_MAX_PF_WINDOW) {
+		snprintf(err, errlen, "cell.pf_window: %u frames is more than the limit %u", c->pf_window,
+			 SQ_CELL_MAX_PF_WINDOW);
+		return false;
+	}
+	for (int d = 0; d < SQ_DIRS && c->hosts > 1; d++) {
+		if (cfg->dir[d].router.enabled) {
+			snprintf(err, errlen, "%s.router: a cell of %u hosts has no router stage yet "
+				 "(docs/cell.md); expected no router with cell.hosts > 1",
+				 sq_dir_name((enum sq_dir)d), c->hosts);
+			return false;
+		}
+	}
+	for (uint32_t h = 0; c->host && h < sq_cell_hosts(cfg); h++)
+		if (!check_host(cfg, h, err, errlen))
+			return false;
+	return true;
+}
+
 bool sq_link_config_check(const struct sq_link_config *cfg, char *err, size_t errlen)
 {
-	if (!sq_channel_check(&cfg->channel, err, errlen) ||
-	    !check_error_grid(&cfg->channel, err, errlen) ||
-	    !sq_outages_check(&cfg->outages, "channel", err, errlen))
+	if (!check_channel(&cfg->channel, &cfg->outages, err, errlen))
 		return false;
 	for (int d = 0; d < SQ_DIRS; d++)
 		if (!check_direction(&cfg->dir[d], sq_dir_name((enum sq_dir)d), err, errlen))
 			return false;
-	return true;
+	return check_cell(cfg, err, errlen);
 }

@@ -175,12 +175,43 @@ struct sq_direction_config {
 	struct sq_netem_config netem;    /* netem's per-packet models; all zero: none */
 };
 
+/* ---- a cell of several hosts (LINK_MODEL.md "A cell of several hosts") ---- */
+
+#define SQ_CELL_MAX_HOSTS 16
+#define SQ_CELL_DEFAULT_PF_WINDOW 100u     /* frames */
+#define SQ_CELL_MAX_PF_WINDOW 1000000u     /* frames */
+
+/* Which host's send buffer the direction's one transmitter serves next. */
+enum sq_cell_scheduler {
+	SQ_CELL_ROUND_ROBIN = 0,        /* the next ready host after the last one served */
+	SQ_CELL_PROPORTIONAL_FAIR = 1,  /* the ready host maximising success / average */
+};
+
+/* What a host has of its own: its channel, outages and, per direction, everything but the
+ * cell's capacity (a direction's rate, capacity trace and overhead are cfg->dir[]'s; the
+ * same fields here are not read) and the router stage (the cell's, in front). */
+struct sq_host_config {
+	struct sq_channel_config channel;
+	struct sq_direction_config dir[SQ_DIRS];
+	struct sq_outage_config outages;
+};
+
+struct sq_cell_config {
+	uint32_t hosts;                      /* 0 or 1: a link of one host, as without a cell */
+	enum sq_cell_scheduler scheduler;
+	uint32_t pf_window;                  /* frames: proportional fair's averaging window W
+					      * (0: SQ_CELL_DEFAULT_PF_WINDOW) */
+	const struct sq_host_config *host;   /* `hosts` entries (host 1 first), or NULL: every
+					      * host has the link's own channel and directions */
+};
+
 struct sq_link_config {
 	struct sq_channel_config channel;
 	struct sq_direction_config dir[SQ_DIRS];
 	struct sq_outage_config outages; /* of both directions at once, unless one has its own */
 	uint64_t seed;
 	uint32_t replication;
+	struct sq_cell_config cell;      /* all zero: one host */
 };
 
 #endif

@@ -10,6 +10,8 @@
 
 #include "action_heap.h"
 #include "capacity_trace.h"
+#include "cell_config.h"
+#include "cell_scheduler.h"
 #include "channel.h"
 #include "error_draw.h"
 #include "link_check.h"
@@ -20,32 +22,52 @@
 #include "rng.h"
 #include "router.h"
 
-struct sq_direction {
-	struct sq_direction_config cfg;   /* cfg.rate points to rate below */
+/* A direction's one transmitter, shared by the hosts of a cell: the capacity (bandwidth
+ * schedule or capacity trace, and the per-packet overhead) and the scheduler. */
+struct sq_transmitter {
 	struct sq_rate_step *rate;
+	size_t rate_len;
+	uint32_t overhead;
+	struct sq_capacity_trace capacity;  /* used when it has opportunities (capacity.n > 0) */
+	bool busy;                        /* a first serialisation is in progress */
+	bool start_scheduled;             /* a TX_START action is in the heap */
+	bool carry;                       /* a packet was waiting when the last serialisation ended */
+	struct sq_cell_sched sched;
+};
+
+/* One direction of one host: its buffers, ARQ, error draws and stages. */
+struct sq_direction {
+	struct sq_direction_config cfg;   /* cfg.rate: the transmitter's */
 	enum sq_dir dir;
+	uint32_t host;
+	struct sq_transmitter *tx;
+	const struct sq_channel *channel; /* the host's */
 	struct sq_pkt_ring ring;
 	uint64_t next_tx;                 /* sequence number of the send buffer's head */
 	uint64_t next_out;                /* in order: oldest started packet not yet out or dropped */
-	bool busy;                        /* a first serialisation is in progress */
-	bool start_scheduled;             /* a TX_START action is in the heap */
 	bool stalled;
 	uint32_t sbuf, rbuf;
 	uint64_t outstanding;             /* started, neither out nor dropped */
 	struct sq_error_draw err;
 	uint64_t counts[SQ_EV_TYPES];
 	struct sq_router router;          /* used when cfg.router.enabled */
-	struct sq_capacity_trace capacity;  /* used when it has opportunities (capacity.n > 0) */
-	bool carry;                       /* a packet was waiting when the last serialisation ended */
 	struct sq_outages own_outages;    /* used when cfg.outages.enabled */
 	const struct sq_outages *outages; /* the process this direction follows (own or the link's) */
 	struct sq_netem_stage netem;
 };
 
-struct sq_model {
+/* A host of the cell (the only one without a cell): its channel, its link-wide outages
+ * and its two directions. */
+struct sq_host {
 	struct sq_direction dir[SQ_DIRS];
 	struct sq_channel *channel;
-	struct sq_outages outages;        /* the link's: both directions unless one has its own */
+	struct sq_outages outages;        /* the host's link's: both directions unless one has its own */
+};
+
+struct sq_model {
+	struct sq_host *host;             /* hosts of them */
+	uint32_t hosts;
+	struct sq_transmitter tx[SQ_DIRS];
 	struct sq_action_heap heap;
 	sq_event_sink sink;
 	void *sink_ctx;
@@ -58,14 +80,24 @@ struct sq_model {
 
 /* ---- events --------------------------------------------------------------------- */
 
-static enum sq_state state_now(const struct sq_model *m)
+static enum sq_state state_of(const struct sq_direction *d)
 {
-	return sq_channel_current(m->channel).state;
+	return sq_channel_current(d->channel).state;
 }
 
 enum sq_state sq_model_channel_state(const struct sq_model *m)
 {
-	return state_now(m);
+	return sq_channel_current(m->host[0].channel).state;
+}
+
+enum sq_state sq_model_host_channel_state(const struct sq_model *m, uint32_t host)
+{
+	return sq_channel_current(m->host[host < m->hosts ? host : 0].channel).state;
+}
+
+uint32_t sq_model_hosts(const struct sq_model *m)
+{
+	return m->hosts;
 }
 
 static struct sq_event event_of(const struct sq_model *m, const struct sq_direction *d,
@@ -78,12 +110,13 @@ static struct sq_event event_of(const struct sq_model *m, const struct sq_direct
 		.dir = d->dir,
 		.pkt_id = p ? p->id : 0,
 		.ip_len = p ? p->ip_len : 0,
-		.state = state_now(m),
+		.state = state_of(d),
 		.attempt = attempt,
 		.sbuf = d->sbuf,
 		.rbuf = d->rbuf,
 		.user = p ? p->user : NULL,
 		.router_class = (uint8_t)router_class,
+		.host = d->host,
 	};
 }
 
@@ -106,12 +139,14 @@ static void emit(struct sq_model *m, struct sq_direction *d, enum sq_event_type 
 	emit_classed(m, d, type, p, attempt, SQ_ROUTER_NO_CLASS);
 }
 
-static void emit_state_change(struct sq_model *m)
+static void emit_state_change(struct sq_model *m, uint32_t host)
 {
+	struct sq_host *h = &m->host[host];
 	struct sq_event ev = { .t = m->now, .type = SQ_EV_STATE, .dir = SQ_DOWN,
-			       .state = state_now(m), .router_class = SQ_ROUTER_NO_CLASS };
+			       .state = sq_channel_current(h->channel).state,
+			       .router_class = SQ_ROUTER_NO_CLASS, .host = host };
 	for (int i = 0; i < SQ_DIRS; i++)
-		m->dir[i].counts[SQ_EV_STATE]++;
+		h->dir[i].counts[SQ_EV_STATE]++;
 	m->sink(m->sink_ctx, &ev);
 }
 
@@ -127,7 +162,7 @@ static void schedule(struct sq_model *m, struct sq_direction *d, sq_time_us t,
 {
 	if (t == SQ_TIME_NEVER)
 		return;   /* the schedule ends in an outage: this never happens */
-	struct sq_action act = { .t = t, .phase = phase, .dir = d->dir, .seq = seq,
+	struct sq_action act = { .t = t, .phase = phase, .dir = d->dir, .host = d->host, .seq = seq,
 				 .attempt = attempt };
 	bool ok = sq_heap_push(&m->heap, act);
 	assert(ok && "heap capacity is reserved on arrival");
@@ -139,13 +174,24 @@ static bool queue_empty(const struct sq_direction *d)
 	return d->next_tx == d->ring.end;
 }
 
-/* The transmitter looks for work after everything else at this instant. */
+/* Whether some host has a packet in its send buffer in direction dir. */
+static bool any_waiting(const struct sq_model *m, enum sq_dir dir)
+{
+	for (uint32_t h = 0; h < m->hosts; h++)
+		if (!queue_empty(&m->host[h].dir[dir]))
+			return true;
+	return false;
+}
+
+/* The transmitter looks for work after everything else at this instant (one TX_START per
+ * direction, the first host's, whichever host's packet it then starts). */
 static void schedule_start(struct sq_model *m, struct sq_direction *d)
 {
-	if (d->busy || d->start_scheduled || queue_empty(d))
+	struct sq_transmitter *tx = d->tx;
+	if (tx->busy || tx->start_scheduled || !any_waiting(m, d->dir))
 		return;
-	d->start_scheduled = true;
-	schedule(m, d, m->now, SQ_PHASE_TX_START, 0, 0);
+	tx->start_scheduled = true;
+	schedule(m, &m->host[0].dir[d->dir], m->now, SQ_PHASE_TX_START, 0, 0);
 }
 
 /* ---- leaving the link ------------------------------------------------------------- */
@@ -211,7 +257,7 @@ static bool attempt_hit(struct sq_model *m, struct sq_direction *d)
 	/* One draw per attempt even when the outcome is certain (or an outage decides it),
 	 * so the stream stays aligned with the attempts whatever the probabilities. */
 	double u = sq_error_draw_at(&d->err, m->now);
-	return d->outages->active || u < d->cfg.error[state_now(m)];
+	return d->outages->active || u < d->cfg.error[state_of(d)];
 }
 
 /* Attempt k of packet seq starts now. */
@@ -249,11 +295,12 @@ static bool window_allows(const struct sq_direction *d, const struct sq_pkt *p)
  * or over the recorded capacity trace (LINK_MODEL.md "Recorded capacity traces"). */
 static sq_time_us serialisation_end(struct sq_model *m, struct sq_direction *d, uint32_t ip_len)
 {
-	uint64_t bytes = (uint64_t)ip_len + d->cfg.overhead;
-	if (d->capacity.n == 0)
-		return sq_serialisation_end(d->rate, d->cfg.rate_len, m->now, bytes);
-	return sq_capacity_trace_serialise(&d->capacity, m->now, bytes + SQ_OPPORTUNITY_FRAMING,
-					   d->carry);
+	const struct sq_transmitter *tx = d->tx;
+	uint64_t bytes = (uint64_t)ip_len + tx->overhead;
+	if (tx->capacity.n == 0)
+		return sq_serialisation_end(tx->rate, tx->rate_len, m->now, bytes);
+	return sq_capacity_trace_serialise(&d->tx->capacity, m->now, bytes + SQ_OPPORTUNITY_FRAMING,
+					   tx->carry);
 }
 
 static void start_transmission(struct sq_model *m, struct sq_direction *d)
@@ -262,25 +309,52 @@ static void start_transmission(struct sq_model *m, struct sq_direction *d)
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
 	sq_time_us end = serialisation_end(m, d, p->ip_len);
 	p->ser = end == SQ_TIME_NEVER ? SQ_TIME_NEVER : end - m->now;
-	d->busy = true;
+	d->tx->busy = true;
+	sq_cell_served(&d->tx->sched, d->host, p->ip_len);
 	d->outstanding += p->ip_len;
 	schedule(m, d, end, SQ_PHASE_TX_END, seq, 0);
 	on_attempt(m, d, seq, 0);
 }
 
-static void on_tx_start(struct sq_model *m, struct sq_direction *d)
+/* Whether d's head packet may start now; a host whose window holds it back stalls (once). */
+static bool head_ready(struct sq_model *m, struct sq_direction *d)
 {
-	d->start_scheduled = false;
-	if (d->busy || queue_empty(d))
-		return;
-	const struct sq_pkt *head = sq_ring_get(&d->ring, d->next_tx);
-	if (!window_allows(d, head)) {
-		if (!d->stalled) {
-			d->stalled = true;
-			emit(m, d, SQ_EV_STALL, NULL, 0);
-		}
-		return;
+	if (queue_empty(d))
+		return false;
+	if (window_allows(d, sq_ring_get(&d->ring, d->next_tx)))
+		return true;
+	if (!d->stalled) {
+		d->stalled = true;
+		emit(m, d, SQ_EV_STALL, NULL, 0);
 	}
+	return false;
+}
+
+/* The chance that a frame of d sent now gets through: what proportional fair weighs. */
+static double success_now(const struct sq_direction *d)
+{
+	return d->outages->active ? 0.0 : 1.0 - d->cfg.error[state_of(d)];
+}
+
+/* The transmitter of direction dir is free: the scheduler picks among the hosts whose head
+ * packet may start (LINK_MODEL.md "A cell of several hosts"). */
+static void on_tx_start(struct sq_model *m, enum sq_dir dir)
+{
+	struct sq_transmitter *tx = &m->tx[dir];
+	tx->start_scheduled = false;
+	if (tx->busy)
+		return;
+	struct sq_cell_view view = { 0 };
+	bool any = false;
+	for (uint32_t h = 0; h < m->hosts; h++) {
+		struct sq_direction *d = &m->host[h].dir[dir];
+		view.ready[h] = head_ready(m, d);
+		view.success[h] = success_now(d);
+		any = any || view.ready[h];
+	}
+	if (!any)
+		return;
+	struct sq_direction *d = &m->host[sq_cell_pick(&tx->sched, &view)].dir[dir];
 	if (d->stalled) {
 		d->stalled = false;
 		emit(m, d, SQ_EV_RESUME, NULL, 0);
@@ -322,8 +396,9 @@ static void drop_from_head(struct sq_model *m, struct sq_direction *d, size_t cl
 static void route_arrival(struct sq_model *m, struct sq_direction *d, const struct sq_pkt *p,
 			  const struct sq_pkt_meta *meta, size_t cls)
 {
-	uint64_t rate = d->capacity.n ? sq_capacity_trace_mean_bps(&d->capacity)
-					    : sq_rate_at(d->rate, d->cfg.rate_len, m->now);
+	const struct sq_transmitter *tx = d->tx;
+	uint64_t rate = tx->capacity.n ? sq_capacity_trace_mean_bps(&tx->capacity)
+					     : sq_rate_at(tx->rate, tx->rate_len, m->now);
 	enum sq_router_verdict v = sq_router_judge(&d->router, cls, meta, m->now, rate);
 	if (v == SQ_ROUTER_DROP) {
 		emit_classed(m, d, SQ_EV_DROP_ROUTER, p, 0, cls);
@@ -344,10 +419,10 @@ static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
 	struct sq_pkt *p = sq_ring_get(&d->ring, seq);
 	p->ser_done = true;
 	d->sbuf -= p->ip_len;
-	d->busy = false;
+	d->tx->busy = false;
 	if (d->cfg.router.enabled)
 		pump_router(m, d);
-	d->carry = !queue_empty(d);   /* that packet may use the rest of this opportunity */
+	d->tx->carry = any_waiting(m, d->dir);   /* it may use the rest of this opportunity */
 	schedule_start(m, d);
 	sq_ring_trim(&d->ring);
 }
@@ -356,7 +431,7 @@ static void on_tx_end(struct sq_model *m, struct sq_direction *d, uint64_t seq)
 
 static void dispatch(struct sq_model *m, const struct sq_action *a)
 {
-	struct sq_direction *d = &m->dir[a->dir];
+	struct sq_direction *d = &m->host[a->host].dir[a->dir];
 	switch (a->phase) {
 	case SQ_PHASE_RECV:
 		on_recv(m, d, a->seq, a->attempt);
@@ -368,7 +443,7 @@ static void dispatch(struct sq_model *m, const struct sq_action *a)
 		on_tx_end(m, d, a->seq);
 		break;
 	case SQ_PHASE_TX_START:
-		on_tx_start(m, d);
+		on_tx_start(m, a->dir);
 		break;
 	}
 }
@@ -381,35 +456,65 @@ static sq_time_us next_action_time(const struct sq_model *m)
 
 /* ---- outages ------------------------------------------------------------------------ */
 
-/* The outage process that changes first (the link's before down's before up's at the same
- * time), or NULL if none ever changes. */
-static struct sq_outages *next_outage_change(struct sq_model *m)
+/* The outage process that changes first (host by host: the link's before down's before
+ * up's at the same time), or NULL if none ever changes; *host is its host. */
+static struct sq_outages *next_outage_change(struct sq_model *m, uint32_t *host)
 {
-	struct sq_outages *first = &m->outages;
-	for (int i = 0; i < SQ_DIRS; i++) {
-		struct sq_outages *own = &m->dir[i].own_outages;
-		if (sq_outages_next_change(own) < sq_outages_next_change(first))
-			first = own;
+	struct sq_outages *first = &m->host[0].outages;
+	*host = 0;
+	for (uint32_t h = 0; h < m->hosts; h++) {
+		struct sq_outages *link = &m->host[h].outages;
+		if (sq_outages_next_change(link) < sq_outages_next_change(first)) {
+			first = link;
+			*host = h;
+		}
+		for (int i = 0; i < SQ_DIRS; i++) {
+			struct sq_outages *own = &m->host[h].dir[i].own_outages;
+			if (sq_outages_next_change(own) < sq_outages_next_change(first)) {
+				first = own;
+				*host = h;
+			}
+		}
 	}
 	return sq_outages_next_change(first) == SQ_TIME_NEVER ? NULL : first;
 }
 
 static sq_time_us next_outage_time(const struct sq_model *m)
 {
-	sq_time_us t = sq_outages_next_change(&m->outages);
-	for (int i = 0; i < SQ_DIRS; i++) {
-		sq_time_us own = sq_outages_next_change(&m->dir[i].own_outages);
-		t = own < t ? own : t;
+	sq_time_us t = SQ_TIME_NEVER;
+	for (uint32_t h = 0; h < m->hosts; h++) {
+		sq_time_us link = sq_outages_next_change(&m->host[h].outages);
+		t = link < t ? link : t;
+		for (int i = 0; i < SQ_DIRS; i++) {
+			sq_time_us own = sq_outages_next_change(&m->host[h].dir[i].own_outages);
+			t = own < t ? own : t;
+		}
 	}
 	return t;
 }
 
-/* An outage begins or ends now: one `outage` event per direction that follows it. */
-static void change_outages(struct sq_model *m, struct sq_outages *o)
+/* The host whose channel changes state first (the lowest index at the same time). */
+static uint32_t next_state_change(const struct sq_model *m, sq_time_us *at)
+{
+	uint32_t first = 0;
+	*at = sq_channel_current(m->host[0].channel).end;
+	for (uint32_t h = 1; h < m->hosts; h++) {
+		sq_time_us end = sq_channel_current(m->host[h].channel).end;
+		if (end < *at) {
+			*at = end;
+			first = h;
+		}
+	}
+	return first;
+}
+
+/* An outage of host `host` begins or ends now: one `outage` event per direction that
+ * follows it. */
+static void change_outages(struct sq_model *m, struct sq_outages *o, uint32_t host)
 {
 	sq_outages_change(o);
 	for (int i = 0; i < SQ_DIRS; i++) {
-		struct sq_direction *d = &m->dir[i];
+		struct sq_direction *d = &m->host[host].dir[i];
 		if (d->outages != o)
 			continue;
 		struct sq_event ev = event_of(m, d, SQ_EV_OUTAGE, NULL, 0, SQ_ROUTER_NO_CLASS);
@@ -420,7 +525,7 @@ static void change_outages(struct sq_model *m, struct sq_outages *o)
 
 bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir)
 {
-	return (unsigned)dir < SQ_DIRS && m->dir[dir].outages->active;
+	return (unsigned)dir < SQ_DIRS && m->host[0].dir[dir].outages->active;
 }
 
 void sq_model_advance(struct sq_model *m, sq_time_us now)
@@ -428,21 +533,23 @@ void sq_model_advance(struct sq_model *m, sq_time_us now)
 	if (now < m->now)
 		now = m->now;   /* never go back in time */
 	for (;;) {
-		sq_time_us change = sq_channel_current(m->channel).end;
+		sq_time_us change;
+		uint32_t changing = next_state_change(m, &change);
 		sq_time_us action = next_action_time(m);
-		struct sq_outages *outage = next_outage_change(m);
+		uint32_t outage_host;
+		struct sq_outages *outage = next_outage_change(m, &outage_host);
 		sq_time_us outage_at = outage ? sq_outages_next_change(outage) : SQ_TIME_NEVER;
 		if (change == SQ_TIME_NEVER && action == SQ_TIME_NEVER && outage_at == SQ_TIME_NEVER)
 			break;
 		if (change <= action && change <= outage_at && change <= now) {
 			/* A state change comes first among simultaneous events. */
 			m->now = change;
-			sq_channel_segment_at(m->channel, change);
-			emit_state_change(m);
+			sq_channel_segment_at(m->host[changing].channel, change);
+			emit_state_change(m, changing);
 		} else if (outage_at <= action && outage_at <= now) {
 			/* Then outages begin or end, before any packet's action. */
 			m->now = outage_at;
-			change_outages(m, outage);
+			change_outages(m, outage, outage_host);
 		} else if (action <= now) {
 			struct sq_action a = sq_heap_pop(&m->heap);
 			m->now = a.t;
@@ -470,8 +577,10 @@ static bool reserve_for_arrival(struct sq_model *m, struct sq_direction *d, size
 	    !sq_rqueue_reserve_total(&d->router.cls[cls].queue, d->router.cls[cls].queue.count + n))
 		return false;
 	size_t live = 0;
-	for (int i = 0; i < SQ_DIRS; i++)
-		live += sq_ring_count(&m->dir[i].ring) + sq_router_held(&m->dir[i].router);
+	for (uint32_t h = 0; h < m->hosts; h++)
+		for (int i = 0; i < SQ_DIRS; i++)
+			live += sq_ring_count(&m->host[h].dir[i].ring) +
+				sq_router_held(&m->host[h].dir[i].router);
 	/* Per packet one RECV or RETRY, plus per direction one TX_END and one TX_START. */
 	return sq_heap_reserve(&m->heap, live + n + 2 * SQ_DIRS);
 }
@@ -535,8 +644,15 @@ static void netem_arrival(struct sq_model *m, struct sq_direction *d, const stru
 uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 			 const struct sq_pkt_meta *meta, void *user)
 {
+	return sq_model_arrive_host(m, 0, dir, now, meta, user);
+}
+
+uint64_t sq_model_arrive_host(struct sq_model *m, uint32_t host, enum sq_dir dir, sq_time_us now,
+			      const struct sq_pkt_meta *meta, void *user)
+{
+	assert(host < m->hosts);
 	sq_model_advance(m, now);
-	struct sq_direction *d = &m->dir[dir];
+	struct sq_direction *d = &m->host[host].dir[dir];
 	bool routed = d->cfg.router.enabled;
 	size_t cls = routed ? sq_router_classify(&d->cfg.router, meta) : SQ_ROUTER_NO_CLASS;
 	if (!reserve_for_arrival(m, d, cls, d->netem.duplicate.p > 0 ? 2 : 1))
@@ -556,37 +672,73 @@ uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 
 /* ---- life cycle ---------------------------------------------------------------------- */
 
-static bool init_direction(struct sq_direction *d, enum sq_dir dir,
-			   const struct sq_link_config *cfg, char *err, size_t errlen)
+/* The cell's shared part of direction dir: its capacity and its scheduler. */
+static bool init_transmitter(struct sq_transmitter *tx, enum sq_dir dir,
+			     const struct sq_link_config *cfg, uint32_t hosts, char *err, size_t errlen)
 {
 	const struct sq_direction_config *c = &cfg->dir[dir];
-	d->dir = dir;
-	d->cfg = *c;
-	d->rate = malloc(c->rate_len * sizeof *d->rate);
-	if (!d->rate) {
+	tx->rate = malloc(c->rate_len * sizeof *tx->rate);
+	if (!tx->rate) {
 		snprintf(err, errlen, "%s.bandwidth: out of memory copying %zu steps", sq_dir_name(dir),
 			 c->rate_len);
 		return false;
 	}
-	memcpy(d->rate, c->rate, c->rate_len * sizeof *d->rate);
-	d->cfg.rate = d->rate;
-	if (!sq_capacity_trace_init(&d->capacity, &c->capacity)) {
+	memcpy(tx->rate, c->rate, c->rate_len * sizeof *tx->rate);
+	tx->rate_len = c->rate_len;
+	tx->overhead = c->overhead;
+	if (!sq_capacity_trace_init(&tx->capacity, &c->capacity)) {
 		snprintf(err, errlen, "%s.bandwidth: out of memory copying %zu opportunities",
 			 sq_dir_name(dir), c->capacity.len);
 		return false;
 	}
+	sq_cell_sched_init(&tx->sched, &cfg->cell, hosts);
+	return true;
+}
+
+static bool init_direction(struct sq_direction *d, enum sq_dir dir, uint32_t host,
+			   const struct sq_link_config *cfg, struct sq_transmitter *tx,
+			   char *err, size_t errlen)
+{
+	const struct sq_channel_config *ch = sq_host_channel(cfg, host);
+	d->dir = dir;
+	d->host = host;
+	d->tx = tx;
+	d->cfg = sq_host_direction(cfg, host, dir);
+	d->cfg.rate = tx->rate;
 	d->cfg.capacity = (struct sq_opportunity_trace){ 0 };   /* the model reads its copy */
+	const struct sq_direction_config *c = &d->cfg;
 	sq_outages_init(&d->own_outages, &c->outages, cfg->seed, cfg->replication,
-			dir == SQ_DOWN ? SQ_STREAM_OUTAGES_DOWN : SQ_STREAM_OUTAGES_UP);
+			sq_host_stream(dir == SQ_DOWN ? SQ_STREAM_OUTAGES_DOWN : SQ_STREAM_OUTAGES_UP, host));
 	sq_ring_init(&d->ring);
-	sq_error_draw_init(&d->err, &cfg->channel, cfg->seed, cfg->replication, dir);
-	sq_netem_stage_init(&d->netem, &c->netem, cfg->seed, cfg->replication, dir);
+	sq_error_draw_init(&d->err, ch, cfg->seed, cfg->replication, host, dir);
+	sq_netem_stage_init(&d->netem, &c->netem, cfg->seed, cfg->replication, host, dir);
 	if (c->router.enabled &&
 	    !sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
-			    dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP)) {
+			    sq_host_stream(dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP,
+					   host))) {
 		snprintf(err, errlen, "%s.router.device_queue: out of memory for %" PRIu32 " packets",
 			 sq_dir_name(dir), c->router.device_queue);
 		return false;
+	}
+	return true;
+}
+
+static bool init_host(struct sq_model *m, uint32_t host, const struct sq_link_config *cfg,
+		      char *err, size_t errlen)
+{
+	struct sq_host *h = &m->host[host];
+	h->channel = sq_channel_new_host(sq_host_channel(cfg, host), cfg->seed, cfg->replication,
+					 host, err, errlen);
+	if (!h->channel)
+		return false;
+	sq_outages_init(&h->outages, sq_host_outages(cfg, host), cfg->seed, cfg->replication,
+			sq_host_stream(SQ_STREAM_OUTAGES, host));
+	for (int i = 0; i < SQ_DIRS; i++) {
+		struct sq_direction *d = &h->dir[i];
+		if (!init_direction(d, (enum sq_dir)i, host, cfg, &m->tx[i], err, errlen))
+			return false;
+		d->channel = h->channel;
+		d->outages = d->cfg.outages.enabled ? &d->own_outages : &h->outages;
 	}
 	return true;
 }
@@ -597,25 +749,23 @@ struct sq_model *sq_model_new(const struct sq_link_config *cfg, sq_event_sink si
 	if (!sq_link_config_check(cfg, err, errlen))
 		return NULL;
 	struct sq_model *m = calloc(1, sizeof *m);
-	if (!m) {
+	uint32_t hosts = sq_cell_hosts(cfg);
+	if (!m || !(m->host = calloc(hosts, sizeof *m->host))) {
+		free(m);
 		snprintf(err, errlen, "link model: out of memory allocating the model");
 		return NULL;
 	}
+	m->hosts = hosts;
 	m->sink = sink;
 	m->sink_ctx = sink_ctx;
 	m->next_id = 1;
 	sq_heap_init(&m->heap);
-	m->channel = sq_channel_new(&cfg->channel, cfg->seed, cfg->replication, err, errlen);
-	sq_outages_init(&m->outages, &cfg->outages, cfg->seed, cfg->replication, SQ_STREAM_OUTAGES);
-	for (int i = 0; i < SQ_DIRS && m->channel; i++) {
-		if (!init_direction(&m->dir[i], (enum sq_dir)i, cfg, err, errlen)) {
-			sq_model_free(m);
-			return NULL;
-		}
-		struct sq_direction *d = &m->dir[i];
-		d->outages = d->cfg.outages.enabled ? &d->own_outages : &m->outages;
-	}
-	if (!m->channel) {
+	bool ok = true;
+	for (int i = 0; i < SQ_DIRS && ok; i++)
+		ok = init_transmitter(&m->tx[i], (enum sq_dir)i, cfg, hosts, err, errlen);
+	for (uint32_t h = 0; h < hosts && ok; h++)
+		ok = init_host(m, h, cfg, err, errlen);
+	if (!ok) {
 		sq_model_free(m);
 		return NULL;
 	}
@@ -633,13 +783,18 @@ void sq_model_free(struct sq_model *m)
 	if (!m)
 		return;
 	for (int i = 0; i < SQ_DIRS; i++) {
-		free(m->dir[i].rate);
-		sq_capacity_trace_release(&m->dir[i].capacity);
-		sq_ring_release(&m->dir[i].ring);
-		sq_router_release(&m->dir[i].router);
+		free(m->tx[i].rate);
+		sq_capacity_trace_release(&m->tx[i].capacity);
 	}
+	for (uint32_t h = 0; h < m->hosts; h++) {
+		for (int i = 0; i < SQ_DIRS; i++) {
+			sq_ring_release(&m->host[h].dir[i].ring);
+			sq_router_release(&m->host[h].dir[i].router);
+		}
+		sq_channel_free(m->host[h].channel);
+	}
+	free(m->host);
 	sq_heap_release(&m->heap);
-	sq_channel_free(m->channel);
 	free(m);
 }
 
@@ -647,7 +802,8 @@ void sq_model_free(struct sq_model *m)
 
 sq_time_us sq_model_next_deadline(const struct sq_model *m)
 {
-	sq_time_us change = sq_channel_current(m->channel).end;
+	sq_time_us change;
+	next_state_change(m, &change);
 	sq_time_us action = next_action_time(m);
 	sq_time_us outage = next_outage_time(m);
 	sq_time_us first = change < action ? change : action;
@@ -663,7 +819,16 @@ size_t sq_model_decided_outs(const struct sq_model *m, enum sq_dir dir,
 			     const struct sq_decided_out *after, sq_time_us until,
 			     struct sq_decided_out *outs, size_t cap)
 {
-	const struct sq_direction *d = &m->dir[dir];
+	return sq_model_host_decided_outs(m, 0, dir, after, until, outs, cap);
+}
+
+size_t sq_model_host_decided_outs(const struct sq_model *m, uint32_t host, enum sq_dir dir,
+				  const struct sq_decided_out *after, sq_time_us until,
+				  struct sq_decided_out *outs, size_t cap)
+{
+	if (host >= m->hosts)
+		return 0;
+	const struct sq_direction *d = &m->host[host].dir[dir];
 	bool in_order = d->cfg.in_order;
 	sq_time_us gone = m->now;   /* in order: when every earlier packet has left */
 	size_t n = 0;
@@ -695,16 +860,27 @@ uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event
 {
 	if ((unsigned)dir >= SQ_DIRS || (unsigned)type >= SQ_EV_TYPES)
 		return 0;
-	return m->dir[dir].counts[type];
+	uint64_t n = 0;
+	for (uint32_t h = 0; h < m->hosts; h++)
+		n += m->host[h].dir[dir].counts[type];
+	return n;
+}
+
+uint64_t sq_model_host_count(const struct sq_model *m, uint32_t host, enum sq_dir dir,
+			     enum sq_event_type type)
+{
+	if (host >= m->hosts || (unsigned)dir >= SQ_DIRS || (unsigned)type >= SQ_EV_TYPES)
+		return 0;
+	return m->host[host].dir[dir].counts[type];
 }
 
 bool sq_model_device_queue(const struct sq_model *m, enum sq_dir dir, uint64_t *pkts,
 			   uint64_t *bytes)
 {
-	if ((unsigned)dir >= SQ_DIRS || !m->dir[dir].cfg.router.enabled)
+	if ((unsigned)dir >= SQ_DIRS || !m->host[0].dir[dir].cfg.router.enabled)
 		return false;
-	*pkts = m->dir[dir].router.device.count;
-	*bytes = m->dir[dir].router.device.bytes;
+	*pkts = m->host[0].dir[dir].router.device.count;
+	*bytes = m->host[0].dir[dir].router.device.bytes;
 	return true;
 }
 
@@ -713,8 +889,8 @@ bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls
 {
 	if ((unsigned)dir >= SQ_DIRS)
 		return false;
-	const struct sq_router *r = &m->dir[dir].router;
-	if (!m->dir[dir].cfg.router.enabled || cls >= r->cfg.n_classes)
+	const struct sq_router *r = &m->host[0].dir[dir].router;
+	if (!m->host[0].dir[dir].cfg.router.enabled || cls >= r->cfg.n_classes)
 		return false;
 	const struct sq_router_class_state *st = &r->cls[cls];
 	*out = st->stats;

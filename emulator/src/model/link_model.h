@@ -61,6 +61,8 @@ struct sq_event {
 	uint32_t corrupt_bit;      /* CORRUPT: the bit to flip, 8 x byte offset + bit
 				    * (0 = least significant) */
 	uint64_t copy_of;          /* DUPLICATE: the id of the packet copied */
+	uint32_t host;             /* the cell's host the event concerns (0-based: host 1 is
+				    * 0); for STATE the host whose channel changed */
 };
 
 /* Called for every event, synchronously; it must not call back into the model. */
@@ -86,6 +88,14 @@ void sq_model_set_clone(struct sq_model *m, sq_clone_fn clone, void *ctx);
 uint64_t sq_model_arrive(struct sq_model *m, enum sq_dir dir, sq_time_us now,
 			 const struct sq_pkt_meta *meta, void *user);
 
+/* The same for a packet of host `host` (0-based) of a cell (LINK_MODEL.md "A cell of
+ * several hosts"); sq_model_arrive is host 0's. Requires host < sq_model_hosts(m). */
+uint64_t sq_model_arrive_host(struct sq_model *m, uint32_t host, enum sq_dir dir, sq_time_us now,
+			      const struct sq_pkt_meta *meta, void *user);
+
+/* The number of hosts of the cell (1 without a cell). */
+uint32_t sq_model_hosts(const struct sq_model *m);
+
 /* Emits every event up to and including time now (channel state changes
  * included, so advance to the times the run really reaches). */
 void sq_model_advance(struct sq_model *m, sq_time_us now);
@@ -93,14 +103,18 @@ void sq_model_advance(struct sq_model *m, sq_time_us now);
 /* The channel's state at the model's time (at t = 0 the configured initial state, or where
  * a running channel is). */
 enum sq_state sq_model_channel_state(const struct sq_model *m);
+/* The same for host `host` (0-based) of a cell; host 0's is sq_model_channel_state. */
+enum sq_state sq_model_host_channel_state(const struct sq_model *m, uint32_t host);
 
-/* Whether direction dir is in an outage at the model's time (LINK_MODEL.md "Outages"). */
+/* Whether direction dir (of host 1 in a cell) is in an outage at the model's time
+ * (LINK_MODEL.md "Outages"). */
 bool sq_model_in_outage(const struct sq_model *m, enum sq_dir dir);
 
 /* Earliest time at which the model has something to do; SQ_TIME_NEVER if none. */
 sq_time_us sq_model_next_deadline(const struct sq_model *m);
 
-/* Fills outs (room for cap) with the decided outs of dir that come after `after` (NULL:
+/* Host 1's (sq_model_host_decided_outs: any host's). Fills outs (room for cap)
+ * with the decided outs of dir that come after `after` (NULL:
  * from the first) and no later than until, in the order their SQ_EV_OUT events will come,
  * and returns how many it wrote. Fewer than cap: that is all of them; exactly cap: ask
  * again with after = the last one for more. A packet decided later may go out before one
@@ -110,9 +124,16 @@ sq_time_us sq_model_next_deadline(const struct sq_model *m);
 size_t sq_model_decided_outs(const struct sq_model *m, enum sq_dir dir,
 			     const struct sq_decided_out *after, sq_time_us until,
 			     struct sq_decided_out *outs, size_t cap);
+/* The same for host `host` (0-based) of a cell: its own packets of dir, in its own order. */
+size_t sq_model_host_decided_outs(const struct sq_model *m, uint32_t host, enum sq_dir dir,
+				  const struct sq_decided_out *after, sq_time_us until,
+				  struct sq_decided_out *outs, size_t cap);
 
-/* Per direction, how many events of each type have been emitted. */
+/* Per direction, how many events of each type have been emitted (all hosts of a cell). */
 uint64_t sq_model_count(const struct sq_model *m, enum sq_dir dir, enum sq_event_type type);
+/* The same for one host (0-based) of a cell. */
+uint64_t sq_model_host_count(const struct sq_model *m, uint32_t host, enum sq_dir dir,
+			     enum sq_event_type type);
 
 /* Packets the model still holds (queued, in flight, in ARQ, in the receive buffer). */
 size_t sq_model_pending(const struct sq_model *m);

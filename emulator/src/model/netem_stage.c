@@ -7,20 +7,26 @@ uint32_t sq_netem_stream(enum sq_dir dir, enum sq_netem_purpose purpose)
 	return SQ_STREAM_NETEM_FIRST + 2u * (uint32_t)purpose + (uint32_t)dir;
 }
 
+/* A cell's host has streams of its own (rng.h sq_host_stream). */
+static uint32_t host_stream(enum sq_dir dir, enum sq_netem_purpose purpose, uint32_t host)
+{
+	return sq_host_stream(sq_netem_stream(dir, purpose), host);
+}
+
 void sq_netem_stage_init(struct sq_netem_stage *s, const struct sq_netem_config *c, uint64_t seed,
-			 uint32_t replication, enum sq_dir dir)
+			 uint32_t replication, uint32_t host, enum sq_dir dir)
 {
 	s->enabled = sq_netem_enabled(c);
 	s->duplicate = c->duplicate;
 	s->corrupt = c->corrupt;
-	sq_netem_loss_init(&s->loss, c, seed, replication, sq_netem_stream(dir, SQ_NETEM_LOSS_STREAM));
+	sq_netem_loss_init(&s->loss, c, seed, replication, host_stream(dir, SQ_NETEM_LOSS_STREAM, host));
 	sq_netem_crand_init(&s->dup_src, c->duplicate.corr, seed, replication,
-			    sq_netem_stream(dir, SQ_NETEM_DUPLICATE_STREAM));
+			    host_stream(dir, SQ_NETEM_DUPLICATE_STREAM, host));
 	sq_netem_crand_init(&s->corrupt_src, c->corrupt.corr, seed, replication,
-			    sq_netem_stream(dir, SQ_NETEM_CORRUPT_STREAM));
+			    host_stream(dir, SQ_NETEM_CORRUPT_STREAM, host));
 	sq_netem_delay_init(&s->delay, c, seed, replication,
-			    sq_netem_stream(dir, SQ_NETEM_JITTER_STREAM),
-			    sq_netem_stream(dir, SQ_NETEM_REORDER_STREAM));
+			    host_stream(dir, SQ_NETEM_JITTER_STREAM, host),
+			    host_stream(dir, SQ_NETEM_REORDER_STREAM, host));
 }
 
 /* Like netem: no draw when the probability is 0. */

@@ -42,7 +42,7 @@ enum sq_netem_purpose {
 uint32_t sq_netem_stream(enum sq_dir dir, enum sq_netem_purpose purpose);
 
 void sq_netem_stage_init(struct sq_netem_stage *s, const struct sq_netem_config *c, uint64_t seed,
-			 uint32_t replication, enum sq_dir dir);
+			 uint32_t replication, uint32_t host, enum sq_dir dir);
 
 /* The entry's decisions for a packet of ip_len bytes; a copy is never duplicated again. */
 void sq_netem_entry(struct sq_netem_stage *s, uint32_t ip_len, bool is_copy,

@@ -27,6 +27,15 @@ enum sq_stream {
 	SQ_STREAM_OUTAGES_UP = 20,   /* up's own outage timeline */
 };
 
+/* A cell's host k (0-based index; host 1 is index 0) draws stream id + 256 x k: host 1's
+ * streams are exactly the single host's, every other host's are its own (LINK_MODEL.md
+ * "A cell of several hosts"). */
+#define SQ_HOST_STREAM_STRIDE 256u
+static inline uint32_t sq_host_stream(uint32_t stream, uint32_t host)
+{
+	return stream + SQ_HOST_STREAM_STRIDE * host;
+}
+
 struct sq_rng {
 	uint64_t s[4];
 };
