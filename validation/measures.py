@@ -15,7 +15,9 @@ analysis package (analysis/report/contents.py), so a value here is the one `squa
   Min_thro of 845 B/s against a main-object median of 1809 B/s can only come from in-line
   connections), for HTTP/1.1 the one connection's (the main object's); Drops_c/Drops_e =
   median drops (HTTP/1.0: the highest median of the connection classes).
-- Saarto: response_time, Med_th_m (the main object's connection throughput, as Med_thro), Slowest_th_i, Fastest_th_i, Drops_c/Drops_e (page
+- Saarto: response_time, Med_th_m (the main object's response throughput, as Med_thro: the
+  slides do not define it and the IIP report, whose section 6 does, used the same HTTP/1.0
+  tool, seeds/003 line 163), Slowest_th_i, Fastest_th_i, Drops_c/Drops_e (page
   medians), Sum_max_drops; response_time_diff = a variant's median response time relative
   to that of the variant the slides' table is relative to (BL+TS, BL-TS at arq-high) on the
   same link and workload, in %.
@@ -102,7 +104,7 @@ def _http_metrics(study: str, cell: CellResult) -> dict[str, float | None]:
     if study == "saarto":
         return {
             "response_time": cell.stat(f"{name}.response_time_s", "median"),
-            "Med_th_m": connection_throughput(cell, name),
+            "Med_th_m": cell.stat(f"{name}.main.response_throughput_Bps", "median"),
             "Slowest_th_i": cell.stat(f"{name}.inline_slowest.throughput_Bps", "median"),
             "Fastest_th_i": cell.stat(f"{name}.inline_fastest.throughput_Bps", "median"),
             "Drops_c": cell.stat(f"{name}.congestion_drops", "median"),
@@ -173,8 +175,9 @@ def _variant_metrics(study: str, cell: CellResult) -> dict[Sensitivity, dict[str
     """The values the sensitivity variants of definitions put under the reference's metrics."""
     out: dict[Sensitivity, dict[str, float | None]] = {}
     http = cell.flows_of("http")
-    if http and study == "iip":
-        out[CONNECTION_THROUGHPUT] = {"Med_thro": connection_throughput(cell, http[0].name)}
+    if http:
+        out[CONNECTION_THROUGHPUT] = {"Med_thro" if study == "iip" else "Med_th_m":
+                                      connection_throughput(cell, http[0].name)}
     for flow in cell.flows_of("udp"):
         out[JITTER_SPACING] = {"udp.Jitter_min": cell.stat(f"{flow.name}.spacing_mean_ms", "min"),
                                "udp.Jitter_max": cell.stat(f"{flow.name}.spacing_mean_ms", "max")}

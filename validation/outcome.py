@@ -28,6 +28,8 @@ class Outcome:
     provenance: list[str] = field(default_factory=list)     # per study, set by --from-data
     # title -> the verdict with the fitted cells' values, for a conclusion they alone measure
     sensitivity_verdicts: dict[str, Verdict] = field(default_factory=dict)
+    # the committed results of validation/explanations/reproducibility/ (set by --from-data)
+    reproducibility: list[dict] = field(default_factory=list)
     # reference key -> the sensitivity variants' comparisons of it
     variant_rows: dict[Key, list[tuple[Sensitivity, Comparison]]] = field(default_factory=dict)
 

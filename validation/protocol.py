@@ -33,8 +33,9 @@ JITTER_SPACING = Sensitivity(
     "6a1b966")
 CONNECTION_THROUGHPUT = Sensitivity(
     "Med_thro as connection throughput",
-    "IIP HTTP Med_thro as the main object's bytes / (first SYN -> ACK of the FIN) instead of "
-    "section 6's response-only elapsed time, chosen because it matched table 9's e0 values",
+    "IIP HTTP Med_thro and Saarto's Med_th_m as the main object's bytes / (first SYN -> ACK of "
+    "the FIN) instead of section 6's response-only elapsed time, chosen because it matched "
+    "table 9's e0 values",
     "b5c39df")
 VARIANTS = (UDP_FITTED, JITTER_SPACING, CONNECTION_THROUGHPUT)
 

@@ -273,6 +273,34 @@ KERNEL_DIFFERENCES = [
     "there too).", ""]
 
 
+def reproducibility_section(results: list[dict]) -> list[str]:
+    """The channel's spread across a cell's replications against the hosts' across re-runs of
+    one replication (validation/explanations/reproducibility/)."""
+    out = ["## Replication reproducibility: the channel's spread and the hosts'", "",
+           "Replication k meets the same channel every time; re-running it shows what the hosts' "
+           "timing alone changes. SD of ln(value) (ln(value + 1) for counts) over the cell's "
+           "committed replications (the channel and the hosts) and over re-runs of one "
+           "replication (the hosts); the hosts' share is the ratio of the variances; ∞ = "
+           "unfinished pages, counted apart (validation/explanations/reproducibility/)."
+           + ("" if results else " **Pending**: no re-runs committed yet (the README there gives "
+              "the commands)."), ""]
+    for r in results:
+        rows = [[metric, _sd(m["channel"]), _sd(m["hosts"]),
+                 "–" if m["hosts_share_of_variance"] is None else f"{100 * m['hosts_share_of_variance']:.0f} %",
+                 ", ".join(_num(x) for x in m["hosts"]["values"])]
+                for metric, m in r["metrics"].items()]
+        out += [f"`{r['cell']}`, replication {r['replication']}: {r['reruns']} re-runs against "
+                f"{r['replications_in_data']} committed replications.", "",
+                *markdown_table(["metric", "channel + hosts: SD ln (n, ∞)", "hosts: SD ln (n, ∞)",
+                                 "hosts' share", "re-runs' values"], rows), ""]
+    return out
+
+
+def _sd(s: dict) -> str:
+    sd = "–" if s["sd_ln"] is None else f"{s['sd_ln']:.3f}"
+    return f"{sd} ({s['n']}, {s['unfinished']})"
+
+
 def provenance_section(provenance: list[str]) -> list[str]:
     if not provenance:
         return []
@@ -289,6 +317,6 @@ def render(ctx: ReportContext, outcome: Outcome) -> str:
              *(agreement_section(o.agreements, o.coverage) if o.agreements else []),
              *per_study_section(o.per_study), *sensitivity_section(o.variants),
              *conclusions_section(o.verdicts, o.stability, o.sensitivity_verdicts),
-             *distributions_section(o.spreads),
+             *distributions_section(o.spreads), *reproducibility_section(o.reproducibility),
              *KERNEL_DIFFERENCES, *tables_section(o.rows, o.coverage, o.variant_rows)]
     return "\n".join(lines).rstrip() + "\n"

@@ -41,6 +41,7 @@ OUT = ROOT / "validation" / "out"
 REPORT = ROOT / "validation" / "report.md"
 RECORD = OUT / "validation.json"      # the last validation's runs and time, for --rerender
 DATA = ROOT / "validation" / "data"   # the full validation's compact results (validation.full)
+REPRODUCIBILITY = ROOT / "validation" / "explanations" / "reproducibility"
 TITLE = "Reproducing the studies: squall beside the IIP report and Saarto's slides"
 SCENARIOS = ROOT / "scenarios"
 DEFAULT_LANE_BASE = 110
@@ -283,6 +284,7 @@ def from_data(directory: Path, report: Path) -> int:
                           for record, cells in studies] + [
         provenance_text(f"{record['study']} (sensitivity, {_shown(d)})", row_revisions(d, record, cells),
                         (record.get("chains") or {}).get("squall_revision")) for record, cells, d in fitted]
+    outcome.reproducibility = [json.loads(p.read_text()) for p in sorted(REPRODUCIBILITY.glob("results-*.json"))]
     runs = [data_summary(directory / record["study"], record, cells) for record, cells in studies]
     ctx = ReportContext(TITLE, [data_text(studies)], runs, sum(r.seconds for r in runs),
                         environment("python -m validation.run --from-data"))

@@ -77,5 +77,6 @@ def stability(reference: list[RefRow], studies: list[tuple[str, list[CellResult]
 
 
 def stability_text(results: Iterable[Stability]) -> dict[str, str]:
-    """title -> "holds in 97 % of 200 resamples"."""
-    return {s.title: f"{s.verdict} in {100 * s.same:.0f} % of {s.resamples} resamples" for s in results}
+    """title -> "holds in 97 % of 200 resamples" (nothing for a conclusion not measured)."""
+    return {s.title: f"{s.verdict} in {100 * s.same:.0f} % of {s.resamples} resamples" for s in results
+            if s.verdict != "not measured"}
