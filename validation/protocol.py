@@ -26,7 +26,7 @@ UDP_FITTED = Sensitivity(
     "drops against throughput, the e0 jitter column) instead of the text's 32 kbit/s",
     "5449c12")
 JITTER_SPACING = Sensitivity(
-    "jitter as mean receive spacing",
+    "jitter as squall's mean receive spacing",
     "the tables' jitter compared with squall's mean receive spacing of consecutive datagrams "
     "(`spacing_mean_ms`) instead of section 6's change of spacing, chosen because the tables' "
     "e0 values equal the (fitted) send spacing",
