@@ -280,13 +280,13 @@ def reproducibility_section(results: list[dict]) -> list[str]:
            "Replication k meets the same channel every time; re-running it shows what the hosts' "
            "timing alone changes. SD of ln(value) (ln(value + 1) for counts) over the cell's "
            "committed replications (the channel and the hosts) and over re-runs of one "
-           "replication (the hosts); the hosts' share is the ratio of the variances; ∞ = "
+           "replication (the hosts); the hosts' share is the ratio of the variances (none where "
+           "the replications' SD of ln is below 0.01); ∞ = "
            "unfinished pages, counted apart (validation/explanations/reproducibility/)."
            + ("" if results else " **Pending**: no re-runs committed yet (the README there gives "
               "the commands)."), ""]
     for r in results:
-        rows = [[metric, _sd(m["channel"]), _sd(m["hosts"]),
-                 "–" if m["hosts_share_of_variance"] is None else f"{100 * m['hosts_share_of_variance']:.0f} %",
+        rows = [[metric, _sd(m["channel"]), _sd(m["hosts"]), _hosts_share(m),
                  ", ".join(_num(x) for x in m["hosts"]["values"])]
                 for metric, m in r["metrics"].items()]
         out += [f"`{r['cell']}`, replication {r['replication']}: {r['reruns']} re-runs against "
@@ -294,6 +294,18 @@ def reproducibility_section(results: list[dict]) -> list[str]:
                 *markdown_table(["metric", "channel + hosts: SD ln (n, ∞)", "hosts: SD ln (n, ∞)",
                                  "hosts' share", "re-runs' values"], rows), ""]
     return out
+
+
+# below this SD of ln (1 %) the cell's replications hardly differ and a share says nothing
+NO_SPREAD = 0.01
+
+
+def _hosts_share(m: dict) -> str:
+    if m["hosts_share_of_variance"] is None:
+        return "–"
+    if m["channel"]["sd_ln"] < NO_SPREAD:
+        return "– (no spread)"
+    return f"{100 * m['hosts_share_of_variance']:.0f} %"
 
 
 def _sd(s: dict) -> str:
