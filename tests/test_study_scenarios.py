@@ -103,9 +103,9 @@ def test_iip_mixture_diffserv_red_and_workloads() -> None:
     kinds = {f.name: (f.kind, f.start_us) for f in ds.flows}
     assert kinds == {"tcp1": ("bulk", 0), "tcp2": ("bulk", 0), "udp": ("udp", 5_000_000)}
     udp = next(f for f in ds.flows if f.kind == "udp")
-    # the spacing the tables imply (scenario header): 132 B every 34.6 ms, 37 kbit/s at IP level
-    assert (udp.stream.size, udp.stream.ip_rate_bps, udp.duration_us) == (132, 37_000, 180_000_000)
-    assert 132 * 8 / udp.stream.rate_bps == pytest.approx(0.0346, abs=0.0001)
+    # the text's stream (validation/PROTOCOL.md): 132 B payloads at 32 kbit/s of payload, 33.0 ms
+    assert (udp.stream.size, udp.stream.rate_bps, udp.duration_us) == (132, 32_000, 180_000_000)
+    assert 132 * 8 / udp.stream.rate_bps == pytest.approx(0.0330, abs=0.0001)
     assert [f.transfer.count for f in ds.flows if f.kind == "bulk"] == [90, 90]
     assert [(f.transfer.count, f.start_us) for f in red.flows] == [
         (100, 0), (100, 0), (100, 5_000_000)]
@@ -216,6 +216,6 @@ def test_iip_mixture_cell_runs_and_is_analysable(tmp_path: Path) -> None:
     assert values["tcp.transfers"] == 2
     assert values["tcp.fastest.bytes"] == values["tcp.slowest.bytes"] == 6 * 2096
     assert values["tcp.slowest.elapsed_s"] >= values["tcp.fastest.elapsed_s"] > 0
-    # 8 s of datagrams every 34.6 ms = 231 datagrams, started 5 s after TCP
-    assert 226 <= values["udp.received"] + values["udp.lost"] <= 233
+    # 8 s of datagrams every 33.0 ms (32 kbit/s of 132 B payloads) = 243, started 5 s after TCP
+    assert 238 <= values["udp.received"] + values["udp.lost"] <= 245
     assert values["udp.throughput_Bps"] is not None

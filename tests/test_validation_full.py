@@ -294,28 +294,39 @@ def test_a_round_of_some_cells_replaces_their_rows_only(tmp_path: Path) -> None:
 
 def test_the_conclusions_cells_are_those_their_checks_read() -> None:
     """On the committed data: the mixtures' DiffServ cases (2 TCP + 1 UDP from 0 s, with and
-    without DiffServ, every link and variant) and every CBI cell (its replication 1 against the
-    later ones), nothing else."""
+    without DiffServ, every link and variant), nothing else (the CBI conclusion compares the
+    IIP HTTP tables' pairs, validation/PROTOCOL.md)."""
     chosen = set(full.conclusion_cells()["iip-mixture"])
     cells = [c.cell for c in load_study(full.DATA / "iip-mixture")]
-    expected = {c for c in cells if "2tcp+1udp-0s-0s-0s-" in c or c.endswith("_tcp-frto-cbi-iw4")}
-    assert chosen == expected and len(chosen) == 36
+    expected = {c for c in cells if "2tcp+1udp-0s-0s-0s-" in c}
+    assert chosen == expected and len(chosen) == 24
 
 
 def test_rounds_after_rounds_are_planned_for_the_conclusions_cells(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
-    shutil.copytree(full.DATA / "iip-mixture", data / "iip-mixture")
-    done = len(load_study_record(data / "iip-mixture")["rounds_done"])
-    argv = ["--rounds", str(done), "--conclusion-rounds", str(done + 1), "--dry-run", "--study", "iip-mixture",
+    shutil.copytree(full.DATA / "iip-http", data / "iip-http")
+    done = len(load_study_record(data / "iip-http")["rounds_done"])
+    argv = ["--rounds", str(done), "--conclusion-rounds", str(done + 1), "--dry-run", "--study", "iip-http",
             "--out", str(tmp_path / "out"), "--data", str(data)]
     assert full.main(argv) == 0
     # (a note may say the committed expanded.json was written by another squall version)
     [line] = [line for line in capsys.readouterr().out.splitlines() if " round " in line]
-    assert f"iip-mixture round {done + 1}:" in line
-    # the conclusions' 36 cells but the 20 CBI ones, which run as chains
+    assert f"iip-http round {done + 1}:" in line
+    # the conclusions' 128 cells but the 48 CBI ones, which run as chains
     chosen = line.split("--cells ")[1].split(",")
-    assert len(chosen) == 16 and not any("cbi" in c for c in chosen)
+    assert len(chosen) == 80 and not any("cbi" in c for c in chosen)
+
+
+def test_the_mixtures_committed_rounds_are_refused_for_the_protocols_stream(tmp_path: Path) -> None:
+    """The committed mixture rows ran the UDP stream fitted to the tables (34.6 ms); the
+    protocol's scenario sends the text's 32 kbit/s, so a further round is refused rather than
+    mixed with them (validation/PROTOCOL.md: the protocol's run starts afresh)."""
+    data = tmp_path / "data"
+    shutil.copytree(full.DATA / "iip-mixture", data / "iip-mixture")
+    study = next(s for s in full.STUDIES if s.name == "iip-mixture")
+    with pytest.raises(SystemExit, match="'cbr-iip-mixture' then, 'cbr-32k' now"):
+        full.check_cells_now(study, data)
 
 
 def test_a_round_whose_capture_holds_an_undeclared_connection_is_refused_with_its_cause(tmp_path: Path) -> None:

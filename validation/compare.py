@@ -10,6 +10,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from .bias import SignedBias, signed_bias, signed_log
 from .measures import Measurements
 from .reference import Key, RefRow
 
@@ -30,6 +31,7 @@ class Coverage:
     compared: int
     reference_rows: int            # with a value in the source
     not_run: int                   # reference rows whose cell squall did not run (or could not measure)
+    pending: int = 0               # of those, rows whose cells ran only with a fitted parameter
 
 
 def compare_row(ref: RefRow, ours: float) -> Comparison:
@@ -40,18 +42,21 @@ def compare_row(ref: RefRow, ours: float) -> Comparison:
     return Comparison(ref.key, ref.table, ref.unit, ref.value, ours, ratio, None)
 
 
-def join(reference: list[RefRow], ours: Measurements) -> tuple[list[Comparison], Coverage]:
+def join(reference: list[RefRow], ours: Measurements | dict[Key, float | None]
+         ) -> tuple[list[Comparison], Coverage]:
+    """The main comparison (a Measurements' values), or a sensitivity variant's (its dict)."""
+    values = ours.values if isinstance(ours, Measurements) else ours
     rows = []
     with_value = [r for r in reference if r.value is not None]
     for ref in with_value:
-        value = ours.values.get(ref.key)
+        value = values.get(ref.key)
         if value is not None:
             rows.append(compare_row(ref, value))
-    rows.sort(key=lambda c: (c.key.study, _table_order(c.table), c.key))
+    rows.sort(key=lambda c: (c.key.study, table_order(c.table), c.key))
     return rows, Coverage(len(rows), len(with_value), len(with_value) - len(rows))
 
 
-def _table_order(table: str) -> tuple[int, str]:
+def table_order(table: str) -> tuple[int, str]:
     return (int(table), "") if table.isdigit() else (10**6, table)
 
 
@@ -83,6 +88,7 @@ class Agreement:
     within_50: float | None
     median_abs_difference: float | None   # percentage points, for the differences family
     target: float | None           # for median_abs_ln
+    bias: SignedBias | None = None   # of ln(squall / reference)
 
     @property
     def coverage(self) -> float:
@@ -121,16 +127,25 @@ def _is_central(metric: str) -> bool:
 def _agreement(family: str, refs: list[RefRow], mine: list[Comparison], count: bool,
                target: float | None) -> Agreement:
     ratios = [r for c in mine if (r := _ratio(c, count)) is not None]
-    logs = [abs(math.log(r)) if 0 < r < math.inf else math.inf for r in ratios]
+    signed = [signed_log(r) for r in ratios]
+    logs = [abs(x) for x in signed]
     share = (lambda low, high: sum(low <= r <= high for r in ratios) / len(ratios)) if ratios else None
     return Agreement(family, len(refs), len(mine), statistics.median(logs) if logs else None,
-                     share(0.8, 1.2) if share else None, share(0.5, 1.5) if share else None, None, target)
+                     share(0.8, 1.2) if share else None, share(0.5, 1.5) if share else None, None, target,
+                     signed_bias(signed))
 
 
-def agreement(reference: list[RefRow], rows: list[Comparison]) -> list[Agreement]:
-    """Per metric family: how much of the tables squall covers and how close it comes; for the
-    times and throughputs also their medians and means alone (CENTRAL), which few replications
-    estimate without the bias of an extreme over them."""
+STUDIES = ("iip", "saarto")
+
+
+def agreement(reference: list[RefRow], rows: list[Comparison], study: str | None = None
+              ) -> list[Agreement]:
+    """Per metric family (of one study, or of all): how much of the tables squall covers and
+    how close it comes; for the times and throughputs also their medians and means alone
+    (CENTRAL), which few replications estimate without the bias of an extreme over them."""
+    if study is not None:
+        reference = [r for r in reference if r.key.study == study]
+        rows = [c for c in rows if c.key.study == study]
     out = []
     for family, _, count, target in FAMILIES:
         refs = [r for r in reference if r.value is not None and _family_of(r.key.metric) == family]

@@ -1,14 +1,14 @@
 """The studies' qualitative conclusions, checked on the reference tables and on squall's values.
 
 Each check looks at cases (pairs of cells that differ in one thing) through a lookup
-`Key -> value`, the same function on both sides, so a verdict on our numbers means what the
-study's verdict means on theirs. A case holds, fails, or is None when a side lacks a value.
-Verdicts: "holds" (every measured case), "mostly holds (k of n)", "does not hold (k of n)",
-"not measured".
+`Key -> value`, the same function and the same test on both sides, so a verdict on our numbers
+means what the study's verdict means on theirs (validation/PROTOCOL.md, "Verdicts"). A case
+holds, fails, or is None when a side lacks a value. Verdicts by the share k / n of measured
+cases that hold: "holds" (≥ 90 %), "mostly holds" (≥ 75 %), "mixed" (≥ 25 %), "fails"
+(< 25 %), "not measured"; each also per link.
 """
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
@@ -38,6 +38,7 @@ class Case:
     ours: str
     reference_holds: bool | None
     ours_holds: bool | None
+    link: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,17 +50,30 @@ class Verdict:
     cases: tuple[Case, ...]
     kernel_note: str
 
+    def by_link(self) -> list[tuple[str, str, str]]:
+        """(link, the studies' verdict, squall's) for every link with a case."""
+        links = list(dict.fromkeys(c.link for c in self.cases))
+        return [(link, verdict(c.reference_holds for c in self.cases if c.link == link),
+                 verdict(c.ours_holds for c in self.cases if c.link == link)) for link in links]
 
-def verdict(results: Iterable[bool | None]) -> str:
+
+# (least share of the measured cases that hold, verdict), the first that applies
+THRESHOLDS = ((0.90, "holds"), (0.75, "mostly holds"), (0.25, "mixed"), (0.0, "fails"))
+
+
+def category(results: Iterable[bool | None]) -> str:
+    """The verdict's word alone: "holds", "mostly holds", "mixed", "fails" or "not measured"."""
     measured = [r for r in results if r is not None]
     if not measured:
         return "not measured"
-    k, n = sum(measured), len(measured)
-    if k == n:
-        return f"holds ({k} of {n})"
-    if 2 * k > n:
-        return f"mostly holds ({k} of {n})"
-    return f"does not hold ({k} of {n})"
+    share = sum(measured) / len(measured)
+    return next(word for least, word in THRESHOLDS if share >= least)
+
+
+def verdict(results: Iterable[bool | None]) -> str:
+    measured = [r for r in results if r is not None]
+    word = category(measured)
+    return word if not measured else f"{word} ({sum(measured)} of {len(measured)})"
 
 
 def reference_lookup(rows: Iterable[RefRow]) -> Lookup:
@@ -100,7 +114,7 @@ def _pair_case(what: str, a: Key, b: Key, names: tuple[str, str], unit: str,
                ) -> Case | None:
     def text(get: Lookup) -> str:
         return f"{names[0]} {_fmt(get(a), unit)} vs {names[1]} {_fmt(get(b), unit)}"
-    case = Case(what, text(ref), text(ours), test(ref(a), ref(b)), test(ours(a), ours(b)))
+    case = Case(what, text(ref), text(ours), test(ref(a), ref(b)), test(ours(a), ours(b)), a.link)
     return case if case.ours_holds is not None or case.reference_holds is not None else None
 
 
@@ -155,20 +169,19 @@ def http10_beats_http11(ref: Lookup, ours: Lookup) -> Verdict:
         "says why). Today's Reno grows the window by every segment an ACK covers, twice per round "
         "trip, where 2004's grew about 1.5 times: one connection's slow start loses less against "
         "four than in 2004. With a 2004 growth (validation/README.md, the slow-start experiment) "
-        "the e0 s+2s HTTP/1.1 page takes 5.09 s instead of 4.43 s (table 9: 5.5 s). On r0 and "
-        "r2 the study's channel starts every page with a whole good period, which carries the "
-        "HTTP/1.1 page's handshake and main object (in by 3.1 s) and puts the first bad state on "
-        "its pipelined in-line responses, recovered by one RTO. Met at a random point of its "
-        "cycle (start = \"running\"; validation/README.md, the http11-lossy experiment: r0/r2 "
-        "Baseline and F-RTO, 5 replications) the HTTP/1.1 pages take 31.0-31.9 s at r0 (tables "
-        "33.8, 38.7 s) and 11.2 s at r2 (10.0, 10.8 s), the HTTP/1.0 pages 6.8-7.8 s, and the "
-        "conclusion holds in all 4 cases (0 of 4 in the full validation's fresh runs).")
+        "the e0 s+2s HTTP/1.1 page takes 5.09 s instead of 4.43 s (table 9: 5.5 s). The r0 and "
+        "r2 cases are sensitive to the channel's start, not explained by it: started at a random "
+        "point of its cycle (start = \"running\", validation/explanations/http11-lossy/, 5 "
+        "replications per arm) the r0/r2 Baseline and F-RTO HTTP/1.1 pages took 31.0-31.9 s at "
+        "r0 and 11.2 s at r2 and the conclusion held in 4 of 4 cases; but that change redraws "
+        "the whole channel timeline, and with the scenario's own start the validation's "
+        "replications 6-10 give slow HTTP/1.1 pages too (r0 Baseline 13-64 s), so why squall "
+        "fails at r0 and r2 is left unexplained.")
 
 
 def _arq_case(what: str, low: Key, high: Key, ref: Lookup, ours: Lookup) -> Case | None:
-    """Error drops fall from `low` to `high` persistency (reference and ours), and on our side
-    spurious RTOs — timeouts that fired while the data or its ACK was still in the link, not
-    after a lost ACK (validation/rto_causes.py) — grow with it (the tables do not count them)."""
+    """Error drops fall from `low` to `high` persistency, the same test on both sides (the
+    tables count no spurious RTOs, so squall's are shown, not tested: validation/PROTOCOL.md)."""
     def spurious(k: Key) -> Key:
         return Key(k.study, k.link, k.variant, k.workload, k.http, "rto_too_early")
 
@@ -177,17 +190,14 @@ def _arq_case(what: str, low: Key, high: Key, ref: Lookup, ours: Lookup) -> Case
         # without error drops at low persistency there is nothing to remove: no case
         return None if lo is None or hi is None or lo == 0 else hi < lo
     r_drops, o_drops = drops_fall(ref), drops_fall(ours)
-    o_spur, o_spur_low = ours(spurious(high)), ours(spurious(low))
-    ours_holds = None if o_drops is None or o_spur is None or o_spur_low is None \
-        else (o_drops and o_spur > o_spur_low)
-    if r_drops is None and ours_holds is None:
+    if r_drops is None and o_drops is None:
         return None
     return Case(what,
                 f"Drops_e {low.link} {_fmt(ref(low))} → {high.link} {_fmt(ref(high))}",
                 f"Drops_e {low.link} {_fmt(ours(low))} → {high.link} {_fmt(ours(high))}; "
-                f"spurious RTOs per run {low.link} {_fmt(ours(spurious(low)))} → "
-                f"{high.link} {_fmt(o_spur)}",
-                r_drops, ours_holds)
+                f"(not tested) spurious RTOs per run {low.link} {_fmt(ours(spurious(low)))} → "
+                f"{high.link} {_fmt(ours(spurious(high)))}",
+                r_drops, o_drops, high.link)
 
 
 def arq_persistency(ref: Lookup, ours: Lookup) -> Verdict:
@@ -210,12 +220,12 @@ def arq_persistency(ref: Lookup, ours: Lookup) -> Verdict:
         "With more link-layer retransmissions error-related drops (Drops_e) nearly vanish, but "
         "the ARQ delays (700 ms each) trigger spurious retransmission timeouts (Saarto: "
         "\"Nearly all error related losses were avoided — Spurious retransmission timeouts "
-        "existed\", none with low or medium persistency; IIP 7.2). The tables count drops only: "
-        "the reference side checks the drops; ours also needs more spurious RTOs per run at "
-        "the high-persistency link than at the low one, a spurious RTO being one that fired "
-        "while the data or its ACK was still in the link (validation/rto_causes.py; a timeout "
-        "after an ACK the link dropped recovered a loss and is not counted). Cases whose "
-        "low-persistency cell had no error drops (short pages) test nothing and are left out.",
+        "existed\", none with low or medium persistency; IIP 7.2). The tables count drops only, "
+        "so both sides are tested on the drops alone (fewer error drops at high persistency); "
+        "squall's spurious RTOs per run (timeouts that fired while the data or its ACK was "
+        "still in the link, validation/rto_causes.py) are shown beside them, not tested, as "
+        "the studies have no such number. Cases whose low-persistency cell had no error drops "
+        "(short pages) test nothing and are left out.",
         cases,
         "Linux's RTO (RFC 6298 estimator, 200 ms minimum) and its spurious-RTO handling differ "
         "from 2.4's: with timestamps a spurious RTO is detected and its window reduction undone "
@@ -235,61 +245,27 @@ def arq_persistency(ref: Lookup, ours: Lookup) -> Verdict:
         "0.36, more in 20 pairs and fewer in 4 (sign test p = 0.0015).")
 
 
-def _first_vs_later(series: list[float | None]) -> tuple[float | None, float | None]:
-    if len(series) < 2 or series[0] is None:
-        return None, None
-    later = [x for x in series[1:] if x is not None]
-    return series[0], (statistics.median(later) if later else None)
+def _fewer_drops(cbi: float | None, other: float | None) -> bool | None:
+    """CBI's page has fewer congestion drops; no case where the other variant had none."""
+    return None if cbi is None or other is None or other == 0 else cbi < other
 
 
-def _counted_later(series: list[float | None]) -> int:
-    return sum(x is not None for x in series[1:])
-
-
-def cbi_overshoot(ref: Lookup, ours: Measurements) -> Verdict:
-    cases: list[Case | None] = []
-    for key in sorted(k for k in ours.series if "cbi" in k.variant):
-        series = ours.series.get(key, [])
-        first, later = _first_vs_later(series)
-        if first is None or later is None:
-            continue
-        holds = None if first == 0 else later < first
-        cases.append(Case(f"{key.study} {key.link} {key.variant} {key.workload} {key.http}".rstrip()
-                          + ": congestion drops, replication 1 vs later",
-                          "–", f"rep 1: {_fmt(first)}, later (median of {_counted_later(series)}): "
-                          f"{_fmt(later)}" + ("" if first else " (no overshoot in rep 1)"),
-                          None, holds))
-    def ours_after_first(key: Key) -> float | None:
-        """The page's congestion drops (median over replications): a CBI cell's after its first
-        replication, once the cache holds something (None with one replication: CBI cannot
-        act yet), another cell's over all of them."""
-        series = ours.series.get(replace(key, metric=""), [])
-        if "cbi" in key.variant:
-            return _first_vs_later(series)[1]
-        counted = [x for x in series if x is not None]
-        return statistics.median(counted) if counted else None
-
-    for link in IIP_LINKS:
-        for workload in IIP_HTTP_WORKLOADS:
-            for http in HTTP_VERSIONS:
-                for cbi, other in CBI_PAIRS:
-                    a = Key("iip", link, cbi, workload, http, "Drops_c")
-                    b = Key("iip", link, other, workload, http, "Drops_c")
-                    r = _pair_case(f"IIP {link} {workload} HTTP {http}: Drops_c {cbi} vs {other}",
-                                   a, b, (cbi, other), "", ref, ours_after_first,
-                                   lambda x, y: None if x is None or y is None or y == 0 else x < y)
-                    cases.append(r if r is None or r.reference_holds is not None else None)
+def cbi_overshoot(ref: Lookup, ours: Lookup) -> Verdict:
+    cases = [_pair_case(f"IIP {link} {workload} HTTP {http}: Drops_c {cbi} vs {other}",
+                        Key("iip", link, cbi, workload, http, "Drops_c"),
+                        Key("iip", link, other, workload, http, "Drops_c"),
+                        (cbi, other), "", ref, ours, _fewer_drops)
+             for link in IIP_LINKS for workload in IIP_HTTP_WORKLOADS for http in HTTP_VERSIONS
+             for cbi, other in CBI_PAIRS]
     return _verdict(
         "CBI avoids slow-start overshoot after the first replication",
         "With Control Block Interdependence the connections of a replication start from the "
         "ssthresh learned by earlier ones, so the slow-start overshoot (congestion drops) of the "
         "first replication is not repeated (IIP 7.2: \"CBI improved the median of response "
-        "times ... about 4.5 %\" for e0 l+8m HTTP 1.0). The tables give medians only: the "
-        "reference side compares Drops_c with and without CBI where the non-CBI variant had "
-        "congestion drops; ours compares replication 1 with the later ones of each CBI cell, "
-        "and the page's congestion drops in the same pairs, the CBI cell's counted after its "
-        "first replication (which starts with an empty cache: with one replication per cell "
-        "CBI is not measured).",
+        "times ... about 4.5 %\" for e0 l+8m HTTP 1.0). The tables give medians over all "
+        "replications only, so both sides compare the same: the median Drops_c with and "
+        "without CBI, where the non-CBI variant had congestion drops (validation/PROTOCOL.md; "
+        "replication 1 against the later ones is a case the studies cannot have).",
         cases,
         "CBI is Linux's tcp_metrics cache: temporal sharing only (written when a connection "
         "closes, read when the next one to that host opens), ssthresh kept with "
@@ -330,7 +306,7 @@ def diffserv_protects_udp(ref: Lookup, ours: Lookup) -> Verdict:
                 return _protected(get(k("ds", "Drops_c")), get(k("ds", "Jitter_max")),
                                   get(k("nods", "Drops_c")), get(k("nods", "Jitter_max")))
             case = Case(f"IIP {link} {variant} 2tcp+1udp-0s-0s-0s: with vs without DiffServ",
-                        text(ref), text(ours), holds(ref), holds(ours))
+                        text(ref), text(ours), holds(ref), holds(ours), link)
             if case.reference_holds is not None or case.ours_holds is not None:
                 cases.append(case)
     return _verdict(
@@ -371,4 +347,4 @@ def check_all(reference: list[RefRow], ours: Measurements) -> list[Verdict]:
     ref = reference_lookup(reference)
     get = ours.values.get
     return [iw4_small_pages(ref, get), http10_beats_http11(ref, get), arq_persistency(ref, get),
-            cbi_overshoot(ref, ours), diffserv_protects_udp(ref, get)]
+            cbi_overshoot(ref, get), diffserv_protects_udp(ref, get)]

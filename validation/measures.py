@@ -5,14 +5,19 @@ HTTP flow), `http` (or the flow's version). The metrics follow the report tables
 analysis package (analysis/report/contents.py), so a value here is the one `squall report` prints:
 
 - IIP HTTP: Time = median page response time; Med_thro = median over the replications of
-  the main object's connection throughput, bytes / (first SYN -> ACK of the FIN at the server),
-  not the response-only throughput of the analysis' tables (below); Min/Max_thro = the smallest/largest throughput of any
+  the main object's response throughput, bytes / (first data segment -> ACK of the FIN at the
+  server), section 6's HTTP elapsed time ("does not include the request, but only the
+  response"; validation/PROTOCOL.md), so that Med/Min/Max_thro share one definition (the
+  connection's throughput, SYN -> ACK of the FIN, is the sensitivity variant
+  `protocol.CONNECTION_THROUGHPUT`); Min/Max_thro = the smallest/largest throughput of any
   connection in any replication — for HTTP/1.0 the in-line objects' connections included
   (the report's exception 1 of 7.2 restricts only the median to main objects; its e0 s+2s
   Min_thro of 845 B/s against a main-object median of 1809 B/s can only come from in-line
   connections), for HTTP/1.1 the one connection's (the main object's); Drops_c/Drops_e =
   median drops (HTTP/1.0: the highest median of the connection classes).
-- Saarto: response_time, Med_th_m (the main object's connection throughput, as Med_thro), Slowest_th_i, Fastest_th_i, Drops_c/Drops_e (page
+- Saarto: response_time, Med_th_m (the main object's response throughput, as Med_thro: the
+  slides do not define it and the IIP report, whose section 6 does, used the same HTTP/1.0
+  tool, seeds/003 line 163), Slowest_th_i, Fastest_th_i, Drops_c/Drops_e (page
   medians), Sum_max_drops; response_time_diff = a variant's median response time relative
   to that of the variant the slides' table is relative to (BL+TS, BL-TS at arq-high) on the
   same link and workload, in %.
@@ -20,15 +25,19 @@ analysis package (analysis/report/contents.py), so a value here is the one `squa
   Rext_pkts; roles fastest/medium/slowest are the analysis' ranking; with a flow started
   later (3tcp-0s-0s-5s) the analysis ranks only the two early flows (the tables'
   faster/slower); the late one's values are its flow's, `tcp3.*` (the tables' `third`). UDP: Drops_c,
-  Drops_e, Med_thro, Jitter_min/Jitter_max = range over the replications of the mean receive
-  spacing of consecutive datagrams (`spacing_mean_ms`), not of squall's jitter (the mean change
-  of spacing): the tables' error-free values are the send spacing itself, 34.6 ms, with or
-  without DiffServ, and their lossy links' fall below it where pairs across a loss are left out;
-  measured with tshark alone, the receive spacing is within 2 % of the tables' at the median,
-  the change of spacing 45 % below them (validation/explanations/jitter/).
+  Drops_e, Med_thro, Jitter_min/Jitter_max = range over the replications of the mean jitter,
+  |Δreceive − Δsend| over consecutive datagrams both received (`jitter_mean_ms`), the report's
+  section 6 definition ("how much the spacing between two incoming packets has changed compared
+  to the spacing they were sent"). The mean receive spacing (`spacing_mean_ms`), which the
+  tables' values resemble (their error-free values are the send spacing itself), is the
+  sensitivity variant `protocol.JITTER_SPACING` (validation/explanations/jitter/).
 
-Why the main object's connection throughput: the report's text measures an HTTP object's
-elapsed time over its response only, but its e0 numbers cannot be that. Table 9's s+2s
+Cells that ran a workload fitted to the tables (`protocol.FITTED_WORKLOADS`: the mixtures' UDP
+stream every 34.6 ms) give no main value: their values go to that variant
+(`Measurements.variants`) and their reference rows are pending the protocol's run.
+
+Why the connection throughput was chosen before (the variant): the report's text measures an
+HTTP object's elapsed time over its response only, but its e0 numbers cannot be that. Table 9's s+2s
 Baseline HTTP/1.0 page took 3.9 s and its main object 1809 B/s: 6288 B at 1809 B/s last
 3.48 s, while the response can start no earlier than the request's arrival (0.9 s: a
 handshake and a request over the 300 ms link) and end no later than the server's receipt of
@@ -47,12 +56,13 @@ from __future__ import annotations
 
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 from analysis.report.contents import http_drops, sigma_max_drops
 from analysis.aggregate.run_analysis import CellResult
 
+from .protocol import CONNECTION_THROUGHPUT, FITTED_WORKLOADS, JITTER_SPACING, Sensitivity
 from .reference import Key
 
 # scenarios/iip-mixture.toml: the flow that starts 5 s after the others in 3tcp-0s-0s-5s
@@ -67,6 +77,8 @@ class Measurements:
     values: dict[Key, float | None] = field(default_factory=dict)
     series: dict[Key, list[float | None]] = field(default_factory=dict)   # per replication
     replications: dict[Key, int] = field(default_factory=dict)            # counted, per cell key
+    # sensitivity variant -> its values under the reference keys (validation/protocol.py)
+    variants: dict[Sensitivity, dict[Key, float | None]] = field(default_factory=dict)
 
 
 def _counted_values(cell: CellResult, metric: str) -> list[float | None]:
@@ -92,7 +104,7 @@ def _http_metrics(study: str, cell: CellResult) -> dict[str, float | None]:
     if study == "saarto":
         return {
             "response_time": cell.stat(f"{name}.response_time_s", "median"),
-            "Med_th_m": connection_throughput(cell, name),
+            "Med_th_m": cell.stat(f"{name}.main.response_throughput_Bps", "median"),
             "Slowest_th_i": cell.stat(f"{name}.inline_slowest.throughput_Bps", "median"),
             "Fastest_th_i": cell.stat(f"{name}.inline_fastest.throughput_Bps", "median"),
             "Drops_c": cell.stat(f"{name}.congestion_drops", "median"),
@@ -105,7 +117,7 @@ def _http_metrics(study: str, cell: CellResult) -> dict[str, float | None]:
     fastest = (main, f"{name}.inline_fastest.throughput_Bps") if version == "1.0" else (main,)
     return {
         "Time": cell.stat(f"{name}.response_time_s", "median"),
-        "Med_thro": connection_throughput(cell, name),
+        "Med_thro": cell.stat(f"{name}.main.response_throughput_Bps", "median"),
         "Min_thro": _over_connections(cell, slowest, min),
         "Max_thro": _over_connections(cell, fastest, max),
         "Drops_c": http_drops(cell, name, version, "congestion_drops"),
@@ -154,9 +166,27 @@ def _mixture_metrics(cell: CellResult, workload: str) -> dict[str, float | None]
         out["udp.Drops_c"] = cell.stat(f"{n}.congestion_drops", "median")
         out["udp.Drops_e"] = cell.stat(f"{n}.error_drops", "median")
         out["udp.Med_thro"] = cell.stat(f"{n}.throughput_Bps", "median")
-        out["udp.Jitter_min"] = cell.stat(f"{n}.spacing_mean_ms", "min")
-        out["udp.Jitter_max"] = cell.stat(f"{n}.spacing_mean_ms", "max")
+        out["udp.Jitter_min"] = cell.stat(f"{n}.jitter_mean_ms", "min")
+        out["udp.Jitter_max"] = cell.stat(f"{n}.jitter_mean_ms", "max")
     return out
+
+
+def _variant_metrics(study: str, cell: CellResult) -> dict[Sensitivity, dict[str, float | None]]:
+    """The values the sensitivity variants of definitions put under the reference's metrics."""
+    out: dict[Sensitivity, dict[str, float | None]] = {}
+    http = cell.flows_of("http")
+    if http:
+        out[CONNECTION_THROUGHPUT] = {"Med_thro" if study == "iip" else "Med_th_m":
+                                      connection_throughput(cell, http[0].name)}
+    for flow in cell.flows_of("udp"):
+        out[JITTER_SPACING] = {"udp.Jitter_min": cell.stat(f"{flow.name}.spacing_mean_ms", "min"),
+                               "udp.Jitter_max": cell.stat(f"{flow.name}.spacing_mean_ms", "max")}
+    return out
+
+
+def fitted_variant(cell: CellResult) -> Sensitivity | None:
+    """The variant of a cell that ran a workload fitted to the tables, None for the protocol's."""
+    return next((FITTED_WORKLOADS[f.workload] for f in cell.flows if f.workload in FITTED_WORKLOADS), None)
 
 
 def _common_metrics(cell: CellResult) -> dict[str, float | None]:
@@ -174,8 +204,14 @@ def measure_cell(study: str, cell: CellResult, into: Measurements) -> None:
         metrics = _mixture_metrics(cell, base.workload)
         drops_metric = "run.congestion_drops"
     metrics.update(_common_metrics(cell))
+    fitted = fitted_variant(cell)
+    target = into.values if fitted is None else into.variants.setdefault(fitted, {})
     for metric, value in metrics.items():
-        into.values[Key(**{**base.__dict__, "metric": metric})] = value
+        target[replace(base, metric=metric)] = value
+    for variant, values in _variant_metrics(study, cell).items():
+        into.variants.setdefault(variant, {}).update({replace(base, metric=m): v for m, v in values.items()})
+    if fitted is not None:
+        return
     into.series[base] = _counted_values(cell, drops_metric)
     into.replications[base] = sum(r.counts for r in cell.replications)
 

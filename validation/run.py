@@ -24,17 +24,16 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterable
 
 from analysis.aggregate.run_analysis import CellResult, analyse_run, cell_summaries
 from analysis.aggregate.summary import write_summary
 
-from .compare import Agreement, Comparison, Coverage, agreement, join
-from .conclusions import Verdict, check_all
 from .data import DataError, load_study, load_study_record
 from . import rto_causes
-from .measures import connection_totals, measure
-from .reference import load_reference
+from .measures import connection_totals, fitted_variant
+from .outcome import Outcome, compare_cells
+from .protocol import SENSITIVITY_DATA
+from .provenance import provenance_text, row_revisions
 from .report import ReportContext, RunSummary, render
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +41,7 @@ OUT = ROOT / "validation" / "out"
 REPORT = ROOT / "validation" / "report.md"
 RECORD = OUT / "validation.json"      # the last validation's runs and time, for --rerender
 DATA = ROOT / "validation" / "data"   # the full validation's compact results (validation.full)
+REPRODUCIBILITY = ROOT / "validation" / "explanations" / "reproducibility"
 TITLE = "Reproducing the studies: squall beside the IIP report and Saarto's slides"
 SCENARIOS = ROOT / "scenarios"
 DEFAULT_LANE_BASE = 110
@@ -214,17 +214,6 @@ def environment(command: str = "make validate") -> str:
             f"{os.cpu_count()} CPUs).")
 
 
-Outcome = tuple[list[Verdict], list[Comparison], Coverage, list[Agreement]]
-
-
-def compare_cells(studies: Iterable[tuple[str, list[CellResult]]]) -> Outcome:
-    """(reference study, cells) pairs -> the verdicts, the joined rows, coverage and agreement."""
-    reference = load_reference()
-    measured = measure(studies)
-    rows, coverage = join(reference, measured)
-    return check_all(reference, measured), rows, coverage, agreement(reference, rows)
-
-
 def compare_runs(run_dirs: list[Path]) -> Outcome:
     return compare_cells((study_of(d), load_cells(d)) for d in run_dirs)
 
@@ -281,11 +270,20 @@ def _chains_text(record: dict) -> str:
             + ("finished" if done else "under way (until then a cell's later replications are the rounds')"))
 
 
+def _studies_in(directory: Path) -> list[tuple[dict, list[CellResult], Path]]:
+    if not directory.is_dir():
+        return []
+    return [(record, load_study(d), d) for d in sorted(p for p in directory.iterdir() if p.is_dir())
+            if (record := load_study_record(d))]
+
+
 def from_data(directory: Path, report: Path) -> int:
-    """validation/report.md from the committed compact results alone."""
+    """validation/report.md from the committed compact results alone, with the cells that ran
+    a fitted parameter (protocol.SENSITIVITY_DATA) beside them as sensitivity variants."""
     try:
-        studies = [(record, load_study(d)) for d in sorted(p for p in directory.iterdir() if p.is_dir())
-                   if (record := load_study_record(d))]
+        studies = [(record, cells) for record, cells, _ in _studies_in(directory)]
+        fitted = [(record, [c for c in cells if fitted_variant(c) is not None], d)
+                  for record, cells, d in _studies_in(ROOT / SENSITIVITY_DATA)]
     except (DataError, OSError, ValueError) as e:
         print(f"validate: {e}", file=sys.stderr)
         return 2
@@ -293,12 +291,18 @@ def from_data(directory: Path, report: Path) -> int:
         print(f"validate: {_shown(directory)} holds no study's data (validation.full writes it)",
               file=sys.stderr)
         return 2
-    verdicts, rows, coverage, agreements = compare_cells(
-        (record["reference_study"], cells) for record, cells in studies)
+    outcome = compare_cells([(record["reference_study"], cells) for record, cells in studies]
+                            + [(record["reference_study"], cells) for record, cells, _ in fitted])
+    outcome.provenance = [provenance_text(record["study"], row_revisions(directory / record["study"], record, cells),
+                                          (record.get("chains") or {}).get("squall_revision"))
+                          for record, cells in studies] + [
+        provenance_text(f"{record['study']} (sensitivity, {_shown(d)})", row_revisions(d, record, cells),
+                        (record.get("chains") or {}).get("squall_revision")) for record, cells, d in fitted]
+    outcome.reproducibility = [json.loads(p.read_text()) for p in sorted(REPRODUCIBILITY.glob("results-*.json"))]
     runs = [data_summary(directory / record["study"], record, cells) for record, cells in studies]
     ctx = ReportContext(TITLE, [data_text(studies)], runs, sum(r.seconds for r in runs),
                         environment("python -m validation.run --from-data"))
-    report.write_text(render(ctx, verdicts, rows, coverage, agreements))
+    report.write_text(render(ctx, outcome))
     print(f"validate: wrote {report} from {_shown(directory)}", file=sys.stderr)
     return 0
 
@@ -318,12 +322,12 @@ def rerender(report: Path) -> int:
         return 2
     record = json.loads(RECORD.read_text())
     runs = [RunSummary(**r) for r in record["runs"]]
-    verdicts, rows, coverage, agreements = compare_runs([ROOT / r.run_dir for r in runs])
+    outcome = compare_runs([ROOT / r.run_dir for r in runs])
     plan = record.get("plan") or ("reduced" if record["reduction"][0].startswith("**Reduced")
                                   else "full")
     ctx = ReportContext(TITLE, reduction_text(plan, record.get("errors", [])), runs,
                         record["total_seconds"], environment())
-    report.write_text(render(ctx, verdicts, rows, coverage, agreements))
+    report.write_text(render(ctx, outcome))
     print(f"validate: wrote {report} (runs of {_shown(RECORD)} compared again)", file=sys.stderr)
     return 0
 
@@ -358,14 +362,14 @@ def main(argv: list[str] | None = None) -> int:
         runs, errors = execute_plan(FULL if args.full else REDUCED, args.lane_base, args.parallel)
         run_dirs = [ROOT / r.run_dir for r in runs]   # _shown: relative to ROOT
         reduction = reduction_text("full" if args.full else "reduced", errors)
-    verdicts, rows, coverage, agreements = compare_runs(run_dirs)
+    outcome = compare_runs(run_dirs)
     ctx = ReportContext(TITLE, reduction, runs, time.monotonic() - started, environment())
     if not args.from_runs:
         OUT.mkdir(parents=True, exist_ok=True)
         RECORD.write_text(json.dumps({"plan": "full" if args.full else "reduced", "errors": errors,
                                       "total_seconds": ctx.total_seconds,
                                       "runs": [asdict(r) for r in runs]}, indent=1) + "\n")
-    args.report.write_text(render(ctx, verdicts, rows, coverage, agreements))
+    args.report.write_text(render(ctx, outcome))
     print(f"validate: wrote {args.report}", file=sys.stderr)
     for error in errors:
         print(f"validate: {error}", file=sys.stderr)
