@@ -43,6 +43,7 @@ FLOW_KINDS = {
     "command": KindTraits(None, ("tcp", "udp"), client_port=True),
     "probe": KindTraits("irtt", ("udp",), client_port=True),   # irtt's replies come from its port
     "flent": KindTraits("flent", ("udp",), client_port=True),  # its irtt runner's datagrams
+    "browser": KindTraits(None, ("tcp", "udp")),                # Chromium's connections to the replay's port
 }
 KINDS = tuple(FLOW_KINDS)
 

@@ -141,7 +141,7 @@ def _resolve(spec: CellSpec, context: _Context) -> ResolvedCell:
                if name in table}
     router = parse_router_section(*section["router"], link.down) if "router" in section else None
     check_link(link, in_emulator(router), cell_where)
-    flows = parse_flows_section(*section["flows"]) if "flows" in section else ()
+    flows = parse_flows_section(*section["flows"], base_dir=context.base_dir) if "flows" in section else ()
     _check_flows(flows, context.timeout_us, f"{cell_where}: flows")
     return ResolvedCell(
         spec.cell_id, spec.labels, link, router=router,

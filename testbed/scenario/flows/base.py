@@ -55,6 +55,10 @@ class FlowBase(ABC):
     METRICS_ROLE: ClassVar[str]             # the role whose summary holds the main metrics
     STARTS_ITSELF: ClassVar[bool] = True    # the active program waits for --start-offset itself;
                                             # False: the replication starts it at the flow's start
+    PRESTARTS: ClassVar[bool] = False       # the active program is started before t = 0 (after the
+                                            # passive one is ready), prints "ready" once it is, and
+                                            # starts on SIGUSR1, sent at the flow's start (a browser,
+                                            # whose start-up must not count); with STARTS_ITSELF False
     FIXED_RATE: ClassVar[bool] = False      # the active program sends at its own rate whatever the
                                             # link takes (UDP), so it can overflow the link
     OPENS_TCP: ClassVar[bool] = True        # it may open TCP connections (a drain then waits for
@@ -79,6 +83,12 @@ class FlowBase(ABC):
         """The flow of `table` (a [flows.NAME] table whose keys are checked to be known);
         `workload`: the profile its `workload` names (of WORKLOAD_TYPE), or None; `common`: the
         fields of FlowBase, parsed."""
+
+    @classmethod
+    def resolve_paths(cls, table: Mapping[str, Any], base_dir: Path | None) -> Mapping[str, Any]:
+        """`table` with the files it names made absolute, relative to `base_dir` (the scenario
+        file's directory); the kinds that name files say how."""
+        return table
 
     def unchecked_objects(self) -> tuple[tuple[str, int], ...]:
         """(key, size) of each object the flow's server serves that parsing the flow did not check
