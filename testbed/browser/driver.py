@@ -39,7 +39,9 @@ FLAGS = ("--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu
          "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,DnsOverHttps,"
          "NetworkTimeServiceQuerying,PrivacySandboxSettings4,HttpsUpgrades")
 AFTER_LOAD_S = 5.0          # requests still open at the load event may end this much later
-NAVIGATION_TIMING = "JSON.stringify(performance.getEntriesByType('navigation')[0])"
+# the document's Navigation Timing (ms from navigation start) and navigation start itself (ms since the epoch)
+NAVIGATION_TIMING = ("JSON.stringify(Object.assign(performance.getEntriesByType('navigation')[0].toJSON(), "
+                     "{timeOrigin: performance.timeOrigin}))")
 
 
 def main(args: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """What the browser's DevTools events say about one page load: one record per request (its
 timing, bytes, connection and protocol) and the page's summary (docs/browser.md "What is measured").
 
-Times are seconds from navigation start: the main document's `Network.requestWillBeSent`
-timestamp (the browser's monotonic clock, as every event's). A request's DNS, connect and TLS
+Times are seconds from navigation start (Navigation Timing's time origin, which comes before the
+main document's `Network.requestWillBeSent`: the browser may look its name up and connect first);
+events carry the browser's monotonic clock, placed on navigation start's by the main request's
+wall time. A request's DNS, connect and TLS
 times are Chromium's ResourceTiming of the request that opened the connection (-1 in DevTools,
 None here, for a reused one); `first_byte_s` is when its response headers arrived, `end_s` when
 its last byte did (`Network.loadingFinished`); `bytes` the bytes the browser received for it
@@ -113,7 +115,10 @@ class PageLoad:
         """The page's numbers; `navigation`: the document's PerformanceNavigationTiming (ms from
         navigation start), the source of page_load_s and dom_content_loaded_s; and the request records."""
         assert self.main is not None
-        zero = self.main.started
+        origin_ms = navigation.get("timeOrigin")
+        # navigation start on the events' clock: the main request's time less its lead on the wall clock
+        lead = self.main.wall_time - origin_ms / 1000 if isinstance(origin_ms, (int, float)) else 0.0
+        zero = self.main.started - lead
         records = [r.record(zero) for r in self.all_requests()]
         looked_up = sorted({r["host"] for r in records if r["dns_s"] is not None})
         connections: dict[str, set[int]] = {}
@@ -128,7 +133,7 @@ class PageLoad:
             "page_load_s": _ms(navigation.get("loadEventStart")),
             "dom_content_loaded_s": _ms(navigation.get("domContentLoadedEventStart")),
             "load_event_s": round(self.load_event - zero, 6) if self.load_event is not None else None,
-            "navigation_start_realtime_us": int(self.main.wall_time * 1e6),
+            "navigation_start_realtime_us": int((self.main.wall_time - lead) * 1e6),
             "requests": len(records), "failed": sum(1 for r in records if r["failed"]),
             "not_found": sum(1 for r in records if r["status"] == 404),
             "bytes": sum(r["bytes"] for r in records), "last_byte_s": max(ends) if ends else None,

@@ -34,6 +34,7 @@ class BrowserPage:
     label: str
     har: str                    # the HAR file, absolute
     url: str
+    port: int                   # the page's (its first entry's) port
     objects: int
     names: tuple[str, ...]      # its host names, each looked up once
     bytes: int
@@ -86,6 +87,11 @@ class BrowserFlow(FlowBase):
     @property
     def workload(self) -> BrowserPage:          # type: ignore[override]
         return self.page
+
+    def port(self, index: int) -> int:
+        """The page's own port (443 for https://, 80 for http://): workloads.json's `port`, by which
+        the analysis finds the browser's connections to its origins."""
+        return self.page.port
 
     def third_party_programs(self) -> tuple[str, ...]:
         return ("chromium", "nginx", "dnsmasq")
@@ -148,4 +154,5 @@ def _page(value: object, where: str) -> BrowserPage:
     except har.HarError as e:
         raise ConfigError(where, str(e)) from None
     label = value if not value.endswith(".har") else path.stem
-    return BrowserPage(label, str(path), page.url, len(page.entries), page.hosts, page.bytes)
+    return BrowserPage(label, str(path), page.url, page.entries[0].origin.port, len(page.entries), page.hosts,
+                       page.bytes)
