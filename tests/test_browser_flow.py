@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.join.flows import FlowSpec
+from analysis.join.flows import FlowSpec, match_flow, parse_workloads
 from analysis.metrics.browser import browser_values
 from testbed.addresses import origin_addresses
 from testbed.browser import bodies, ca, dns, har, origins, pages
@@ -138,14 +138,17 @@ def test_generated_bodies_have_the_recorded_sizes_and_the_document_references_th
                                         "/j.js", 200, "application/javascript", (), "", None, 400),
                               har.Entry("GET", "https://c.example/i.jpg", har.Origin("https", "c.example", 443),
                                         "/i.jpg", 200, "image/jpeg", (), "", None, 2000)))
-    document = bodies.body(page.entries[0], page.entries, True)
-    assert len(document) == 3000
+    document, kind = bodies.body(page.entries[0], page.entries, True)
+    assert len(document) == 3000 and kind == "text/html"
     assert b'<link rel="stylesheet" href="https://b.example/s.css">' in document
     assert b'<script async src="https://b.example/j.js"></script>' in document
     assert b'<img src="https://c.example/i.jpg" alt="">' in document and document.endswith(b"</html>\n")
-    css = bodies.body(page.entries[1], page.entries, False)
-    assert len(css) == 500 and css.startswith(b"/*") and css.endswith(b"*/")
-    assert len(bodies.body(page.entries[3], page.entries, False)) == 2000
+    css, kind = bodies.body(page.entries[1], page.entries, False)
+    assert len(css) == 500 and css.startswith(b"/*") and css.endswith(b"*/") and kind == "text/css"
+    image, kind = bodies.body(page.entries[3], page.entries, False)
+    # a PNG the browser decodes (a body it cannot decode would be cancelled before its end)
+    assert len(image) == 2000 and kind == "image/png" and image.startswith(b"\x89PNG\r\n\x1a\n")
+    assert image.endswith(b"IEND\xaeB`\x82")
     assert len(bodies.document(10, page.entries[1:])) > 10         # references that do not fit: larger
 
 
@@ -160,6 +163,7 @@ def test_the_origin_servers_configuration_is_one_nginx_accepts(tmp_path: Path) -
     assert "listen 198.18.7.12:443 ssl http2;" in conf and "listen 198.18.7.12:80;" in conf
     assert '"o1.origins.example/object-1.jpg" "e2";' in conf
     assert (tmp_path / "docroot" / "e2").stat().st_size == 2000
+    assert '"o1.origins.example/object-1.jpg" "image/png";' in conf          # what the generated body is
     test = conf.replace("198.18.7.", "127.0.0.")                    # nginx -t binds nothing, but resolves
     (tmp_path / "test.conf").write_text(test)
     (tmp_path / "tmp").mkdir()
@@ -211,13 +215,16 @@ def test_the_browsers_events_make_its_request_log() -> None:
         ("Network.loadingFinished", {"requestId": "2", "timestamp": 100.8, "encodedDataLength": 100}),
         ("Page.domContentEventFired", {"timestamp": 100.55}),
         ("Page.loadEventFired", {"timestamp": 100.9})]
+    load.add("Page.loadEventFired", {"timestamp": 99.0})       # about:blank's, before this navigation
+    assert load.load_event is None
     for method, params in events:
         load.add(method, params)
     assert load.pending() == 0
     # navigation started 10 ms before the main request (its name looked up first)
     summary, records = load.summary({"loadEventStart": 910.0, "domContentLoadedEventStart": 560.0,
-                                     "timeOrigin": 1_000_000.0})
+                                     "domainLookupStart": 11.0, "timeOrigin": 1_000_000.0})
     assert summary["page_load_s"] == 0.91 and summary["dom_content_loaded_s"] == 0.56
+    assert summary["first_lookup_s"] == 0.011
     assert summary["navigation_start_realtime_us"] == 1_000_000_000
     assert summary["requests"] == 2 and summary["not_found"] == 1 and summary["bytes"] == 4200
     assert summary["connections_per_origin"] == {"https://a.example": 1} and summary["dns_lookups"] == 1
@@ -234,3 +241,14 @@ def test_the_run_values_of_a_browser_flow(tmp_path: Path) -> None:
     values = browser_values(tmp_path, [FlowSpec("web", "browser"), FlowSpec("gone", "browser")], warnings)
     assert values["web.page_load_s"] == 1.5 and values["web.requests"] == 13 and values["web.bytes"] is None
     assert "gone.page_load_s" not in values and "gone.browser.log" in warnings[0]
+
+
+def test_the_browsers_connections_and_dns_datagrams_are_the_flows() -> None:
+    flows = parse_workloads({"web": {"kind": "browser", "port": 443, "browser": {"summary": {"ok": True}}},
+                             "bulk": {"kind": "bulk", "port": 5001, "sender": {"summary": None}}}, "workloads.json")
+    mobile, replay = "198.19.3.2", "198.18.3.1"
+    assert match_flow(flows, "tcp", (mobile, 40000), ("198.18.3.11", 443)).name == "web"
+    assert match_flow(flows, "tcp", (mobile, 40001), ("198.18.3.10", 80)).name == "web"
+    assert match_flow(flows, "udp", (mobile, 40002), (replay, 53)).name == "web"          # a query
+    assert match_flow(flows, "udp", (replay, 53), (mobile, 40002)).name == "web"          # its answer
+    assert match_flow(flows, "tcp", (mobile, 40003), (replay, 5001)).name == "bulk"

@@ -67,7 +67,7 @@ def main(args: list[str] | None = None) -> int:
             return _fail("stopped before the flow's start")
         if a.warm:
             _load(browser, session, a.url, a.timeout)
-            _navigate(browser, session, "about:blank")
+            _blank(browser, session)
         load, navigation = _load(browser, session, a.url, a.timeout)
         summary, records = load.summary(navigation)
         a.log.write_text(json.dumps({"url": a.url, "warm": a.warm, "navigation": navigation,
@@ -137,6 +137,17 @@ def _navigate(browser: DevTools, session: str, url: str) -> None:
     reply = browser.command("Page.navigate", {"url": url}, session=session)
     if reply.get("errorText"):
         raise RuntimeError(f"navigating to {url}: {reply['errorText']}")
+
+
+def _blank(browser: DevTools, session: str, timeout_s: float = 10.0) -> None:
+    """Leaves the page for about:blank and waits for that load, so its events end before the next."""
+    _navigate(browser, session, "about:blank")
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        event = browser.event(0.05)
+        if event is not None and event.session == session and event.method == "Page.loadEventFired":
+            return
+    raise RuntimeError(f"about:blank did not load within {timeout_s:g} s")
 
 
 def _load(browser: DevTools, session: str, url: str, timeout_s: float) -> tuple[PageLoad, dict[str, Any]]:

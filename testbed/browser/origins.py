@@ -43,6 +43,7 @@ def write(page: Page, addresses: Mapping[str, str], run: Path, authority: Author
     docroot = run / "docroot"
     docroot.mkdir(parents=True, exist_ok=True)
     seen: dict[str, int] = {}
+    types: dict[int, str] = {}
     generated = duplicates = 0
     for i, e in enumerate(page.entries):
         key = f"{e.origin.host}{e.target}"
@@ -50,18 +51,20 @@ def write(page: Page, addresses: Mapping[str, str], run: Path, authority: Author
             duplicates += 1
             continue
         seen[key] = i
-        (docroot / f"e{i}").write_bytes(body(e, page.entries, i == 0))
+        content, types[i] = body(e, page.entries, i == 0)
+        (docroot / f"e{i}").write_bytes(content)
         generated += e.body is None
-    (run / "nginx.conf").write_text(render(page, seen, addresses, run.resolve(), authority, http2))
+    (run / "nginx.conf").write_text(render(page, seen, types, addresses, run.resolve(), authority, http2))
     return Served(len(seen), generated, duplicates)
 
 
-def render(page: Page, served: Mapping[str, int], addresses: Mapping[str, str], run: Path,
-           authority: Authority, http2: bool) -> str:
+def render(page: Page, served: Mapping[str, int], types: Mapping[int, str], addresses: Mapping[str, str],
+           run: Path, authority: Authority, http2: bool) -> str:
+    """`served`: each entry's key -> its index; `types`: each served entry's Content-Type."""
     entries = page.entries
     maps = [_map("sq_entry", {k: f"e{i}" for k, i in served.items()}),
             _map("sq_status", {k: str(entries[i].status) for k, i in served.items()}),
-            _map("sq_type", {k: entries[i].mime for k, i in served.items()}),
+            _map("sq_type", {k: types[i] for k, i in served.items()}),
             _map("sq_location", {k: entries[i].redirect for k, i in served.items() if entries[i].redirect})]
     for header in REPLAYED_HEADERS:
         values = {k: v for k, i in served.items() for name, v in entries[i].headers if name == header}

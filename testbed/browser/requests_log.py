@@ -91,6 +91,8 @@ class PageLoad:
                 r.finished, r.bytes = p["timestamp"], int(p.get("encodedDataLength", 0))
             elif method == "Network.loadingFailed":
                 r.finished, r.failed = p["timestamp"], p.get("errorText", "failed")
+        if self.main is None:       # a page event of what came before this navigation
+            return
         if method == "Page.loadEventFired":
             self.load_event = p["timestamp"]
         elif method == "Page.domContentEventFired":
@@ -132,6 +134,8 @@ class PageLoad:
         return {
             "page_load_s": _ms(navigation.get("loadEventStart")),
             "dom_content_loaded_s": _ms(navigation.get("domContentLoadedEventStart")),
+            # the document's name look-up began (the browser's own work before it is in page_load_s)
+            "first_lookup_s": _ms(navigation.get("domainLookupStart")),
             "load_event_s": round(self.load_event - zero, 6) if self.load_event is not None else None,
             "navigation_start_realtime_us": int((self.main.wall_time - lead) * 1e6),
             "requests": len(records), "failed": sum(1 for r in records if r["failed"]),

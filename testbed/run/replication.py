@@ -177,7 +177,9 @@ class _Replication:
                                    tolerance_us=self.job.tolerances.timing_us,
                                    router_between=router is not None and engine_of(router).on_host_path,
                                    paced={f.name: stream for i, f in enumerate(self.job.cell.flows)
-                                          if (stream := f.paced(i)) is not None})
+                                          if (stream := f.paced(i)) is not None},
+                                   late_answer_ports=frozenset(p for f in self.job.cell.flows
+                                                               for p in f.late_answer_ports()))
         # after every failure check
         instruments.check_cpu_wait(workloads, self.outcome, self.details, self.job.tolerances.cpu_wait_share)
         counters.finish(self.testbed, self.work, self.details)

@@ -127,6 +127,11 @@ class FlowBase(ABC):
         """What the flow sends on a schedule (None: it sends as its transport lets it)."""
         return None
 
+    def late_answer_ports(self) -> tuple[int, ...]:
+        """Ports whose answers may come after the asking client gave up and asked again (a DNS
+        resolver's): the host's ICMP port unreachable for them is no failure (run/unreachable.py)."""
+        return ()
+
     def inapplicable_keys(self) -> tuple[str, ...]:
         """The flow's settings that do not apply to it as configured (expanded.json
         `inapplicable`, hidden in the report's parameter tables)."""

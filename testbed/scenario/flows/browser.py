@@ -93,6 +93,11 @@ class BrowserFlow(FlowBase):
         the analysis finds the browser's connections to its origins."""
         return self.page.port
 
+    def late_answer_ports(self) -> tuple[int, ...]:
+        # Chromium's resolver asks again from a new socket after its own timeout (about a second,
+        # less than a loaded GPRS uplink's round trip); the first answer then finds its socket closed
+        return (DNS_PORT,)
+
     def third_party_programs(self) -> tuple[str, ...]:
         return ("chromium", "nginx", "dnsmasq")
 
