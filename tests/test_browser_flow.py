@@ -13,7 +13,7 @@ import pytest
 from analysis.join.flows import FlowSpec, match_flow, parse_workloads
 from analysis.metrics.browser import browser_values
 from testbed.addresses import origin_addresses
-from testbed.browser import bodies, ca, dns, har, origins, pages
+from testbed.browser import bodies, ca, dns, har, netlog, origins, pages
 from testbed.browser.requests_log import PageLoad
 from testbed.errors import ConfigError
 from testbed.paths import PAGES_DIR
@@ -227,7 +227,7 @@ def test_the_browsers_events_make_its_request_log() -> None:
     assert summary["first_lookup_s"] == 0.011
     assert summary["navigation_start_realtime_us"] == 1_000_000_000
     assert summary["requests"] == 2 and summary["not_found"] == 1 and summary["bytes"] == 4200
-    assert summary["connections_per_origin"] == {"https://a.example": 1} and summary["dns_lookups"] == 1
+    assert summary["connections_per_origin"] == {"https://a.example": 1}
     first = records[0]
     assert first["start_s"] == pytest.approx(0.01) and first["dns_s"] == 0.08 and first["connect_s"] == 0.16
     assert first["tls_s"] == 0.08 and first["first_byte_s"] == pytest.approx(0.41)
@@ -252,3 +252,18 @@ def test_the_browsers_connections_and_dns_datagrams_are_the_flows() -> None:
     assert match_flow(flows, "udp", (mobile, 40002), (replay, 53)).name == "web"          # a query
     assert match_flow(flows, "udp", (replay, 53), (mobile, 40002)).name == "web"          # its answer
     assert match_flow(flows, "tcp", (mobile, 40003), (replay, 5001)).name == "bulk"
+
+
+def test_the_browsers_look_ups_from_its_netlog(tmp_path: Path) -> None:
+    constants = {"logEventTypes": {"HOST_RESOLVER_MANAGER_JOB": 7, "DNS_TRANSACTION_ATTEMPT": 9, "OTHER": 1},
+                 "logEventPhase": {"PHASE_BEGIN": 1, "PHASE_END": 2, "PHASE_NONE": 0}}
+    events = [{"type": 7, "phase": 1, "params": {"host": "https://a.example", "dns_query_types": ["A", "HTTPS"]}},
+              {"type": 9, "phase": 0}, {"type": 9, "phase": 2}, {"type": 9, "phase": 1},
+              {"type": 7, "phase": 2, "params": {}},
+              {"type": 7, "phase": 1, "params": {"host": "b.example"}}, {"type": 9, "phase": 1},
+              {"type": 1, "phase": 1}]
+    (tmp_path / "n.json").write_text(json.dumps({"constants": constants, "events": events}))
+    assert netlog.lookups(tmp_path / "n.json") == netlog.Lookups(("a.example", "b.example"), 3)
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a Chromium NetLog"):
+        netlog.lookups(tmp_path / "bad.json")

@@ -8,11 +8,12 @@ What the browser says is checked against the mobile host's capture, read by tsha
   domainLookupStart; 4 ms to 240 ms seen on a busy machine) against the capture's first DNS
   query -> the last byte of the page's responses (the last downlink segment with a payload of a
   response's size, RESPONSE_END_B). The capture's span lies inside the browser's, so the
-  browser's is at least the capture's and at most PAGE_TOLERANCE_S more (its work after the last
-  byte: parsing, the load event); the first query in the capture is the browser's look-up start
+  browser's is at least the capture's (less LOOKUP_LEAD_S: the look-up start it reports can follow
+  the query) and at most PAGE_TOLERANCE_S more (its work after the last byte: the load event); the first query in the capture is the browser's look-up start
   on the wall clock within CLOCK_SKEW_S;
-- DNS: each of the page's host names is queried for an A record exactly once in the capture, and
-  those names are the names the browser connected to (`looked_up`); no other name is queried;
+- DNS: each of the page's host names is queried for an A record exactly once in the capture and
+  no other name is, those are the names the browser's NetLog says it looked up (`looked_up`), and
+  the capture holds as many queries as its resolver sent (`dns_queries`: A and HTTPS records);
 - over a GPRS-like link (40 kbit/s down, 13.4 kbit/s up, 300 ms each way) the same 12 objects
   from 1 and from 2 host names: every replication with 2 names takes longer than every one with 1
   (each name costs a look-up, TCP and TLS handshakes over the link, as the seeds' WWAN study
@@ -39,9 +40,12 @@ PAGE_TOLERANCE_S = 0.1        # Chromium's own work after the last byte (1 to 4 
 # HTTP/2 control frames. Chromium also opens spare connections and closes them early, so the
 # first FIN does not mark the page's end.
 RESPONSE_END_B = 100
+# Chromium looks the document's name up speculatively as the navigation starts and the document's
+# request then joins that look-up: its domainLookupStart can come after the query left (2 ms seen)
+LOOKUP_LEAD_S = 0.02
 # Chromium's navigation start on the wall clock (performance.timeOrigin) is its monotonic clock mapped
-# to the wall clock once: the capture saw the first query 7 ms before it once
-CLOCK_SKEW_S = 0.02
+# to the wall clock once: 7 and 8 ms off seen, once more than 20 ms on a busy machine
+CLOCK_SKEW_S = 0.05
 
 LINK_1M = """
 [link]
@@ -84,14 +88,14 @@ def _tshark(pcap: Path, fields: list[str], display: str) -> list[list[str]]:
     return [line.split("\t") for line in out.stdout.splitlines() if line]
 
 
-def _capture_page(rep: Path) -> tuple[float, float, list[str]]:
-    """(first DNS query, the last downlink segment of a response) in epoch seconds, and the names
-    queried for A records, from the mobile host's capture."""
+def _capture_page(rep: Path) -> tuple[float, float, list[list[str]]]:
+    """(first DNS query, the last downlink segment of a response) in epoch seconds, and the DNS
+    queries (time, name, type), from the mobile host's capture."""
     pcap = rep / "mobile.pcap.gz"
     queries = _tshark(pcap, ["frame.time_epoch", "dns.qry.name", "dns.qry.type"], "dns.flags.response == 0")
     data = [float(t) for t, src in _tshark(pcap, ["frame.time_epoch", "ip.src"], f"tcp.len >= {RESPONSE_END_B}")
             if src.startswith("198.18.")]
-    return float(queries[0][0]), max(data), [name for _, name, qtype in queries if qtype == "1"]
+    return float(queries[0][0]), max(data), queries
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (scripts/install-deps)")
@@ -108,18 +112,20 @@ http = "2"
     assert summary["requests"] == 13 and summary["failed"] == 0 and summary["not_found"] == 0
     assert summary["protocols"] == {"h2": 13} and summary["connections"] == 4
 
-    first_query, last_byte, names = _capture_page(rep)
+    first_query, last_byte, queries = _capture_page(rep)
     span = last_byte - first_query
     lookup = summary["navigation_start_realtime_us"] / 1e6 + summary["first_lookup_s"]
     assert abs(first_query - lookup) <= CLOCK_SKEW_S, (first_query, lookup)
     network = summary["page_load_s"] - summary["first_lookup_s"]
-    assert span <= network <= span + PAGE_TOLERANCE_S, (span, network)
+    assert span - LOOKUP_LEAD_S <= network <= span + PAGE_TOLERANCE_S, (span, network)
     # the network's part is at least the link's: a look-up, TCP, TLS and a request, 80 ms each
     assert span >= 4 * 0.080
 
     hosts = ["www.origins.example", "o1.origins.example", "o2.origins.example", "o3.origins.example"]
-    assert sorted(names) == sorted(hosts)                       # each once, nothing else
+    names = [name for _, name, qtype in queries if qtype == "1"]        # A records
+    assert sorted(names) == sorted(hosts)                                 # each once, nothing else
     assert sorted(summary["looked_up"]) == sorted(hosts) and summary["dns_lookups"] == len(hosts)
+    assert summary["dns_queries"] == len(queries)       # its resolver's queries (A and HTTPS records)
 
     runs = (root / "summary" / "runs.csv").read_text()
     assert "web.page_load_s" in runs.splitlines()[0]

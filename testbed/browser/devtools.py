@@ -40,6 +40,7 @@ class DevTools:
         os.close(to_browser_r)
         os.close(from_browser_w)
         self._next_id = 0
+        self._closed = False
         self._replies: dict[int, dict[str, Any]] = {}
         self._replied = threading.Condition()
         self.events: queue.Queue[Event | None] = queue.Queue()
@@ -76,7 +77,11 @@ class DevTools:
             return None
 
     def close(self, grace_s: float = 5.0) -> int:
-        """Browser.close, then SIGTERM and SIGKILL if it lingers; the browser's exit code."""
+        """Browser.close, then SIGTERM and SIGKILL if it lingers; the browser's exit code. Closing
+        again does nothing (our pipe ends' numbers may belong to other files by then)."""
+        if self._closed:
+            return self.proc.returncode
+        self._closed = True
         if self.proc.poll() is None:
             try:
                 self.command("Browser.close", timeout_s=grace_s)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from testbed.browser import dns
+from testbed.browser import dns, netlog
 from testbed.browser.devtools import DevTools, DevToolsError
 from testbed.browser.requests_log import PageLoad
 
@@ -69,7 +69,9 @@ def main(args: list[str] | None = None) -> int:
             _load(browser, session, a.url, a.timeout)
             _blank(browser, session)
         load, navigation = _load(browser, session, a.url, a.timeout)
+        browser.close()                 # Chromium writes its NetLog as it closes
         summary, records = load.summary(navigation)
+        summary.update(_dns(netlog_path(a.log)))
         a.log.write_text(json.dumps({"url": a.url, "warm": a.warm, "navigation": navigation,
                                      "summary": summary, "requests": records}, indent=1) + "\n")
         summary.update(ok=summary["page_load_s"] is not None, url=a.url, warm=a.warm)
@@ -105,10 +107,23 @@ def _point_resolver(profile: Path, server: str) -> None:
 
 def _start(a: argparse.Namespace) -> DevTools:
     flags = [*FLAGS, f"--user-data-dir={a.profile}", host_rules(a.names.split(","))]
+    flags += [f"--log-net-log={netlog_path(a.log)}", "--net-log-capture-mode=Default"]
     if a.spki_file is not None:
         flags.append(f"--ignore-certificate-errors-spki-list={a.spki_file.read_text().strip()}")
     err = open(a.log.with_suffix(".chromium.stderr"), "wb")
     return DevTools([a.chromium, *flags, "about:blank"], stdout=subprocess.DEVNULL, stderr=err)
+
+
+def netlog_path(log: Path) -> Path:
+    return log.with_suffix(".netlog.json")
+
+
+def _dns(path: Path) -> dict[str, Any]:
+    """The browser's look-ups from its NetLog (testbed/browser/netlog.py), which is then removed
+    (hundreds of kB per load; what squall reads of it is in the summary)."""
+    found = netlog.lookups(path)
+    path.unlink()
+    return {"dns_lookups": len(found.names), "looked_up": list(found.names), "dns_queries": found.queries}
 
 
 def host_rules(names: list[str]) -> str:

@@ -122,7 +122,6 @@ class PageLoad:
         lead = self.main.wall_time - origin_ms / 1000 if isinstance(origin_ms, (int, float)) else 0.0
         zero = self.main.started - lead
         records = [r.record(zero) for r in self.all_requests()]
-        looked_up = sorted({r["host"] for r in records if r["dns_s"] is not None})
         connections: dict[str, set[int]] = {}
         for r in self.all_requests():
             if r.connection and not r.from_cache:
@@ -141,7 +140,7 @@ class PageLoad:
             "requests": len(records), "failed": sum(1 for r in records if r["failed"]),
             "not_found": sum(1 for r in records if r["status"] == 404),
             "bytes": sum(r["bytes"] for r in records), "last_byte_s": max(ends) if ends else None,
-            "hosts": len({r["host"] for r in records}), "dns_lookups": len(looked_up), "looked_up": looked_up,
+            "hosts": len({r["host"] for r in records}),
             "connections": sum(len(c) for c in connections.values()),
             "connections_per_origin": {o: len(c) for o, c in sorted(connections.items())},
             "protocols": protocols,
