@@ -46,6 +46,8 @@ def test_a_shipped_page_by_name_with_its_origins_and_bytes() -> None:
     assert flow.page.bytes == 4000 + 12 * 2000 and flow.port(0) == 443 and flow.http == "1.1"
     assert flow.hosts() == ("mobile", "fixed") and flow.PRESTARTS and not flow.STARTS_ITSELF
     assert flow.cache == "cold" and parse(har="s+2s").port(0) == 80
+    # browsers speak HTTP/2 over TLS only: the seeds' plain-HTTP pages are HTTP/1.1 whatever `http` says
+    assert parse(har="s+2s").inapplicable_keys() == ("http",) and flow.inapplicable_keys() == ()
     assert flow.describe().startswith("web: browser, page origins-4 (https://www.origins.example/: 13 objects, "
                                       "28000 B from 4 host names), Chromium, HTTP/1.1, cold cache; browser at the "
                                       "mobile host, replay at the fixed host")

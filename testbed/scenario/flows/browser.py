@@ -93,6 +93,10 @@ class BrowserFlow(FlowBase):
         the analysis finds the browser's connections to its origins."""
         return self.page.port
 
+    def inapplicable_keys(self) -> tuple[str, ...]:
+        # browsers speak HTTP/2 over TLS only: a plain-HTTP page's origins serve it HTTP/1.1
+        return ("http",) if self.page.url.startswith("http://") else ()
+
     def late_answer_ports(self) -> tuple[int, ...]:
         # Chromium's resolver asks again from a new socket after its own timeout (about a second,
         # less than a loaded GPRS uplink's round trip); the first answer then finds its socket closed
