@@ -266,6 +266,11 @@ def test_the_browsers_look_ups_from_its_netlog(tmp_path: Path) -> None:
               {"type": 1, "phase": 1}]
     (tmp_path / "n.json").write_text(json.dumps({"constants": constants, "events": events}))
     assert netlog.lookups(tmp_path / "n.json") == netlog.Lookups(("a.example", "b.example"), 3)
+    later = {"constants": {**constants, "timeTickOffset": 1000},
+             "events": [{**e, "time": 10 * i} for i, e in enumerate(events)]}    # epoch ms 1000, 1010, ...
+    (tmp_path / "t.json").write_text(json.dumps(later))
+    # a warm load counts only what began after its navigation (not the priming load's)
+    assert netlog.lookups(tmp_path / "t.json", since_epoch_ms=1045) == netlog.Lookups(("b.example",), 1)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not a Chromium NetLog"):
         netlog.lookups(tmp_path / "bad.json")

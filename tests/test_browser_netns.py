@@ -19,7 +19,7 @@ What the browser says is checked against the mobile host's capture, read by tsha
   (each name costs a look-up, TCP and TLS handshakes over the link, as the seeds' WWAN study
   describes).
 
-Lanes $SQUALL_TEST_LANE_BASE + 11 and + 12 (default 31, 32)."""
+Lanes $SQUALL_TEST_LANE_BASE + 11, + 12 and + 13 (default 31, 32, 33)."""
 from __future__ import annotations
 
 import gzip
@@ -149,3 +149,25 @@ http = "2"
     one, two = times["har-origins-1"], times["har-origins-2"]
     assert len(one) == len(two) == 2
     assert max(one) < min(two), times
+
+
+@pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (scripts/install-deps)")
+def test_a_warm_load_of_the_seeds_page_looks_nothing_up_again(tmp_path: Path) -> None:
+    """The seeds' s+2s page (plain HTTP/1.1 from one name) with `cache = "warm"`: loaded once at the
+    flow's start, then measured. The measured load asks for its three objects without a look-up
+    (the browser's DNS cache is warm): the capture holds the name's one A query, the priming load's."""
+    text = one_replication_head("browser-warm", 35, timeout="60s") + LINK_1M + """
+[flows.web]
+kind = "browser"
+har = "s+2s"
+http = "1.1"
+cache = "warm"
+"""
+    root = _run(tmp_path, "browser-warm", text, lane_base() + 13)
+    (rep,) = root.glob("cells/default/rep-*")
+    log = json.loads((rep / "web.browser.log").read_text())
+    summary = log["summary"]
+    assert log["warm"] and summary["requests"] == 3 and summary["failed"] == 0
+    assert summary["protocols"] == {"http/1.1": 3} and summary["dns_lookups"] == 0 and summary["looked_up"] == []
+    _, _, queries = _capture_page(rep)
+    assert [name for _, name, qtype in queries if qtype == "1"] == ["www.s-2s.example"]

@@ -38,6 +38,7 @@ FLAGS = ("--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu
          "--disable-features=OptimizationHints,MediaRouter,Translate,AutofillServerCommunication,"
          "CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions,DnsOverHttps,"
          "NetworkTimeServiceQuerying,PrivacySandboxSettings4,HttpsUpgrades")
+LOOKUP_LEAD_MS = 50.0      # Chromium's wall clock of navigation start is a few ms off its NetLog's
 AFTER_LOAD_S = 5.0          # requests still open at the load event may end this much later
 # the document's Navigation Timing (ms from navigation start) and navigation start itself (ms since the epoch)
 NAVIGATION_TIMING = ("JSON.stringify(Object.assign(performance.getEntriesByType('navigation')[0].toJSON(), "
@@ -71,7 +72,7 @@ def main(args: list[str] | None = None) -> int:
         load, navigation = _load(browser, session, a.url, a.timeout)
         browser.close()                 # Chromium writes its NetLog as it closes
         summary, records = load.summary(navigation)
-        summary.update(_dns(netlog_path(a.log)))
+        summary.update(_dns(netlog_path(a.log), navigation.get("timeOrigin")))
         a.log.write_text(json.dumps({"url": a.url, "warm": a.warm, "navigation": navigation,
                                      "summary": summary, "requests": records}, indent=1) + "\n")
         summary.update(ok=summary["page_load_s"] is not None, url=a.url, warm=a.warm)
@@ -118,10 +119,13 @@ def netlog_path(log: Path) -> Path:
     return log.with_suffix(".netlog.json")
 
 
-def _dns(path: Path) -> dict[str, Any]:
-    """The browser's look-ups from its NetLog (testbed/browser/netlog.py), which is then removed
-    (hundreds of kB per load; what squall reads of it is in the summary)."""
-    found = netlog.lookups(path)
+def _dns(path: Path, navigation_start_ms: float | None) -> dict[str, Any]:
+    """The measured load's look-ups from the browser's NetLog (testbed/browser/netlog.py), which
+    is then removed (hundreds of kB per load; what squall reads of it is in the summary): those
+    that began after navigation start, less LOOKUP_LEAD_MS (the navigation's own look-up may begin
+    just before the start Navigation Timing gives)."""
+    since = None if navigation_start_ms is None else navigation_start_ms - LOOKUP_LEAD_MS
+    found = netlog.lookups(path, since)
     path.unlink()
     return {"dns_lookups": len(found.names), "looked_up": list(found.names), "dns_queries": found.queries}
 

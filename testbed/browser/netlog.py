@@ -3,7 +3,9 @@ when the browser closes), reduced to the names it looked up over DNS (one host r
 a name answered from its cache has none) and the queries its resolver sent (one transaction
 attempt each, a retry included). DevTools' per-request timing shows a look-up only on the request
 that opened a connection, and none for a connection Chromium opened ahead of the request, so the
-NetLog is the record the capture is compared with (docs/browser.md)."""
+NetLog is the record the capture is compared with (docs/browser.md). Only what began after a given
+moment is counted (a warm load's own look-ups, not its priming load's): NetLog's times are ms of
+the browser's monotonic clock, `timeTickOffset` (a constant of the file) makes them epoch ms."""
 from __future__ import annotations
 
 import json
@@ -18,10 +20,12 @@ class Lookups:
     queries: int                # DNS queries sent (each type, each retry)
 
 
-def lookups(path: Path) -> Lookups:
-    """The look-ups of a NetLog file; ValueError when it is not one."""
+def lookups(path: Path, since_epoch_ms: float | None = None) -> Lookups:
+    """The look-ups of a NetLog file that began at `since_epoch_ms` or later (None: all);
+    ValueError when it is not a NetLog."""
     try:
         log = json.loads(Path(path).read_text())
+        offset = float(log["constants"].get("timeTickOffset", 0))
         types = {number: name for name, number in log["constants"]["logEventTypes"].items()}
         begin, end = (log["constants"]["logEventPhase"][p] for p in ("PHASE_BEGIN", "PHASE_END"))
         events = log["events"]
@@ -30,6 +34,8 @@ def lookups(path: Path) -> Lookups:
     names: list[str] = []
     queries = 0
     for event in events:
+        if since_epoch_ms is not None and float(event.get("time", 0)) + offset < since_epoch_ms:
+            continue
         kind = types.get(event.get("type"))
         if kind == "HOST_RESOLVER_MANAGER_JOB" and event.get("phase") == begin:
             host = str((event.get("params") or {}).get("host", ""))
