@@ -224,9 +224,10 @@ def test_the_browsers_events_make_its_request_log() -> None:
     assert load.pending() == 0
     # navigation started 10 ms before the main request (its name looked up first)
     summary, records = load.summary({"loadEventStart": 910.0, "domContentLoadedEventStart": 560.0,
-                                     "domainLookupStart": 11.0, "timeOrigin": 1_000_000.0})
+                                     "domainLookupStart": 11.0, "timeOrigin": 1_000_000.0}, first_query=99.995)
     assert summary["page_load_s"] == 0.91 and summary["dom_content_loaded_s"] == 0.56
-    assert summary["first_lookup_s"] == 0.011
+    assert summary["first_lookup_s"] == 0.011 and summary["first_query_s"] == pytest.approx(0.005)
+    assert summary["query_to_load_s"] == pytest.approx(0.905)          # 99.995 -> the load event at 100.9
     assert summary["navigation_start_realtime_us"] == 1_000_000_000
     assert summary["requests"] == 2 and summary["not_found"] == 1 and summary["bytes"] == 4200
     assert summary["connections_per_origin"] == {"https://a.example": 1}
@@ -265,12 +266,13 @@ def test_the_browsers_look_ups_from_its_netlog(tmp_path: Path) -> None:
               {"type": 7, "phase": 1, "params": {"host": "b.example"}}, {"type": 9, "phase": 1},
               {"type": 1, "phase": 1}]
     (tmp_path / "n.json").write_text(json.dumps({"constants": constants, "events": events}))
-    assert netlog.lookups(tmp_path / "n.json") == netlog.Lookups(("a.example", "b.example"), 3)
+    assert netlog.lookups(tmp_path / "n.json") == netlog.Lookups(("a.example", "b.example"), 3, 0.0)
     later = {"constants": {**constants, "timeTickOffset": 1000},
              "events": [{**e, "time": 10 * i} for i, e in enumerate(events)]}    # epoch ms 1000, 1010, ...
     (tmp_path / "t.json").write_text(json.dumps(later))
     # a warm load counts only what began after its navigation (not the priming load's)
-    assert netlog.lookups(tmp_path / "t.json", since_epoch_ms=1045) == netlog.Lookups(("b.example",), 1)
+    # and when its first query left: the NetLog's own clock (DevTools' events'), not the epoch
+    assert netlog.lookups(tmp_path / "t.json", since_epoch_ms=1045) == netlog.Lookups(("b.example",), 1, 60.0)
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ValueError, match="not a Chromium NetLog"):
         netlog.lookups(tmp_path / "bad.json")

@@ -1,10 +1,10 @@
 """A browser flow's request log (testbed/browser/driver.py: `<flow>.browser.log`, JSON with the
 page's `summary` and one record per request), reduced to the run values `<flow>.page_load_s`
 (navigation start -> load event, from the document's Navigation Timing), `.dom_content_loaded_s`,
-`.first_lookup_s`, `.requests`, `.failed`, `.bytes` (what the browser received, headers included),
-`.hosts`, `.dns_lookups`, `.dns_queries`, `.connections` and `.last_byte_s` (the last response's
-end, from navigation start);
-docs/browser.md."""
+`.first_lookup_s`, `.first_query_s`, `.query_to_load_s` (the browser's first DNS query -> the load
+event), `.requests`, `.failed`, `.bytes` (what the browser received, headers included), `.hosts`,
+`.dns_lookups`, `.dns_queries`, `.connections` and `.last_byte_s` (the last response's end, from
+navigation start); docs/browser.md."""
 from __future__ import annotations
 
 import json
@@ -13,8 +13,8 @@ from typing import Any
 
 from analysis.join.flows import FlowSpec
 
-VALUES = ("page_load_s", "dom_content_loaded_s", "first_lookup_s", "requests", "failed", "bytes", "hosts",
-          "dns_lookups", "dns_queries", "connections", "last_byte_s")
+VALUES = ("page_load_s", "dom_content_loaded_s", "first_lookup_s", "first_query_s", "query_to_load_s", "requests",
+          "failed", "bytes", "hosts", "dns_lookups", "dns_queries", "connections", "last_byte_s")
 
 
 def log_path(directory: Path, flow: str) -> Path:

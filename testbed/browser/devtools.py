@@ -14,7 +14,7 @@ import subprocess
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 class DevToolsError(RuntimeError):
@@ -129,7 +129,7 @@ class DevTools:
             self.events.put(Event(message["method"], message.get("params", {}), message.get("sessionId")))
 
 
-def _dup_fds(read_fd: int, write_fd: int):
+def _dup_fds(read_fd: int, write_fd: int) -> Callable[[], None]:
     """In the child: our pipe ends as its fds 3 (commands) and 4 (replies), and no signal blocked
     (the driver blocks the ones it waits for)."""
     def place() -> None:

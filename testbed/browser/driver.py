@@ -71,8 +71,10 @@ def main(args: list[str] | None = None) -> int:
             _blank(browser, session)
         load, navigation = _load(browser, session, a.url, a.timeout)
         browser.close()                 # Chromium writes its NetLog as it closes
-        summary, records = load.summary(navigation)
-        summary.update(_dns(netlog_path(a.log), navigation.get("timeOrigin")))
+        found = _lookups(netlog_path(a.log), navigation.get("timeOrigin"))
+        first_query = found.first_query_ms / 1000 if found.first_query_ms is not None else None
+        summary, records = load.summary(navigation, first_query)
+        summary.update(dns_lookups=len(found.names), looked_up=list(found.names), dns_queries=found.queries)
         a.log.write_text(json.dumps({"url": a.url, "warm": a.warm, "navigation": navigation,
                                      "summary": summary, "requests": records}, indent=1) + "\n")
         summary.update(ok=summary["page_load_s"] is not None, url=a.url, warm=a.warm)
@@ -119,7 +121,7 @@ def netlog_path(log: Path) -> Path:
     return log.with_suffix(".netlog.json")
 
 
-def _dns(path: Path, navigation_start_ms: float | None) -> dict[str, Any]:
+def _lookups(path: Path, navigation_start_ms: float | None) -> netlog.Lookups:
     """The measured load's look-ups from the browser's NetLog (testbed/browser/netlog.py), which
     is then removed (hundreds of kB per load; what squall reads of it is in the summary): those
     that began after navigation start, less LOOKUP_LEAD_MS (the navigation's own look-up may begin
@@ -127,7 +129,7 @@ def _dns(path: Path, navigation_start_ms: float | None) -> dict[str, Any]:
     since = None if navigation_start_ms is None else navigation_start_ms - LOOKUP_LEAD_MS
     found = netlog.lookups(path, since)
     path.unlink()
-    return {"dns_lookups": len(found.names), "looked_up": list(found.names), "dns_queries": found.queries}
+    return found
 
 
 def host_rules(names: list[str]) -> str:

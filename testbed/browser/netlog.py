@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 class Lookups:
     names: tuple[str, ...]      # looked up over DNS, in order
     queries: int                # DNS queries sent (each type, each retry)
+    first_query_ms: float | None = None     # when the first was sent: the browser's monotonic clock
+                                            # (DevTools' event timestamps', in ms)
 
 
 def lookups(path: Path, since_epoch_ms: float | None = None) -> Lookups:
@@ -33,6 +35,7 @@ def lookups(path: Path, since_epoch_ms: float | None = None) -> Lookups:
         raise ValueError(f"{path}: not a Chromium NetLog ({e})") from None
     names: list[str] = []
     queries = 0
+    first: float | None = None
     for event in events:
         if since_epoch_ms is not None and float(event.get("time", 0)) + offset < since_epoch_ms:
             continue
@@ -42,4 +45,5 @@ def lookups(path: Path, since_epoch_ms: float | None = None) -> Lookups:
             names.append(urlsplit(host).hostname or host)
         elif kind == "DNS_TRANSACTION_ATTEMPT" and event.get("phase") != end:    # a single event, or a begin
             queries += 1
-    return Lookups(tuple(names), queries)
+            first = float(event.get("time", 0)) if first is None else first
+    return Lookups(tuple(names), queries, first)

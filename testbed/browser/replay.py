@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from testbed.addresses import origin_addresses
 from testbed.browser import ca, dns, har, origins
@@ -105,7 +106,7 @@ def _bound(port: int) -> bool:
     return bool(found.stdout.strip())
 
 
-def _wait(ready, proc: subprocess.Popen, name: str) -> None:
+def _wait(ready: Callable[[], bool], proc: subprocess.Popen, name: str) -> None:
     deadline = time.monotonic() + READY_TIMEOUT_S
     while not ready():
         if proc.poll() is not None:

@@ -113,9 +113,11 @@ class PageLoad:
     def all_requests(self) -> list[Request]:
         return sorted([*self.hops, *self.requests.values()], key=lambda r: r.started)
 
-    def summary(self, navigation: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def summary(self, navigation: dict[str, Any], first_query: float | None = None
+                ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """The page's numbers; `navigation`: the document's PerformanceNavigationTiming (ms from
-        navigation start), the source of page_load_s and dom_content_loaded_s; and the request records."""
+        navigation start), the source of page_load_s and dom_content_loaded_s; `first_query`: when
+        the browser's first DNS query left (its NetLog; the events' clock, s); and the request records."""
         assert self.main is not None
         origin_ms = navigation.get("timeOrigin")
         # navigation start on the events' clock: the main request's time less its lead on the wall clock
@@ -135,6 +137,11 @@ class PageLoad:
             "dom_content_loaded_s": _ms(navigation.get("domContentLoadedEventStart")),
             # the document's name look-up began (the browser's own work before it is in page_load_s)
             "first_lookup_s": _ms(navigation.get("domainLookupStart")),
+            "first_query_s": round(first_query - zero, 6) if first_query is not None else None,
+            # the network's part on one clock (the browser's monotonic one, no wall clock between):
+            # its first DNS query -> the load event
+            "query_to_load_s": (round(self.load_event - first_query, 6)
+                                if first_query is not None and self.load_event is not None else None),
             "load_event_s": round(self.load_event - zero, 6) if self.load_event is not None else None,
             "navigation_start_realtime_us": int((self.main.wall_time - lead) * 1e6),
             "requests": len(records), "failed": sum(1 for r in records if r["failed"]),
