@@ -70,7 +70,7 @@ def test_the_command_lines_the_replication_starts(tmp_path: Path) -> None:
     assert browser[:4] == ["unshare", "--mount", "--propagation", "private"]     # its own /etc/resolv.conf
     assert browser[5:7] == ["-m", "testbed.browser.driver"]
     assert browser[7:] == ["--url", "https://www.origins.example/", "--names",
-                           "www.origins.example,o1.origins.example", "--resolver", "198.18.3.1", "--timeout", "60",
+                           "www.origins.example,o1.origins.example", "--resolver", "198.18.3.1", "--timeout", "65",
                            "--log", str(tmp_path / "web.browser.log"),
                            "--spki-file", str(tmp_path / "web.replay" / "ca" / "spki"),
                            "--profile", str(tmp_path / "web.profile"), "--warm"]

@@ -5,5 +5,6 @@ Chromium driven over its DevTools pipe on the mobile host (`driver.py`, the flow
 
 One concept per file: har.py (reading a HAR), bodies.py (bodies the HAR omits), origins.py (the
 origin servers' nginx), ca.py (the CA), dns.py (the DNS server), replay.py (the replay program),
-devtools.py (the DevTools pipe client), requests_log.py (what the browser's events say), driver.py
-(the browser program), pages.py (the shipped pages' HAR files)."""
+devtools.py (the DevTools pipe client), requests_log.py (what the browser's events say), netlog.py
+(its DNS look-ups by its NetLog), driver.py (the browser program), pages.py (the shipped pages' HAR
+files)."""

@@ -66,6 +66,7 @@ def main(args: list[str] | None = None) -> int:
         print("ready", flush=True)
         if signal.sigwait({signal.SIGUSR1, signal.SIGTERM, signal.SIGINT}) != signal.SIGUSR1:
             return _fail("stopped before the flow's start")
+        _stop_on_signals()
         if a.warm:
             _load(browser, session, a.url, a.timeout)
             _blank(browser, session)
@@ -82,12 +83,26 @@ def main(args: list[str] | None = None) -> int:
             summary["error"] = "no load event within the timeout"
         print(json.dumps(summary), flush=True)
         return 0 if summary["ok"] else 1
-    except (DevToolsError, OSError, RuntimeError, ValueError) as e:
+    except (DevToolsError, OSError, RuntimeError, ValueError, Stopped) as e:
         return _fail(str(e))
     finally:
         if browser is not None:
             browser.close()
         shutil.rmtree(a.profile, ignore_errors=True)      # megabytes of Chromium's, nothing measured
+
+
+class Stopped(Exception):
+    """squall stopped the driver during the load (its timeout): the browser is closed on the way out."""
+
+
+def _stop_on_signals() -> None:
+    """From the load on, SIGTERM and SIGINT end it (Stopped), closing the browser, instead of
+    waiting blocked until squall's SIGKILL would leave Chromium behind."""
+    def stop(number: int, _frame: object) -> None:
+        raise Stopped(f"stopped by signal {signal.Signals(number).name} during the load")
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, stop)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
 
 
 def _fail(error: str) -> int:

@@ -3,7 +3,8 @@
 Order (docs/runner.md): link up (emulator + NPAs, not started; an `engine = "emulator"`
 router goes into the emulator's configuration) → TCP profile (tcp.json) →
 captures at the fixed host (fixed.pcap) and the mobile host (mobile.pcap) → tc router →
-servers and receivers → START (t = 0) → queue monitor → flows at their offsets → wait for
+servers and receivers → clients that start before t = 0 (PRESTARTS: a browser, ready and
+waiting) → START (t = 0) → queue monitor → flows at their offsets → wait for
 every flow or the timeout → stop everything (STOP: the emulator log gets its trailer) →
 workloads.json and the verdict. The caller (testbed/run/runner.py) owns the run directory:
 it gets the work directory from RunDir.begin and hands the Status to RunDir.finish.

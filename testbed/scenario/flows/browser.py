@@ -17,6 +17,7 @@ from testbed.browser import har
 from testbed.errors import ConfigError
 from testbed.paths import PAGES_DIR
 from testbed.scenario.flows.base import FlowBase
+from testbed.scenario.flows.http import CLIENT_TIMEOUT_GRACE_US
 from testbed.scenario.flows.running import TCP, UDP, LinkPackets
 from testbed.scenario.link_section import LinkConfig
 from testbed.units import format_size
@@ -117,8 +118,9 @@ class BrowserFlow(FlowBase):
                 "--profile", str(log.parent / f"{self.name}.profile")] + (["--warm"] if self.cache == "warm" else [])
 
     def _active_args(self, peer: str, timeout_us: int) -> list[str]:
+        # the runner's deadline comes first, as for squall-http: the replication is then `timeout`
         return ["--url", self.page.url, "--names", ",".join(self.page.names), "--resolver", peer.rpartition(":")[0],
-                "--timeout", f"{timeout_us / 1e6:g}"]
+                "--timeout", f"{(timeout_us + CLIENT_TIMEOUT_GRACE_US) / 1e6:g}"]
 
     def passive_argv(self, program: Callable[[str], str], listen: str, log: Path, *,
                      peer: str = "", timeout_us: int = 0) -> list[str]:
