@@ -61,6 +61,8 @@ class FlowBase(ABC):
                                             # whose start-up must not count); with STARTS_ITSELF False
     FIXED_RATE: ClassVar[bool] = False      # the active program sends at its own rate whatever the
                                             # link takes (UDP), so it can overflow the link
+    LANES_ONLY: ClassVar[bool] = False      # it runs on lanes only (its programs share files, and
+                                            # a signal starts it): lab hosts refuse it at `check`
     OPENS_TCP: ClassVar[bool] = True        # it may open TCP connections (a drain then waits for
                                             # a lost FIN's retransmission); squall-udp does not
     SIZED_BY_BYTES: ClassVar[bool] = False  # it ends when its bytes have crossed (HTTP, bulk), so

@@ -63,6 +63,7 @@ class BrowserFlow(FlowBase):
     METRICS_ROLE = "browser"
     STARTS_ITSELF = False
     PRESTARTS = True
+    LANES_ONLY = True           # the driver reads the replay's key hash from the run's files
 
     @classmethod
     def resolve_paths(cls, table: Mapping[str, Any], base_dir: Path | None) -> Mapping[str, Any]:
