@@ -5,6 +5,8 @@ Lane N (0-127) uses only 198.18.0.0/15, the benchmarking range:
   tunnel carrier   198.19.(128+N).0/24  emu eth-mobile .1  <->  mobile eth0 .2
   wireless link    198.19.N.0/24        emu wl0 .1  <->  mobile wl0 .2 (TUNs of the NPAs)
 The carrier carries the NPA <-> emulator UDP, like the LAN between Seawind's machines.
+A browser flow's replayed origins take further addresses of the fixed host's /24, from
+198.18.N.10 on (origin_addresses), one per host name, added and removed by the replay itself.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 MAX_LANE = 127
 EMULATOR_PORT = 5300
 WIRELESS_DEV = "wl0"
+ORIGIN_FIRST_HOST, ORIGIN_LAST_HOST = 10, 254    # a replay's origins in the fixed host's /24
 # sqN-mobileK: host K >= 2 of a wireless cell (testbed/cell_addresses.py)
 NAMESPACE_PATTERN = re.compile(r"^sq(\d+)-(fixed|emu|mobile(?:[2-9]|1[0-6])?)$")
 
@@ -79,6 +82,15 @@ class LaneAddresses:
     def emulator_for_mobile(self) -> str:
         """Where the mobile NPA reaches the emulator, over the carrier."""
         return f"{self.emu_carrier.address}:{self.emulator_port}"
+
+
+def origin_addresses(fixed_host: str, count: int) -> list[str]:
+    """The addresses of a replay's `count` host names: ORIGIN_FIRST_HOST on in the fixed host's /24."""
+    net = fixed_host.rpartition(".")[0]
+    if not 0 <= count <= ORIGIN_LAST_HOST - ORIGIN_FIRST_HOST + 1:
+        raise ValueError(f"{count} host names: a replay has addresses for at most "
+                         f"{ORIGIN_LAST_HOST - ORIGIN_FIRST_HOST + 1}")
+    return [f"{net}.{ORIGIN_FIRST_HOST + i}" for i in range(count)]
 
 
 def namespaces(lane: int) -> Namespaces:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PROFILE_DIR = REPO_ROOT / "scenarios" / "profiles"
+PAGES_DIR = REPO_ROOT / "scenarios" / "pages"          # the browser flow's shipped pages (HAR)
 CHECKOUT_ONLY = ("squall's testbed runs from a checkout only (git clone, `scripts/install-deps`, "
                  "`make build`: README \"Packaging\"); this squall is installed without the "
                  "repository's scenarios/profiles and C programs")

@@ -91,12 +91,13 @@ def scripted(tmp_path: Path, drop_from_mobile: int = 0, cut_fixed_after: int = 1
 
 
 def check(work: Path, captures: dict[str, Any], tolerance_us: int = 5000,
-          router_between: bool = False, paced: dict[str, PacedStream] | None = None) -> tuple[Outcome, dict[str, Any]]:
+          router_between: bool = False, paced: dict[str, PacedStream] | None = None,
+          late_answer_ports: frozenset[int] = frozenset()) -> tuple[Outcome, dict[str, Any]]:
     for stem, capture in captures.items():
         (work / f"{stem}.pcap.stderr").write_text(capture.stderr)
     outcome, details = Outcome(), {}
     instruments.check_captures(work, captures, outcome, details, tolerance_us=tolerance_us,
-                               router_between=router_between, paced=paced)
+                               router_between=router_between, paced=paced, late_answer_ports=late_answer_ports)
     return outcome, details
 
 
@@ -343,3 +344,29 @@ def test_a_receiver_that_ended_early_fails_its_replication_whatever_its_exit_sta
     assert details["captures"]["mobile"]["unreachable"] == {"port_unreachable": 3, "ports": [6001],
                                                             "first_s": 0.17}
     assert details["captures"]["fixed"]["unreachable"] == {"port_unreachable": 0}
+
+
+def test_a_late_dns_answer_to_a_resolver_that_asked_again_is_counted_not_a_failure(tmp_path: Path) -> None:
+    """A browser flow's resolver gives up on a query and asks again from a new socket; the first
+    answer, from port 53, finds its socket closed. The flow declares port 53 (late_answer_ports):
+    that unreachable is counted; one for a datagram from another port still fails the replication."""
+    from scapy.all import ICMP, IP  # type: ignore[attr-defined]
+
+    from test_analysis_support import FIXED
+
+    def replay(sports: list[int]) -> tuple[Outcome, dict[str, Any]]:
+        link = ScriptedLink()
+        for i, sport in enumerate(sports):
+            sent = link.send(i * 10_000, udp_datagram(i, i * 10_000, sport=sport, dport=40000 + i))
+            link.send(i * 10_000 + 100_001, IP(src=MOBILE, dst=FIXED) / ICMP(type=3, code=3) / bytes(sent[IP])[:28])
+        work = tmp_path / "-".join(map(str, sports))
+        work.mkdir()
+        link.write(work)
+        return check(work, {"fixed": healthy(2 * len(sports)), "mobile": healthy(2 * len(sports))},
+                     late_answer_ports=frozenset({53}))
+
+    outcome, details = replay([53, 53])
+    assert outcome.status == "ok"
+    assert details["captures"]["mobile"]["unreachable"] == {"port_unreachable": 0, "late_answers": 2}
+    outcome, details = replay([53, 6001])
+    assert outcome.status == "failed" and "answered 1 datagrams to port 40001" in outcome.reasons[0]

@@ -93,7 +93,7 @@ def test_diffserv_filters_that_classify_nothing(tmp_path: Path) -> None:
     assert "router.filters[2]: matches only uplink flows (bulk); this router shapes the downlink only, where they " \
            "send just their ACKs" in text
     assert "router.filters[3]: matches no packet of this cell's flows" in text
-    assert "command 7001 + i, probe 7301 + i, Flent 2112 for flow i in file order" in text   # one port per kind
+    assert "command 7001 + i, probe 7301 + i, Flent 2112, browser 443 for flow i in file order" in text   # one port per kind
     assert "router.filters[4]" not in text
     assert len(lines) == 4
 

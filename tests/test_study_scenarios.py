@@ -38,7 +38,7 @@ EXPECTED_CELLS = {
 EXPECTED_REPLICATIONS = {"iip-http.toml": 30, "iip-mixture.toml": 20, "saarto-http10.toml": 30}
 # scenarios/examples/*.toml: small scenarios showing one feature each (docs/runner.md)
 EXPECTED_EXAMPLE_CELLS = {"curl.toml": 1, "flent-ping.toml": 1, "iperf3.toml": 2, "latency-under-load.toml": 1,
-                          "netem.toml": 2, "ack-path.toml": 2}
+                          "netem.toml": 2, "ack-path.toml": 2, "browser.toml": 4, "browser-origins.toml": 8}
 
 
 def load(name: str) -> scenario_mod.Scenario:

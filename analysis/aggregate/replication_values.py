@@ -7,7 +7,8 @@ failed when aggregated). Names (README "Run analysis"):
   `inline_fastest.*`, `inline_slowest.*`, `<class>.*`; bulk `elapsed_s`, `throughput_Bps`...;
   UDP `throughput_Bps`, `jitter_*_ms`, `lost`, drops; command (any program) its TCP
   connections as one transfer (`elapsed_s`, `throughput_Bps`, `connections`, drops; with
-  several also `main.*`, the largest) and its UDP datagrams as `udp.*`.
+  several also `main.*`, the largest) and its UDP datagrams as `udp.*`; browser `page_load_s`,
+  `dom_content_loaded_s`, ... from the browser's request log (analysis/metrics/browser.py).
 - `tcp.<role>.*`: two or more bulk transfers that start together ranked by elapsed time
   (fastest, medium, slowest); a single transfer and one starting later only under its flow
   name (no column repeats another).
@@ -52,6 +53,7 @@ from analysis.metrics.udp import UdpMetrics, combined, sequence_disagreements, w
 from analysis.metrics.round_trips import round_trip_rows, round_trip_values
 from analysis.metrics.probes import probe_rows, probe_values
 from analysis.metrics.flent import flent_values
+from analysis.metrics.browser import browser_values
 
 Values = dict[str, float | None]
 FATES = ("out", "drop_sbuf", "drop_router", "unseen", "drop_err", "drop_mtu", "drop_loss", "pending")
@@ -407,6 +409,7 @@ def _series(r: ReplicationMetrics, specs: list[FlowSpec] | None,
         result.probes = probe_rows(r.directory, specs, result.delays, result.round_trips, result.warnings)
         result.values.update(probe_values(result.probes))
     result.values.update(flent_values(r.directory, specs, result.warnings))
+    result.values.update(browser_values(r.directory, specs, result.warnings))
     if t0 is not None:
         result.tcpinfo = _tcpinfo(r.directory, t0, flow_of, result.warnings)
 

@@ -10,7 +10,8 @@ the flow's server port. Also accepted: a summary directly under the flow name, a
 summaries, or a list of `{"flow": name, ...}` objects.
 
 A `command` flow (any program, testbed/scenario/flows/command.py) has no summary: its TCP connections
-and UDP flows are matched by the flow's port (`{port}` in its command lines) at either end.
+and UDP flows are matched by the flow's port (`{port}` in its command lines) at either end. A
+`browser` flow's by its replay's ports at either end: DNS (53), HTTP (80), HTTPS (443).
 
 Without `workloads.json` connections are named by protocol and server endpoint
 (`tcp 198.18.1.1:8080`) with kind `tcp` / `udp`: the report then uses its generic table."""
@@ -34,6 +35,8 @@ class KindTraits:
     protocols: tuple[str, ...]        # the transports its connections or UDP flows use
     client_port: bool = False         # matched by its port at the client end too (a command's own
                                       # client may listen: iperf3 -u's data comes from the server's port)
+    service_ports: tuple[int, ...] = ()   # its servers' fixed ports besides the flow's, at either end
+                                          # (a browser's replay: DNS, HTTP and HTTPS)
 
 
 FLOW_KINDS = {
@@ -43,6 +46,7 @@ FLOW_KINDS = {
     "command": KindTraits(None, ("tcp", "udp"), client_port=True),
     "probe": KindTraits("irtt", ("udp",), client_port=True),   # irtt's replies come from its port
     "flent": KindTraits("flent", ("udp",), client_port=True),  # its irtt runner's datagrams
+    "browser": KindTraits(None, ("tcp", "udp"), service_ports=(53, 80, 443)),   # Chromium's to its replay
 }
 KINDS = tuple(FLOW_KINDS)
 
@@ -166,6 +170,7 @@ def match_flow(flows: list[FlowSpec] | None, proto: str, client: tuple[str, int]
     by_server = [f for f in candidates if s in f.servers]
     by_port = [f for f in candidates if f.port == server[1]]
     by_port += [f for f in candidates if FLOW_KINDS[f.kind].client_port and f.port == client[1]]
+    by_port += [f for f in candidates if {server[1], client[1]} & set(FLOW_KINDS[f.kind].service_ports)]
     for found in (by_client, by_server, by_port):
         if found:
             return FlowMatch(found[0].name, found[0].kind)

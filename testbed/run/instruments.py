@@ -101,9 +101,11 @@ def check_samplers(exit_codes: dict[str, int | None], outcome: Outcome, details:
 # --- captures ---------------------------------------------------------------------------------
 
 def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Outcome, details: dict[str, Any],
-                   *, tolerance_us: int, router_between: bool, paced: dict[str, PacedStream] | None = None) -> None:
+                   *, tolerance_us: int, router_between: bool, paced: dict[str, PacedStream] | None = None,
+                   late_answer_ports: frozenset[int] = frozenset()) -> None:
     """Reads the log and the captures once: each capture's health, then the timing error
-    (judged only while the replication is ok), paced senders' schedules included."""
+    (judged only while the replication is ok), paced senders' schedules included;
+    `late_answer_ports`: the flows' (run/unreachable.py)."""
     log, log_error = read_log(work / LOG_NAME)
     files = {stem: read_capture_file(work / f"{stem}.pcap", stem) for stem in captures}
     details["captures"] = {}
@@ -117,7 +119,7 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
         if outcome.status == "ok":
             outcome.fail(f"{LOG_NAME} cannot be read, so the captures cannot be checked: {log_error}")
         return
-    _check_unreachable(files, log, outcome, details)
+    _check_unreachable(files, log, outcome, details, late_answer_ports)
     measured = _timing_error(log, files, tolerance_us, router_between, _schedules(files, paced or {}))
     if measured is None:
         return
@@ -129,7 +131,7 @@ def check_captures(work: Path, captures: dict[str, StoppedCapture], outcome: Out
 
 
 def _check_unreachable(files: dict[str, CaptureFile], log: EmulatorLog, outcome: Outcome,
-                       details: dict[str, Any]) -> None:
+                       details: dict[str, Any], late_answer_ports: frozenset[int] = frozenset()) -> None:
     """Datagrams that arrived at a host where nothing listened (run/unreachable.py); judged
     while the replication is ok (at a timeout squall itself stops receivers that still get
     datagrams)."""
@@ -138,7 +140,7 @@ def _check_unreachable(files: dict[str, CaptureFile], log: EmulatorLog, outcome:
         if f.records is None:
             continue
         evidence, problem = unreachable_evidence(f.side, f.records, f.sources, sides[f.side],
-                                                 log.start_realtime_us)
+                                                 log.start_realtime_us, late_answer_ports)
         details["captures"][stem]["unreachable"] = evidence
         if problem is not None and outcome.status == "ok":
             outcome.fail(problem)

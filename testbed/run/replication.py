@@ -3,7 +3,8 @@
 Order (docs/runner.md): link up (emulator + NPAs, not started; an `engine = "emulator"`
 router goes into the emulator's configuration) → TCP profile (tcp.json) →
 captures at the fixed host (fixed.pcap) and the mobile host (mobile.pcap) → tc router →
-servers and receivers → START (t = 0) → queue monitor → flows at their offsets → wait for
+servers and receivers → clients that start before t = 0 (PRESTARTS: a browser, ready and
+waiting) → START (t = 0) → queue monitor → flows at their offsets → wait for
 every flow or the timeout → stop everything (STOP: the emulator log gets its trailer) →
 workloads.json and the verdict. The caller (testbed/run/runner.py) owns the run directory:
 it gets the work directory from RunDir.begin and hands the Status to RunDir.finish.
@@ -40,6 +41,8 @@ from testbed.scenario.tolerances import Tolerances
 
 POLL_S = 0.05
 READY_TIMEOUT_S = 10.0
+PRESTART_READY_TIMEOUT_S = 60.0     # a browser's start-up on a busy machine
+PRESTART_READY = Readiness(line="ready")
 LISTEN_POLL_S = 0.02       # a listening socket is an `ss` process away (a ready line: START_POLL_S)
 TCPINFO_INTERVAL = "50ms"
 # Where a host cannot tell its connections' state, the drain ends once the link is empty and
@@ -77,7 +80,9 @@ class RunningFlow:
     passive: Program | None = None          # the receiver (None: a web server, or not started)
     http_server: Any = None                 # a web server's nginx (its ending: run/instruments.py)
     launch_at: float | None = None          # monotonic time to start the active program (not yet started)
-    launched_at: float | None = None        # monotonic time the active program was started
+    launched_at: float | None = None        # monotonic time the active program was started (a
+                                            # PRESTARTS program: told to start)
+    cpu_wait_before_us: int | None = None   # a PRESTARTS program's CPU wait before its start
     ended_at: float | None = None           # monotonic time the active program exited
     passive_stopped: bool = False
     stopped: set[str] = field(default_factory=set)   # roles squall stopped while they were running
@@ -173,7 +178,9 @@ class _Replication:
                                    tolerance_us=self.job.tolerances.timing_us,
                                    router_between=router is not None and engine_of(router).on_host_path,
                                    paced={f.name: stream for i, f in enumerate(self.job.cell.flows)
-                                          if (stream := f.paced(i)) is not None})
+                                          if (stream := f.paced(i)) is not None},
+                                   late_answer_ports=frozenset(p for f in self.job.cell.flows
+                                                               for p in f.late_answer_ports()))
         # after every failure check
         instruments.check_cpu_wait(workloads, self.outcome, self.details, self.job.tolerances.cpu_wait_share)
         counters.finish(self.testbed, self.work, self.details)
@@ -202,6 +209,12 @@ class _Replication:
         for item in self.running:      # started together, so their start-up times overlap
             if item.passive is not None:
                 _wait_ready(item.passive, item.passive_host, item.port, item.flow.readiness(), READY_TIMEOUT_S)
+        prestarted = [item for item in self.running if item.flow.PRESTARTS]
+        for item in prestarted:        # after their servers: a browser may look at them at start-up
+            _start_active(item, work, job, offset_us=0)
+        for item in prestarted:
+            assert item.active is not None
+            _wait_ready(item.active, item.active_host, item.port, PRESTART_READY, PRESTART_READY_TIMEOUT_S)
 
     def _start_samplers(self, stack: ExitStack) -> None:
         """tcp_info of every connection at each capture point, every 50 ms (<stem>.tcpinfo.tsv,
@@ -351,6 +364,17 @@ def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
         item.launch_at = t0 + flow.start_us / 1e6
         return
     item.launch_at = None
+    if flow.PRESTARTS:      # running and ready since before t = 0: told to start now
+        assert item.active is not None
+        item.cpu_wait_before_us = item.active.cpu_wait_us()
+        item.launched_at = time.monotonic()
+        _signal(item.active, signal.SIGUSR1)
+        return
+    _start_active(item, work, job, offset_us)
+
+
+def _start_active(item: RunningFlow, work: Path, job: Job, offset_us: int) -> None:
+    flow, host, role = item.flow, item.active_host, item.flow.ROLES[0]
     argv = flow.active_argv(host.program, _endpoint(item.passive_host.address, item.port), offset_us=offset_us,
                             log=host.files(work) / flow.log_name(role), timeout_us=job.timeout_us,
                             local=host.address)
@@ -546,7 +570,9 @@ def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: 
                            "stderr": program.stderr_path.name}
             if role == flow.ROLES[0] and item.launched_at is not None and item.ended_at is not None:
                 entry[role]["run_time_us"] = int((item.ended_at - item.launched_at) * 1e6)
-            entry[role]["cpu_wait_us"] = program.cpu_wait_us()
+            entry[role]["cpu_wait_us"] = _cpu_wait_since_start(program, item if role == flow.ROLES[0] else None)
+            if role == flow.ROLES[0] and item.cpu_wait_before_us is not None:
+                entry[role]["cpu_wait_before_start_us"] = item.cpu_wait_before_us
             verdict[role] = {"exit_code": code, "ok": problem is None}
             if problem is not None and outcome.status == "ok":   # the first cause is the reason
                 outcome.fail(f"flow {flow.name}: the {role} ({Path(program.argv[0]).name}) {problem}")
@@ -554,6 +580,14 @@ def _collect(running: list[RunningFlow], work: Path, outcome: Outcome, details: 
     write_json_atomic(work / WORKLOADS_FILE, workloads)
     details["flows"] = verdicts
     return workloads
+
+
+def _cpu_wait_since_start(program: Program, item: RunningFlow | None) -> int | None:
+    """The program's CPU wait; for a program started before t = 0 (PRESTARTS), only since it was
+    told to start: its start-up is not the flow's."""
+    total = program.cpu_wait_us()
+    before = item.cpu_wait_before_us if item is not None else None
+    return total if total is None or before is None else total - before
 
 
 def _tail(text: str) -> str:

@@ -5,7 +5,10 @@ when they arrived: their receiver had ended (killed from outside, a program that
 squall stopping it before the link had delivered) or never listened. Whatever its exit status
 and its own summary say, it did not receive what was sent to it, so the replication is not ok.
 Judged from the captures, for any program: the host's own ICMP errors in its capture (the
-quoted datagram's port where its IPv4 header is in the record's first bytes)."""
+quoted datagram's port where its IPv4 header is in the record's first bytes). One exception, which
+a flow declares (FlowBase.late_answer_ports): answers from a port whose requests a client gives up
+on and sends again, as a DNS resolver does, may find the asking socket closed; they are counted
+(`late_answers`), not a problem."""
 from __future__ import annotations
 
 from typing import Any
@@ -30,22 +33,30 @@ def port_unreachables(records: np.ndarray, sources: list[str], own: set[str]) ->
     return np.flatnonzero(found & mine)
 
 
+def _quoted(record: Any) -> tuple[int, int] | None:
+    """(source, destination) port of the UDP datagram an ICMPv4 error quotes, where known."""
+    head = bytes(record["head"])[:int(record["head_len"])]
+    if len(head) >= _QUOTED_IPV4 + 4 and head[0] == 0x45 and head[9] == PROTO_UDP:
+        return (int.from_bytes(head[_QUOTED_IPV4:_QUOTED_IPV4 + 2], "big"),
+                int.from_bytes(head[_QUOTED_IPV4 + 2:_QUOTED_IPV4 + 4], "big"))
+    return None
+
+
 def quoted_ports(records: np.ndarray) -> list[int]:
     """The destination ports of the UDP datagrams these ICMPv4 errors quote, where known."""
-    ports = set()
-    for r in records:
-        head = bytes(r["head"])[:int(r["head_len"])]
-        if len(head) >= _QUOTED_IPV4 + 4 and head[0] == 0x45 and head[9] == PROTO_UDP:
-            ports.add(int.from_bytes(head[_QUOTED_IPV4 + 2:_QUOTED_IPV4 + 4], "big"))
-    return sorted(ports)
+    return sorted({q[1] for r in records if (q := _quoted(r)) is not None})
 
 
 def unreachable_evidence(side: str, records: np.ndarray, sources: list[str], own: set[str],
-                         t0_us: int | None) -> tuple[dict[str, Any], str | None]:
-    """(what status.json keeps, the problem or None) for one host's capture."""
+                         t0_us: int | None, late_answer_ports: frozenset[int] = frozenset()
+                         ) -> tuple[dict[str, Any], str | None]:
+    """(what status.json keeps, the problem or None) for one host's capture; `late_answer_ports`:
+    answers from these ports to a socket that had closed are counted, not a problem."""
     rows = port_unreachables(records, sources, own)
+    late = [row for row in rows if (q := _quoted(records[row])) is not None and q[0] in late_answer_ports]
+    rows = np.setdiff1d(rows, np.asarray(late, dtype=rows.dtype))
     if not len(rows):
-        return {"port_unreachable": 0}, None
+        return {"port_unreachable": 0, **({"late_answers": len(late)} if late else {})}, None
     ports = quoted_ports(records[rows])
     first_us = int(records["ts_us"][rows[0]])
     first_s = None if t0_us is None else round((first_us - t0_us) / 1e6, 3)

@@ -142,7 +142,7 @@ def _resolve(spec: CellSpec, context: _Context) -> ResolvedCell:
                if name in table}
     routers = parse_router_section(*section["router"], link) if "router" in section else Routers()
     check_link(link, in_emulator(routers), cell_where)
-    flows = parse_flows_section(*section["flows"]) if "flows" in section else ()
+    flows = parse_flows_section(*section["flows"], base_dir=context.base_dir) if "flows" in section else ()
     _check_flows(flows, context.timeout_us, f"{cell_where}: flows")
     return ResolvedCell(
         spec.cell_id, spec.labels, link, router=routers.down, router_up=routers.up,

@@ -31,6 +31,10 @@ class LabBackend(LocalBackend):
         if o.prepare_ahead:
             raise ConfigError("--prepare-ahead", "a testbed file names one set of lab hosts, so there is no "
                               "spare to set up the next replication on; leave out --prepare-ahead")
+        lanes_only = sorted({f"{f.name} ({f.kind})" for c in sc.cells for f in c.flows if f.LANES_ONLY})
+        if lanes_only:
+            raise ConfigError("--testbed", f"flows {', '.join(lanes_only)} run on lanes only (namespaces of one "
+                              "machine: their programs share the run's files); leave out --testbed")
         self.lab = testbed_file.load(o.testbed_file)
         routers = [c.router for c in sc.cells]
         needs = {"needs_nginx": any(f.web_pages() for c in sc.cells for f in c.flows),

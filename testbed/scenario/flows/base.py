@@ -55,8 +55,14 @@ class FlowBase(ABC):
     METRICS_ROLE: ClassVar[str]             # the role whose summary holds the main metrics
     STARTS_ITSELF: ClassVar[bool] = True    # the active program waits for --start-offset itself;
                                             # False: the replication starts it at the flow's start
+    PRESTARTS: ClassVar[bool] = False       # the active program is started before t = 0 (after the
+                                            # passive one is ready), prints "ready" once it is, and
+                                            # starts on SIGUSR1, sent at the flow's start (a browser,
+                                            # whose start-up must not count); with STARTS_ITSELF False
     FIXED_RATE: ClassVar[bool] = False      # the active program sends at its own rate whatever the
                                             # link takes (UDP), so it can overflow the link
+    LANES_ONLY: ClassVar[bool] = False      # it runs on lanes only (its programs share files, and
+                                            # a signal starts it): lab hosts refuse it at `check`
     OPENS_TCP: ClassVar[bool] = True        # it may open TCP connections (a drain then waits for
                                             # a lost FIN's retransmission); squall-udp does not
     SIZED_BY_BYTES: ClassVar[bool] = False  # it ends when its bytes have crossed (HTTP, bulk), so
@@ -79,6 +85,12 @@ class FlowBase(ABC):
         """The flow of `table` (a [flows.NAME] table whose keys are checked to be known);
         `workload`: the profile its `workload` names (of WORKLOAD_TYPE), or None; `common`: the
         fields of FlowBase, parsed."""
+
+    @classmethod
+    def resolve_paths(cls, table: Mapping[str, Any], base_dir: Path | None) -> Mapping[str, Any]:
+        """`table` with the files it names made absolute, relative to `base_dir` (the scenario
+        file's directory); the kinds that name files say how."""
+        return table
 
     def unchecked_objects(self) -> tuple[tuple[str, int], ...]:
         """(key, size) of each object the flow's server serves that parsing the flow did not check
@@ -116,6 +128,11 @@ class FlowBase(ABC):
     def paced(self, index: int) -> PacedStream | None:
         """What the flow sends on a schedule (None: it sends as its transport lets it)."""
         return None
+
+    def late_answer_ports(self) -> tuple[int, ...]:
+        """Ports whose answers may come after the asking client gave up and asked again (a DNS
+        resolver's): the host's ICMP port unreachable for them is no failure (run/unreachable.py)."""
+        return ()
 
     def inapplicable_keys(self) -> tuple[str, ...]:
         """The flow's settings that do not apply to it as configured (expanded.json

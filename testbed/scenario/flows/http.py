@@ -18,9 +18,10 @@ HTTP_VERSIONS = ("1.0", "1.1")
 OBJECTS_MISSING = ("missing: give workload = \"s+2s\" (a label) or objects = [6288, 2096, ...] "
                    "(sizes in bytes, main object first)")
 
-# squall-http gives up on its own only after the runner's deadline (the scenario's timeout): the
-# runner then records `timeout`, a result of the link, and stops the client, which prints what
-# it had; a client giving up a few ms before the runner looked would make it `failed`.
+# squall-http (and a browser flow's driver) gives up on its own only after the runner's deadline
+# (the scenario's timeout): the runner then records `timeout`, a result of the link, and stops the
+# client, which prints what it had; a client giving up a few ms before the runner looked would make
+# it `failed`.
 CLIENT_TIMEOUT_GRACE_US = 5_000_000
 
 

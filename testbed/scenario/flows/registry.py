@@ -1,6 +1,7 @@
 """The flow kinds, listed once, and a [flows.NAME] table made into the flow of its kind.
 
-A kind is one subclass of FlowBase in a file of its own (http.py, bulk.py, udp.py, command.py, probe.py, flent.py)
+A kind is one subclass of FlowBase in a file of its own (http.py, bulk.py, udp.py, command.py, probe.py, flent.py,
+browser.py)
 that declares everything about it: its keys (KEYS), its workloads.toml profile (PROFILE_KIND,
 WORKLOAD_TYPE), its parser (`from_table`), its programs per role, what the analysis knows of it
 (ANALYSIS), its `squall show` line, its ETA and its main metrics. FLOW_TYPES is the one list of
@@ -20,6 +21,7 @@ from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
 from testbed.router.parse import parse_dscp
 from testbed.scenario.flows.base import FlowBase
+from testbed.scenario.flows.browser import BrowserFlow
 from testbed.scenario.flows.bulk import BulkFlow
 from testbed.scenario.flows.command import CommandFlow
 from testbed.scenario.flows.flent import FlentFlow
@@ -30,17 +32,19 @@ from testbed.profiles import ProfileSet
 from testbed.units import parse_time_us
 from testbed.scenario.workloads import from_table
 
-Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow | ProbeFlow | FlentFlow
+Flow = HttpFlow | BulkFlow | UdpFlow | CommandFlow | ProbeFlow | FlentFlow | BrowserFlow
 FLOW_TYPES: dict[str, type[FlowBase]] = {t.kind: t for t in (HttpFlow, BulkFlow, UdpFlow, CommandFlow, ProbeFlow,
-                                                             FlentFlow)}
+                                                             FlentFlow, BrowserFlow)}
 KINDS = tuple(FLOW_TYPES)
 DIRECTIONS = ("down", "up")
 COMMON_KEYS = frozenset({"kind", "start", "dscp", "tos", "direction", "workload"})
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
-def parse_flows_section(table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR) -> tuple[Flow, ...]:
-    """`where` is like `scenarios/x.toml: flows`."""
+def parse_flows_section(table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR,
+                        base_dir: Path | None = None) -> tuple[Flow, ...]:
+    """`where` is like `scenarios/x.toml: flows`; `base_dir`: what files a flow names are relative
+    to (the scenario file's directory; None: the current directory)."""
     if not isinstance(table, Mapping) or not table:
         raise ConfigError(where, "expected a table of named flows, e.g. [flows.web] kind = \"http\"")
     flows = []
@@ -50,7 +54,7 @@ def parse_flows_section(table: Mapping[str, Any], where: str, profile_dir: Path 
             raise ConfigError(flow_where, "a flow name starts with a letter, then letters, digits, '_' or '-'")
         if not isinstance(flow, Mapping):
             raise ConfigError(flow_where, f"expected a table with kind = {' | '.join(KINDS)}, found {flow!r}")
-        flows.append(parse_flow(name, flow, flow_where, profile_dir))
+        flows.append(parse_flow(name, flow, flow_where, profile_dir, base_dir))
         _one_per_port(flows, flow_where)
     return tuple(flows)
 
@@ -64,7 +68,8 @@ def _one_per_port(flows: list[Flow], where: str) -> None:
                           f"{new.PORT_BASE} at their server host; one {new.kind} flow per cell")
 
 
-def parse_flow(name: str, table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR) -> Flow:
+def parse_flow(name: str, table: Mapping[str, Any], where: str, profile_dir: Path = PROFILE_DIR,
+               base_dir: Path | None = None) -> Flow:
     kind = table.get("kind")
     if kind not in FLOW_TYPES:
         raise ConfigError(f"{where}.kind", f"{kind!r} is not a flow kind; expected one of {', '.join(KINDS)}")
@@ -74,6 +79,7 @@ def parse_flow(name: str, table: Mapping[str, Any], where: str, profile_dir: Pat
     if unknown:
         raise ConfigError(f"{where}.{unknown[0]}", f"unknown key for a {kind} flow; expected one of "
                           f"{', '.join(sorted(allowed))}")
+    table = flow_type.resolve_paths(table, base_dir)
     common = dict(name=name, start_us=_start(table, where), tos=_tos(table, where),
                   direction=_direction(table, where))
     return flow_type.from_table(table, where, _profile(table, flow_type, where, profile_dir), common)  # type: ignore[return-value]
