@@ -183,6 +183,13 @@ def test_head_drop_is_the_emulators_head_drop():
     assert router.sections.endswith("[down.router.class.all]\npriority = 0\ndiscipline = head_drop\nlimit = 20\n")
 
 
+def test_codel_is_the_emulators_codel_with_every_key_written():
+    router = emulator_router(parsed({"queue": {"discipline": "codel", "ecn": True}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "[down.router.class.all]\npriority = 0\ndiscipline = codel\nlimit = 1000\n"
+        "codel.target = 5000us\ncodel.interval = 100000us\ncodel.ecn = true\n")
+
+
 def test_the_up_direction_gets_its_own_section_names():
     assert rendered(PFIFO_20, direction="up").sections.startswith("[up.router]\n")
 
@@ -301,7 +308,8 @@ def test_router_tc_note_of_the_emulator_engine():
 
 EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
             "seawind": {**PFIFO_20, "device_queue": 10},
-            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}}}
+            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}},
+            "codel": {"queue": {"discipline": "codel"}}}
 
 
 def test_every_discipline_has_an_example_the_emulator_runs():

@@ -7,6 +7,7 @@ import pytest
 
 from testbed.errors import ConfigError
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.codel import CodelQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.router.disciplines.red import RedQueue, burst_for_wlog, red_wlog
@@ -71,6 +72,36 @@ def test_diffserv_classes_queues_and_filters():
         RouterFilter("EF", protocol=17, dport=5004, dst="198.18.2.0/24"),
     )
     assert config.disciplines() == ("pfifo", "bfifo", "red")
+
+
+def test_codel_without_parameters_has_linux_sch_codels_defaults():
+    config = parse_router({"queue": {"discipline": "codel"}}, WHERE, LINK)
+    assert config.classes[0].queue == CodelQueue(limit=1000, target_us=5_000, interval_us=100_000, ecn=False)
+    assert config.disciplines() == ("codel",)
+    assert config.classes[0].queue.describe() == "CoDel limit 1000 packets, target 5 ms, interval 100 ms"
+
+
+def test_codel_takes_its_keys_as_tc_names_them():
+    queue = parse_router({"queue": {"discipline": "codel", "limit": 200, "target": "2ms", "interval": "40ms",
+                                    "ecn": True}}, WHERE, LINK).classes[0].queue
+    assert queue == CodelQueue(200, 2_000, 40_000, True)
+    assert queue.describe().endswith(", ECN marking")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("limit", 0, "limit: 0 is not a positive whole number of packets"),
+    ("limit", "1000B", "limit: '1000B' is not a positive whole number of packets"),
+    ("target", "0ms", "target: must be greater than zero"),
+    ("target", 5, "target: 5 is not a time with a unit"),
+    ("interval", "100", "interval: \"100\" is not a time"),
+    ("target", "100ms", "target: 100 ms is not below interval 100 ms"),
+    ("ecn", "yes", "ecn: 'yes' is not true or false"),
+    ("quantum", 1514, "quantum: unknown key; expected one of discipline, ecn, interval, limit, target"),
+])
+def test_codel_refuses_bad_values_naming_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "codel", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"{WHERE}.queue.{message}")
 
 
 def test_head_drop_takes_a_limit_in_packets():

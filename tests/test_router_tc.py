@@ -89,6 +89,15 @@ def test_red_with_ecn():
     )
 
 
+def test_codel_is_linux_codel_with_its_defaults_spelled_out():
+    section = {"queue": {"discipline": "codel"}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
+        "qdisc add dev wl0 parent 1:10 handle 10: codel limit 1000 target 5000us interval 100000us noecn")
+    section = {"queue": {"discipline": "codel", "target": "2ms", "ecn": True}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1].endswith(
+        "codel limit 1000 target 2000us interval 100000us ecn")
+
+
 def test_head_drop_is_linux_pfifo_head_drop():
     section = {"queue": {"discipline": "head_drop", "limit": 20}}
     assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (

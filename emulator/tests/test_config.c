@@ -593,7 +593,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo and head_drop count packets, expected a number like 20" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop and codel count packets, expected a number like 20" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
@@ -601,7 +601,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.discipline: missing required key" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
-	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red' or 'head_drop', got 'sfq'" },
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop' or 'codel', got 'sfq'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
 	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
 	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",

@@ -677,8 +677,11 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 		k->priority = (uint8_t)(lcg(r) % 3);
 		k->share_bps = 1000 + lcg(r) % 64000;
 		k->discipline = (enum sq_qdisc)(lcg(r) % SQ_QDISCS);
-		k->limit = k->discipline == SQ_QDISC_PFIFO ? 1 + (uint32_t)(lcg(r) % 30)
-							     : 1500 + (uint32_t)(lcg(r) % 20000);
+		k->limit = k->discipline == SQ_QDISC_PFIFO || k->discipline == SQ_QDISC_CODEL
+				   ? 1 + (uint32_t)(lcg(r) % 30) : 1500 + (uint32_t)(lcg(r) % 20000);
+		k->codel = (struct sq_codel_config){ .target = 1000 + (sq_time_us)(lcg(r) % 10000),
+						     .interval = 20000 + (sq_time_us)(lcg(r) % 100000),
+						     .ecn = lcg(r) % 2 };
 		uint32_t min = 500 + (uint32_t)(lcg(r) % 4000);
 		k->red = (struct sq_red_config){ .limit = min + 3000, .min = min, .max = min + 2000,
 						 .avpkt = 500, .max_p = 0.1, .w_q = 0.02,
@@ -726,7 +729,7 @@ static void check_bookkeeping(const struct fixture *f, size_t sent)
 		struct sq_router_class_stats s;
 		assert_true(sq_model_router_stats(f->m, SQ_DOWN, c, &s));
 		assert_int_equal(s.arrivals, s.enqueued + s.drops + s.backlog_pkts);
-		assert_int_equal(s.drops, s.tail_drops + s.red_drops);
+		assert_int_equal(s.drops, s.tail_drops + s.red_drops + s.dequeue_drops);
 		assert_int_equal(s.drops, drops[c]);
 		assert_int_equal(s.marks, marks[c]);
 		/* enqueued counts the moves out of the class queue: into the send buffer, or into
@@ -745,7 +748,7 @@ static void check_bookkeeping(const struct fixture *f, size_t sent)
 static void test_random_routers_keep_exact_bookkeeping(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t r = 77, tail = 0, red = 0, marked = 0, moved = 0;
+	uint64_t r = 77, tail = 0, red = 0, dequeue = 0, marked = 0, moved = 0;
 	for (int run = 0; run < 40; run++) {
 		sq_model_free(f->m);
 		rec_release(&f->rec);
@@ -775,14 +778,16 @@ static void test_random_routers_keep_exact_bookkeeping(void **state)
 			assert_true(sq_model_router_stats(f->m, SQ_DOWN, c, &st));
 			tail += st.tail_drops;
 			red += st.red_drops;
+			dequeue += st.dequeue_drops;
 			marked += st.marks;
 			moved += st.enqueued;
 		}
 	}
 	/* The runs did exercise every way out of a class queue. */
-	if (!(tail > 100 && red > 30 && marked > 30 && moved > 1000))
-		fail_msg("tail %llu red %llu marked %llu moved %llu", (unsigned long long)tail,
-			 (unsigned long long)red, (unsigned long long)marked, (unsigned long long)moved);
+	if (!(tail > 100 && red > 30 && dequeue > 10 && marked > 30 && moved > 1000))
+		fail_msg("tail %llu red %llu dequeue %llu marked %llu moved %llu", (unsigned long long)tail,
+			 (unsigned long long)red, (unsigned long long)dequeue, (unsigned long long)marked,
+			 (unsigned long long)moved);
 }
 
 /* ---- determinism ---------------------------------------------------------------- */

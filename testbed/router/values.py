@@ -49,6 +49,13 @@ def positive_size(value: object, where: str) -> int:
     return size
 
 
+def optional_bool(table: dict, key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}", f"{value!r} is not true or false")
+    return value
+
+
 def positive_int(value: object, where: str, unit: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise ConfigError(where, f"{value!r} is not a positive whole number of {unit}")

@@ -195,6 +195,31 @@ static const char *set_red_ecn(struct sq_emu_config *cfg, const struct where *w,
 	return sq_parse_bool(v, &class_of(cfg, w)->red.ecn) ? NULL : "expected 'true' or 'false'";
 }
 
+/* A duration of at least 1 µs into *out. */
+static const char *codel_time(sq_time_us *out, const char *v)
+{
+	int64_t us;
+	if (!sq_parse_duration(v, &us) || us < 1)
+		return "expected " SQ_EXPECT_DURATION ", at least 1us";
+	*out = us;
+	return NULL;
+}
+
+static const char *set_codel_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return codel_time(&class_of(cfg, w)->codel.target, v);
+}
+
+static const char *set_codel_interval(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return codel_time(&class_of(cfg, w)->codel.interval, v);
+}
+
+static const char *set_codel_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return sq_parse_bool(v, &class_of(cfg, w)->codel.ecn) ? NULL : "expected 'true' or 'false'";
+}
+
 const struct key_spec sq_router_class_keys[] = {
 	{ "priority", set_priority, false },
 	{ "share", set_share, false },
@@ -206,6 +231,9 @@ const struct key_spec sq_router_class_keys[] = {
 	{ "red.max_p", set_red_max_p, false },
 	{ "red.w_q", set_red_w_q, false },
 	{ "red.ecn", set_red_ecn, false },
+	{ "codel.target", set_codel_target, false },
+	{ "codel.interval", set_codel_interval, false },
+	{ "codel.ecn", set_codel_ecn, false },
 	{ NULL, NULL, false },
 };
 
@@ -364,6 +392,8 @@ const char *sq_router_add_class(struct sq_emu_config *cfg, enum sq_dir dir, cons
 		for (const struct sq_router_key *k = keys_of(d); k && k->name; k++)
 			if (k->kind == SQ_RKEY_REAL)
 				*(double *)((char *)c + k->offset) = k->default_value;
+			else if (k->kind == SQ_RKEY_TIME)
+				*(sq_time_us *)((char *)c + k->offset) = (sq_time_us)k->default_value;
 	return NULL;
 }
 
@@ -399,7 +429,8 @@ static const struct sq_router_key *key_set(const struct sq_router_class *c, unsi
 {
 	for (const struct sq_router_key *k = keys_of(d); k && k->name; k++) {
 		const void *v = key_value(c, k);
-		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) || (k->kind == SQ_RKEY_BOOL && *(const bool *)v))
+		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) || (k->kind == SQ_RKEY_BOOL && *(const bool *)v) ||
+		    (k->kind == SQ_RKEY_TIME && *(const sq_time_us *)v != (sq_time_us)k->default_value))
 			return k;
 	}
 	return NULL;
@@ -535,6 +566,9 @@ static void write_key(FILE *out, const char *p, const struct sq_router_class *c,
 		break;
 	case SQ_RKEY_BOOL:
 		fprintf(out, "%s\n", *(const bool *)v ? "true" : "false");
+		break;
+	case SQ_RKEY_TIME:
+		fprintf(out, "%" PRId64 "us\n", (int64_t)*(const sq_time_us *)v);
 		break;
 	}
 }

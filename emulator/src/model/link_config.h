@@ -122,6 +122,12 @@ struct sq_red_config {
 	bool ecn;         /* mark ECN-capable packets instead of dropping them */
 };
 
+struct sq_codel_config {
+	sq_time_us target;     /* µs: acceptable standing queue delay (5 ms) */
+	sq_time_us interval;   /* µs: the window of the sliding minimum (100 ms) */
+	bool ecn;              /* mark ECN-capable packets instead of dropping them */
+};
+
 struct sq_router_class {
 	char name[SQ_ROUTER_NAME_MAX];
 	uint8_t priority;          /* SQ_ROUTER_PRIORITY: 0 is served first */
@@ -129,6 +135,7 @@ struct sq_router_class {
 	enum sq_qdisc discipline;
 	uint32_t limit;            /* packets or bytes (the discipline's limit_in_bytes); RED uses red.limit */
 	struct sq_red_config red;
+	struct sq_codel_config codel;
 };
 
 /* All given fields must match (AND); a packet goes to the class of the first

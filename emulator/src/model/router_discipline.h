@@ -35,13 +35,14 @@ enum sq_router_key_kind {
 	SQ_RKEY_BYTES,   /* uint32_t, written "2000B"; required: must be set (> 0) */
 	SQ_RKEY_REAL,    /* double, written with %.17g; has default_value */
 	SQ_RKEY_BOOL,    /* bool, written true/false; false unless set */
+	SQ_RKEY_TIME,    /* sq_time_us, written "5000us"; has default_value (µs) */
 };
 
 struct sq_router_key {
 	const char *name;             /* "red.min" */
 	enum sq_router_key_kind kind;
 	size_t offset;                /* in struct sq_router_class */
-	double default_value;         /* SQ_RKEY_REAL */
+	double default_value;         /* SQ_RKEY_REAL, SQ_RKEY_TIME */
 };
 
 struct sq_router_discipline {

@@ -4,6 +4,7 @@ from __future__ import annotations
 from testbed.errors import ConfigError
 from testbed.router.disciplines.base import Discipline
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.codel import CodelQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.router.disciplines.red import RedQueue
@@ -14,6 +15,7 @@ DISCIPLINES: dict[str, type[Discipline]] = {t.discipline: t for t in (
     BfifoQueue,
     RedQueue,
     HeadDropQueue,
+    CodelQueue,
 )}
 
 
