@@ -374,6 +374,73 @@ static void test_marked_packet_is_delivered(void **state)
 	assert_true(rec_find(&f->rec, SQ_EV_ECN_MARK, SQ_DOWN, ect, -1) >= 0);
 }
 
+/* ---- CoDel at dequeue ------------------------------------------------------------ */
+
+/* Ten 1000 B packets at t = 0 into a codel class (ecn on) in front of a send buffer of one
+ * packet at 64 kbit/s: one leaves every 125 ms. Packet 2 (sojourn 125 ms) starts the
+ * interval above target (first_above_time 225 000); packet 3 enters the drop state at
+ * 250 000 (drop_next 350 000); then drop_next advances by 100 ms / sqrt(count): 70 710,
+ * 57 735, 50 000, 44 721 µs; no signal once at most one MTU (1500 B) is left behind. */
+static void codel_burst(struct fixture *f, uint8_t ecn, uint64_t *ids)
+{
+	struct sq_router_class *c = add_class(router(f), "BE", SQ_QDISC_CODEL, 1000);
+	c->codel = (struct sq_codel_config){ .target = 5000, .interval = 100000, .ecn = true };
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+	for (int i = 0; i < 10; i++)
+		ids[i] = send_pkt(f, 0, 1000, 0, ecn, 6, 80, 4000);
+	sq_model_advance(f->m, 10000000);
+}
+
+static void test_codel_marks_ect_packets_as_they_leave(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t id[10];
+	codel_burst(f, ECN_ECT0, id);
+	static const sq_time_us marked_at[] = { 250000, 375000, 500000, 625000, 750000, 875000 };
+	for (int i = 0; i < 10; i++) {
+		long at = rec_find(&f->rec, SQ_EV_ECN_MARK, SQ_DOWN, id[i], -1);
+		if (i < 2 || i > 7) {
+			assert_true(at < 0);
+		} else {
+			assert_true(at >= 0);
+			assert_int_equal(f->rec.ev[at].t, marked_at[i - 2]);
+			/* marked as it leaves: into the send buffer at the same time, then out */
+			assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, id[i], -1), marked_at[i - 2]);
+		}
+		assert_int_equal(fate(f, id[i]), SQ_EV_OUT);
+	}
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.marks, 6);
+	assert_int_equal(s.drops, 0);
+	assert_int_equal(s.enqueued, 10);
+}
+
+static void test_codel_drops_not_ect_packets_at_the_head(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t id[10];
+	codel_burst(f, ECN_NOT_ECT, id);
+	/* 250 000: 3 dropped entering, 4 sent; 375 000: 5 dropped (count 2), 6 sent (drop_next
+	 * 420 710); 500 000: 7 and 8 dropped (count 3, 4), 9 sent (1000 B left: below one MTU). */
+	static const sq_time_us dropped_at[10] = { [2] = 250000, [4] = 375000, [6] = 500000, [7] = 500000 };
+	for (int i = 0; i < 10; i++) {
+		if (dropped_at[i]) {
+			assert_int_equal(fate(f, id[i]), SQ_EV_DROP_ROUTER);
+			assert_int_equal(rec_time(&f->rec, SQ_EV_DROP_ROUTER, SQ_DOWN, id[i], -1), dropped_at[i]);
+		} else {
+			assert_int_equal(fate(f, id[i]), SQ_EV_OUT);
+		}
+	}
+	assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, id[8], -1), 500000);
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.dequeue_drops, 4);
+	assert_int_equal(s.drops, 4);
+	assert_int_equal(s.marks, 0);
+	assert_int_equal(s.enqueued, 6);
+	assert_int_equal(sq_model_pending(f->m), 0);
+}
+
 /* ---- classification and strict priority -------------------------------------------- */
 
 static void three_priority_classes(struct fixture *f)
@@ -895,6 +962,8 @@ int main(void)
 		T(test_ecn_marks_ect_and_ce_and_drops_not_ect),
 		T(test_without_ecn_red_drops_every_kind),
 		T(test_marked_packet_is_delivered),
+		T(test_codel_marks_ect_packets_as_they_leave),
+		T(test_codel_drops_not_ect_packets_at_the_head),
 		T(test_strict_priority_order_at_dequeue),
 		T(test_equal_priorities_are_served_in_arrival_order),
 		T(test_protocol_and_port_ranges_classify),
