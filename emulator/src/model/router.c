@@ -256,7 +256,8 @@ static bool dequeue_class(struct sq_router *r, size_t cls, sq_time_us now,
 	if (fate != SQ_ROUTER_SEND)
 		report->fn(report->ctx, &p, fate);
 	if (r->cfg.scheduler == SQ_ROUTER_WEIGHTED) {
-		st->deficit -= p.ip_len;
+		if (fate != SQ_ROUTER_DROP_OUT)
+			st->deficit -= p.ip_len;   /* a class's share counts what it sends */
 		if (st->queue.count == 0)
 			drr_retire_head(r, st);
 	}
