@@ -1,7 +1,7 @@
 """An independent reference of CoDel (RFC 8289 section 5's pseudocode: dodequeue(),
 dequeue(), control_law()), with Linux sch_codel's ECN marking (codel_impl.h: an ECN-capable
 packet is marked instead of dropped, and a mark in the drop loop ends the loop), for
-tests/test_codel_reference.py and the unit of the router's edges.
+tests/test_codel_reference.py.
 
 It shares no code with the emulator. Times are integer microseconds; control_law() is
 t + interval / sqrt(count) truncated to a whole microsecond, as emulator/LINK_MODEL.md
@@ -29,6 +29,7 @@ class CoDelQueue:
     target: int = TARGET_US
     interval: int = INTERVAL_US
     ecn: bool = False
+    ce_threshold: int = 0   # Linux's ce_threshold (0: off): a packet sent after more is marked
     queue: deque[Packet] = field(default_factory=deque)
     first_above_time: int = 0
     drop_next: int = 0
@@ -77,7 +78,7 @@ class CoDelQueue:
                 self.count += 1
                 if self._markable(p):
                     self.drop_next = self.control_law(self.drop_next, self.count)
-                    return self._send(p, "mark")
+                    return self._send(p, "mark", now)
                 self.drop(p)
                 p, ok_to_drop = self.dodequeue(now)
                 if not ok_to_drop:
@@ -99,10 +100,13 @@ class CoDelQueue:
             self.drop_next = self.control_law(now, self.count)
             self.lastcount = self.count
             if marked:
-                return self._send(p, "mark")
-        return self._send(p, "send")
+                return self._send(p, "mark", now)
+        return self._send(p, "send", now)
 
-    def _send(self, p: Packet | None, how: str) -> Packet | None:
-        if p is not None:
-            self.decisions.append((p.pkt_id, how))
+    def _send(self, p: Packet | None, how: str, now: int) -> Packet | None:
+        if p is None:
+            return p
+        if how == "send" and self.ce_threshold and now - p.tstamp > self.ce_threshold and p.ecn != 0:
+            how = "mark"   # codel_impl.h: after the control law, whatever the drop state
+        self.decisions.append((p.pkt_id, how))
         return p

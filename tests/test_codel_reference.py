@@ -105,11 +105,12 @@ def test_codel_drops_exactly_the_packets_rfc_8289_drops(tmp_path, extra, target,
     assert_same(f"{target} us / {interval} us", got, expected)
 
 
-@pytest.mark.parametrize("ecn", [True, False])
-def test_codel_marks_and_drops_mixed_sizes_and_ecn_fields_as_rfc_8289(tmp_path, ecn):
+@pytest.mark.parametrize("ecn, ce_threshold", [(True, 0), (False, 0), (False, 3_000)])
+def test_codel_marks_and_drops_mixed_sizes_and_ecn_fields_as_rfc_8289(tmp_path, ecn, ce_threshold):
     """Random sizes (501-1000 B), ECN fields (Not-ECT, ECT(1), ECT(0), CE) and gaps (a Poisson
     stream of 1.1 packets per ms); with `codel.ecn = true` ECN-capable packets are marked where
-    Not-ECT ones are dropped (Linux's codel_dequeue), without it all are dropped."""
+    Not-ECT ones are dropped (Linux's codel_dequeue), without it all are dropped; with
+    `codel.ce_threshold` ECN-capable packets sent after more than it are marked."""
     require_programs("squall-emulator")
     draw = random.Random(8289)
     lines, fields, t = [], {}, 0
@@ -121,12 +122,12 @@ def test_codel_marks_and_drops_mixed_sizes_and_ecn_fields_as_rfc_8289(tmp_path, 
     packets = tmp_path / "packets.txt"
     packets.write_text("\n".join(lines) + "\n")
     conf = tmp_path / "codel.conf"
-    conf.write_text(config(f"codel.ecn = {'true' if ecn else 'false'}"))
-    ref = CoDelQueue(maxpacket=MTU, ecn=ecn)
+    conf.write_text(config(f"codel.ecn = {'true' if ecn else 'false'}\ncodel.ce_threshold = {ce_threshold}us"))
+    ref = CoDelQueue(maxpacket=MTU, ecn=ecn, ce_threshold=ce_threshold)
     got, expected = compare(down_events(conf, "--print-packets-from", str(packets)), ref, fields)
     marks = sum(1 for _, how in got if how == "mark")
-    assert (marks >= 50) == ecn and ref.entries >= 3, (marks, ref.entries)
-    assert_same(f"ecn {ecn}", got, expected)
+    assert (marks >= 50) == (ecn or ce_threshold > 0) and ref.entries >= 3, (marks, ref.entries)
+    assert_same(f"ecn {ecn}, ce_threshold {ce_threshold} us", got, expected)
 
 
 @pytest.mark.parametrize("line, reason", [

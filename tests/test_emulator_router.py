@@ -187,7 +187,7 @@ def test_codel_is_the_emulators_codel_with_every_key_written():
     router = emulator_router(parsed({"queue": {"discipline": "codel", "ecn": True}}), link=SMALL_BUFFER)
     assert router.sections.endswith(
         "[down.router.class.all]\npriority = 0\ndiscipline = codel\nlimit = 1000\n"
-        "codel.target = 5000us\ncodel.interval = 100000us\ncodel.ecn = true\n")
+        "codel.target = 5000us\ncodel.interval = 100000us\ncodel.ecn = true\ncodel.ce_threshold = 0us\n")
 
 
 def test_the_up_direction_gets_its_own_section_names():

@@ -83,9 +83,9 @@ def test_codel_without_parameters_has_linux_sch_codels_defaults():
 
 def test_codel_takes_its_keys_as_tc_names_them():
     queue = parse_router({"queue": {"discipline": "codel", "limit": 200, "target": "2ms", "interval": "40ms",
-                                    "ecn": True}}, WHERE, LINK).classes[0].queue
-    assert queue == CodelQueue(200, 2_000, 40_000, True)
-    assert queue.describe().endswith(", ECN marking")
+                                    "ecn": True, "ce_threshold": "1ms"}}, WHERE, LINK).classes[0].queue
+    assert queue == CodelQueue(200, 2_000, 40_000, True, 1_000)
+    assert queue.describe().endswith(", ECN marking, CE above 1 ms")
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -96,7 +96,8 @@ def test_codel_takes_its_keys_as_tc_names_them():
     ("interval", "100", "interval: \"100\" is not a time"),
     ("target", "100ms", "target: 100 ms is not below interval 100 ms"),
     ("ecn", "yes", "ecn: 'yes' is not true or false"),
-    ("quantum", 1514, "quantum: unknown key; expected one of discipline, ecn, interval, limit, target"),
+    ("ce_threshold", "0ms", "ce_threshold: must be greater than zero"),
+    ("quantum", 1514, "quantum: unknown key; expected one of ce_threshold, discipline, ecn, interval, limit, target"),
 ])
 def test_codel_refuses_bad_values_naming_the_key(key, value, message):
     with pytest.raises(ConfigError) as info:

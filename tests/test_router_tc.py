@@ -93,9 +93,9 @@ def test_codel_is_linux_codel_with_its_defaults_spelled_out():
     section = {"queue": {"discipline": "codel"}}
     assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
         "qdisc add dev wl0 parent 1:10 handle 10: codel limit 1000 target 5000us interval 100000us noecn")
-    section = {"queue": {"discipline": "codel", "target": "2ms", "ecn": True}}
+    section = {"queue": {"discipline": "codel", "target": "2ms", "ecn": True, "ce_threshold": "1ms"}}
     assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1].endswith(
-        "codel limit 1000 target 2000us interval 100000us ecn")
+        "codel limit 1000 target 2000us interval 100000us ecn ce_threshold 1000us")
 
 
 def test_head_drop_is_linux_pfifo_head_drop():

@@ -2,7 +2,7 @@
  * state machine against values computed by hand from RFC 8289 section 5: no drop before the
  * sojourn time has stayed above target for an interval, never with at most one MTU queued,
  * drop-state entry and exit, the sqrt control law, the count of the last cycle reused within
- * 16 intervals (and not after), ECN marks instead of drops, an empty queue. */
+ * 16 intervals (and not after), ECN marks instead of drops, ce_threshold, an empty queue. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +153,27 @@ static void test_ecn_marks_capable_packets_and_drops_the_others(void **state)
 	assert_int_equal(sq_codel_judge(&v, &defaults, ABOVE, BIG, ECN_ECT0, 100000), SQ_ROUTER_DROP_OUT);
 }
 
+static void test_ce_threshold_marks_late_ect_packets_whatever_the_drop_state(void **state)
+{
+	(void)state;
+	const struct sq_codel_params p = { .target = 5000, .interval = 100000, .maxpacket = MTU,
+					   .ce_threshold = 1000 };
+	struct sq_codel_vars v;
+	sq_codel_init(&v);
+	/* Not dropping (below target, one MTU queued): marked only when ECN-capable and the
+	 * sojourn is above the threshold (strictly), without `ecn`. */
+	assert_int_equal(sq_codel_judge(&v, &p, 1001, MTU, ECN_ECT1, 0), SQ_ROUTER_SEND_CE);
+	assert_int_equal(sq_codel_judge(&v, &p, 1001, MTU, ECN_CE, 0), SQ_ROUTER_SEND_CE);
+	assert_int_equal(sq_codel_judge(&v, &p, 1000, MTU, ECN_ECT0, 0), SQ_ROUTER_SEND);
+	assert_int_equal(sq_codel_judge(&v, &p, 4000, MTU, ECN_NOT_ECT, 0), SQ_ROUTER_SEND);
+	assert_false(v.dropping);
+	/* The drop decision itself is unchanged: entering the drop state drops an ECT packet
+	 * (no ecn), and the packet after it goes out marked. */
+	assert_int_equal(sq_codel_judge(&v, &p, ABOVE, BIG, ECN_ECT0, 1000), SQ_ROUTER_SEND_CE);
+	assert_int_equal(sq_codel_judge(&v, &p, ABOVE, BIG, ECN_ECT0, 101000), SQ_ROUTER_DROP_OUT);
+	assert_int_equal(sq_codel_judge(&v, &p, ABOVE, BIG, ECN_ECT0, 101000), SQ_ROUTER_SEND_CE);
+}
+
 static void test_an_empty_queue_leaves_the_drop_state(void **state)
 {
 	(void)state;
@@ -176,6 +197,7 @@ int main(void)
 		cmocka_unit_test(test_exit_below_target_and_count_reuse_within_16_intervals),
 		cmocka_unit_test(test_no_count_reuse_after_16_intervals),
 		cmocka_unit_test(test_ecn_marks_capable_packets_and_drops_the_others),
+		cmocka_unit_test(test_ce_threshold_marks_late_ect_packets_whatever_the_drop_state),
 		cmocka_unit_test(test_an_empty_queue_leaves_the_drop_state),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

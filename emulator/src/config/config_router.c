@@ -215,6 +215,15 @@ static const char *set_codel_interval(struct sq_emu_config *cfg, const struct wh
 	return codel_time(&class_of(cfg, w)->codel.interval, v);
 }
 
+static const char *set_codel_ce_threshold(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	int64_t us;
+	if (!sq_parse_duration(v, &us))
+		return "expected " SQ_EXPECT_DURATION " (0us: off)";
+	class_of(cfg, w)->codel.ce_threshold = us;
+	return NULL;
+}
+
 static const char *set_codel_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
 	return sq_parse_bool(v, &class_of(cfg, w)->codel.ecn) ? NULL : "expected 'true' or 'false'";
@@ -234,6 +243,7 @@ const struct key_spec sq_router_class_keys[] = {
 	{ "codel.target", set_codel_target, false },
 	{ "codel.interval", set_codel_interval, false },
 	{ "codel.ecn", set_codel_ecn, false },
+	{ "codel.ce_threshold", set_codel_ce_threshold, false },
 	{ NULL, NULL, false },
 };
 

@@ -126,6 +126,7 @@ struct sq_codel_config {
 	sq_time_us target;     /* µs: acceptable standing queue delay (5 ms) */
 	sq_time_us interval;   /* µs: the window of the sliding minimum (100 ms) */
 	bool ecn;              /* mark ECN-capable packets instead of dropping them */
+	sq_time_us ce_threshold;   /* µs: mark ECN-capable packets that waited longer; 0: off */
 };
 
 struct sq_router_class {

@@ -68,7 +68,8 @@ static enum sq_router_fate enter_dropping(struct sq_codel_vars *v, const struct 
 	return fate;
 }
 
-enum sq_router_fate sq_codel_judge(struct sq_codel_vars *v, const struct sq_codel_params *p,
+/* RFC 8289 dequeue() for the packet at hand, where the previous packet left it (phase). */
+static enum sq_router_fate control(struct sq_codel_vars *v, const struct sq_codel_params *p,
 				   sq_time_us sojourn, uint64_t backlog_after, uint8_t ecn, sq_time_us now)
 {
 	bool ok_to_drop = dodequeue(v, p, sojourn, backlog_after, now);
@@ -89,6 +90,16 @@ enum sq_router_fate sq_codel_judge(struct sq_codel_vars *v, const struct sq_code
 	if (v->dropping && now >= v->drop_next)
 		return loop_step(v, p, ecn);
 	return SQ_ROUTER_SEND;
+}
+
+enum sq_router_fate sq_codel_judge(struct sq_codel_vars *v, const struct sq_codel_params *p,
+				   sq_time_us sojourn, uint64_t backlog_after, uint8_t ecn, sq_time_us now)
+{
+	enum sq_router_fate fate = control(v, p, sojourn, backlog_after, ecn, now);
+	/* Linux's ce_threshold: whatever the drop state, with or without ecn. */
+	if (fate == SQ_ROUTER_SEND && p->ce_threshold > 0 && sojourn > p->ce_threshold && ecn_capable(ecn))
+		return SQ_ROUTER_SEND_CE;
+	return fate;
 }
 
 void sq_codel_empty(struct sq_codel_vars *v)
@@ -113,7 +124,8 @@ static enum sq_router_fate on_dequeue(void *state, const struct sq_router_class 
 				      sq_time_us now)
 {
 	struct sq_codel_state *s = state;
-	const struct sq_codel_params p = { c->codel.target, c->codel.interval, s->maxpacket, c->codel.ecn };
+	const struct sq_codel_params p = { c->codel.target, c->codel.interval, s->maxpacket, c->codel.ecn,
+					   c->codel.ce_threshold };
 	return sq_codel_judge(&s->vars, &p, now - head->queued_at, q->bytes - head->ip_len, head->ecn, now);
 }
 
@@ -142,6 +154,7 @@ static const struct sq_router_key keys[] = {
 	CODEL_KEY("codel.target", target, SQ_RKEY_TIME, 5000.0),       /* Linux sch_codel's defaults */
 	CODEL_KEY("codel.interval", interval, SQ_RKEY_TIME, 100000.0),
 	CODEL_KEY("codel.ecn", ecn, SQ_RKEY_BOOL, 0.0),
+	CODEL_KEY("codel.ce_threshold", ce_threshold, SQ_RKEY_TIME, 0.0),   /* 0: off */
 	{ NULL, SQ_RKEY_BOOL, 0, 0.0 },
 };
 

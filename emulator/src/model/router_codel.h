@@ -21,6 +21,7 @@ struct sq_codel_params {
 	sq_time_us interval;   /* the sliding-minimum window (INTERVAL) */
 	uint32_t maxpacket;    /* below this backlog (bytes) no drop: the direction's MTU */
 	bool ecn;              /* mark ECN-capable packets instead of dropping them */
+	sq_time_us ce_threshold;   /* mark ECN-capable packets sent after a longer sojourn; 0: off */
 };
 
 enum sq_codel_phase {
@@ -48,7 +49,7 @@ void sq_codel_init(struct sq_codel_vars *v);
 
 /* The decision on the packet leaving at now after `sojourn` µs in the queue, leaving
  * backlog_after bytes behind it; ecn is its IP ECN field (marked if ECT(0), ECT(1) or CE
- * and p->ecn). */
+ * and p->ecn; a packet sent after more than p->ce_threshold is marked too). */
 enum sq_router_fate sq_codel_judge(struct sq_codel_vars *v, const struct sq_codel_params *p,
 				   sq_time_us sojourn, uint64_t backlog_after, uint8_t ecn, sq_time_us now);
 
