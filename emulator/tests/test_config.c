@@ -627,7 +627,52 @@ static const struct bad_case router_cases[] = {
 	  "t.conf:19: down.router.device_queue: expected a number of packets" },
 	{ 0, "[down.router.class.A]\nred.max_p = 0\n",
 	  "t.conf:18: down.router.class.A.red.max_p: expected a probability in (0, 1] like 0.1, got '0'" },
+	{ 0, "[down.router.class.A]\ncodel.target = 0ms\n",
+	  "t.conf:18: down.router.class.A.codel.target: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), at least 1us, got '0ms'" },
+	{ 0, "[down.router.class.A]\ncodel.ecn = maybe\n",
+	  "t.conf:18: down.router.class.A.codel.ecn: expected 'true' or 'false', got 'maybe'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\ncodel.interval = 50ms\n",
+	  "t.conf: down.router.class.EF.codel.interval: only with discipline = codel" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5B\n",
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop and codel count packets" },
 };
+
+/* A codel class with no key of its own has Linux's defaults; the canonical output writes
+ * every key, and what it writes parses back to the same. */
+static void test_codel_defaults_and_keys(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = A\n[down.router.class.A]\ndiscipline = codel\nlimit = 1000\n"
+				  "[down.router.class.B]\ndiscipline = codel\nlimit = 20\ncodel.target = 2ms\n"
+				  "codel.interval = 40ms\ncodel.ecn = true\ncodel.ce_threshold = 1ms\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_router_class *a = &cfg->link.dir[SQ_DOWN].router.classes[0];
+	const struct sq_router_class *b = &cfg->link.dir[SQ_DOWN].router.classes[1];
+	assert_int_equal(a->discipline, SQ_QDISC_CODEL);
+	assert_true(a->codel.target == 5000 && a->codel.interval == 100000 && !a->codel.ecn && a->codel.ce_threshold == 0);
+	assert_true(b->codel.target == 2000 && b->codel.interval == 40000 && b->codel.ecn && b->codel.ce_threshold == 1000);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.A.limit = 1000\ndown.router.class.A.codel.target = 5000us\n"
+				    "down.router.class.A.codel.interval = 100000us\ndown.router.class.A.codel.ecn = false\n"
+				    "down.router.class.A.codel.ce_threshold = 0us\n"));
+	char *rebuilt = calloc(1, strlen(out) + strlen(MINIMAL) + 256);
+	strcat(rebuilt, MINIMAL);
+	strcat(rebuilt, "[down.router]\ndefault = A\n[down.router.class.A]\n");
+	append_keys(rebuilt, out, "down.router.class.A.");
+	struct sq_emu_config *again = new_config();
+	if (!parse_text(again, rebuilt, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_memory_equal(&again->link.dir[SQ_DOWN].router.classes[0].codel, &a->codel, sizeof a->codel);
+	free_config(again);
+	free(rebuilt);
+	free(out);
+	free(text);
+	free_config(cfg);
+}
 
 static void test_router_bad_inputs(void **state)
 {
@@ -695,6 +740,7 @@ int main(void)
 		cmocka_unit_test(test_exponential_bounds),
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),
+		cmocka_unit_test(test_codel_defaults_and_keys),
 		cmocka_unit_test(test_router_bad_inputs),
 		cmocka_unit_test(test_only_a_regular_file_is_read),
 	};
