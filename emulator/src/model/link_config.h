@@ -122,6 +122,15 @@ struct sq_red_config {
 	bool ecn;         /* mark ECN-capable packets instead of dropping them */
 };
 
+struct sq_pie_config {   /* PIE (RFC 8033, Linux sch_pie): LINK_MODEL.md "PIE" */
+	double target_ms;   /* > 0: the queue delay it steers to (15) */
+	double tupdate_ms;  /* > 0: the probability's update interval (15) */
+	double alpha;       /* [0, 2]: per second of delay above target (0.125) */
+	double beta;        /* [0, 2]: per second of delay growth since the last update (1.25) */
+	bool ecn;           /* mark ECN-capable packets while the probability is <= 10 % */
+	bool bytemode;      /* scale the probability by packet size / MTU */
+};
+
 struct sq_router_class {
 	char name[SQ_ROUTER_NAME_MAX];
 	uint8_t priority;          /* SQ_ROUTER_PRIORITY: 0 is served first */
@@ -129,6 +138,7 @@ struct sq_router_class {
 	enum sq_qdisc discipline;
 	uint32_t limit;            /* packets or bytes (the discipline's limit_in_bytes); RED uses red.limit */
 	struct sq_red_config red;
+	struct sq_pie_config pie;
 };
 
 /* All given fields must match (AND); a packet goes to the class of the first
