@@ -6,6 +6,7 @@ from testbed.router.disciplines.base import Discipline
 from testbed.router.disciplines.bfifo import BfifoQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
+from testbed.router.disciplines.pie import PieQueue
 from testbed.router.disciplines.red import RedQueue
 from testbed.router.values import expect_table
 
@@ -14,6 +15,7 @@ DISCIPLINES: dict[str, type[Discipline]] = {t.discipline: t for t in (
     BfifoQueue,
     RedQueue,
     HeadDropQueue,
+    PieQueue,
 )}
 
 
