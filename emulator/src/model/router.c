@@ -31,7 +31,7 @@ bool sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uin
 		sq_rqueue_init(&r->cls[i].queue);
 		const struct sq_router_discipline *ops = sq_router_discipline(cfg->classes[i].discipline);
 		if (ops->init)
-			ops->init(&r->cls[i].state);
+			ops->init(&r->cls[i].state, &cfg->classes[i], mtu);
 	}
 	sq_rqueue_init(&r->device);
 	if (cfg->scheduler == SQ_ROUTER_WEIGHTED)
@@ -150,10 +150,11 @@ static void drr_append(struct sq_router *r, size_t cls)
 	r->cls[cls].active = true;
 }
 
-void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len)
+void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len,
+		       uint8_t ecn, sq_time_us now)
 {
 	struct sq_router_pkt p = { .id = id, .user = user, .ip_len = ip_len, .cls = (uint8_t)cls,
-				   .order = r->next_order++ };
+				   .ecn = ecn, .order = r->next_order++, .queued_at = now };
 	struct sq_router_class_state *st = &r->cls[cls];
 	sq_rqueue_push(&st->queue, &p);
 	r->queued++;
@@ -229,13 +230,31 @@ static void drr_retire_head(struct sq_router *r, struct sq_router_class_state *s
 	r->active_len--;
 }
 
-/* Removes the head of the selected class cls at now. */
-static struct sq_router_pkt dequeue_class(struct sq_router *r, size_t cls, sq_time_us now)
+/* Removes the head of the selected class cls at now into *out, its fate decided by the
+ * class's discipline (router_discipline.h on_dequeue) and reported through report unless
+ * SQ_ROUTER_SEND; false if it was dropped. */
+static bool dequeue_class(struct sq_router *r, size_t cls, sq_time_us now,
+			  const struct sq_router_report *report, struct sq_router_pkt *out)
 {
 	struct sq_router_class_state *st = &r->cls[cls];
+	const struct sq_router_discipline *ops = discipline_of(r, cls);
+	enum sq_router_fate fate = SQ_ROUTER_SEND;
+	if (ops->on_dequeue)
+		fate = ops->on_dequeue(&st->state, &r->cfg.classes[cls], &st->queue,
+				       sq_rqueue_head(&st->queue), now);
 	struct sq_router_pkt p = sq_rqueue_pop(&st->queue);
 	r->queued--;
-	st->stats.enqueued++;
+	if (fate == SQ_ROUTER_DROP_OUT) {
+		st->stats.dequeue_drops++;
+	} else {
+		st->stats.enqueued++;
+		if (fate == SQ_ROUTER_SEND_CE) {
+			st->stats.marks++;
+			p.ecn = 3;
+		}
+	}
+	if (fate != SQ_ROUTER_SEND)
+		report->fn(report->ctx, &p, fate);
 	if (r->cfg.scheduler == SQ_ROUTER_WEIGHTED) {
 		st->deficit -= p.ip_len;
 		if (st->queue.count == 0)
@@ -243,38 +262,43 @@ static struct sq_router_pkt dequeue_class(struct sq_router *r, size_t cls, sq_ti
 	}
 	if (st->queue.count == 0)
 		note_empty(r, cls, now);
-	return p;
+	*out = p;
+	return fate != SQ_ROUTER_DROP_OUT;
 }
 
 /* ---- the device queue ---------------------------------------------------------------- */
 
 /* Moves packets from the class queues into the device queue while it has room. */
-static void fill_device(struct sq_router *r, sq_time_us now)
+static void fill_device(struct sq_router *r, sq_time_us now, const struct sq_router_report *report)
 {
 	size_t cls;
-	while (r->device.count < r->cfg.device_queue && select_class(r, &cls)) {
-		struct sq_router_pkt p = dequeue_class(r, cls, now);
-		sq_rqueue_push(&r->device, &p);   /* its whole room was reserved at init */
-	}
+	struct sq_router_pkt p;
+	while (r->device.count < r->cfg.device_queue && select_class(r, &cls))
+		if (dequeue_class(r, cls, now, report, &p))
+			sq_rqueue_push(&r->device, &p);   /* its whole room was reserved at init */
 }
 
-const struct sq_router_pkt *sq_router_next(struct sq_router *r, sq_time_us now)
+const struct sq_router_pkt *sq_router_next(struct sq_router *r, sq_time_us now,
+					   const struct sq_router_report *report)
 {
 	if (r->cfg.device_queue > 0) {
-		fill_device(r, now);
+		fill_device(r, now, report);
 		return r->device.count ? sq_rqueue_head(&r->device) : NULL;
 	}
 	size_t cls;
 	return select_class(r, &cls) ? class_head(r, cls) : NULL;
 }
 
-struct sq_router_pkt sq_router_take(struct sq_router *r, sq_time_us now)
+bool sq_router_take(struct sq_router *r, sq_time_us now, const struct sq_router_report *report,
+		    struct sq_router_pkt *out)
 {
-	if (r->cfg.device_queue > 0)
-		return sq_rqueue_pop(&r->device);
+	if (r->cfg.device_queue > 0) {
+		*out = sq_rqueue_pop(&r->device);   /* judged on its way in (fill_device) */
+		return true;
+	}
 	size_t cls;
 	bool found = select_class(r, &cls);
 	assert(found && "sq_router_take without a packet from sq_router_next");
 	(void)found;
-	return dequeue_class(r, cls, now);
+	return dequeue_class(r, cls, now, report, out);
 }

@@ -69,18 +69,34 @@ bool sq_router_push_out(struct sq_router *r, size_t cls, uint32_t ip_len, struct
 /* The average queue the discipline of class cls keeps (RED's), 0 if none. */
 double sq_router_average(const struct sq_router *r, size_t cls);
 
-/* Appends an admitted packet to class cls (room reserved). */
-void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len);
+/* Appends a packet admitted at now to class cls (room reserved); ecn is its IP ECN field
+ * (CE if the discipline marked it on arrival). */
+void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len,
+		       uint8_t ecn, sq_time_us now);
+
+/* Where the stage reports what a discipline decides as a packet leaves its class queue
+ * (router_discipline.h on_dequeue): fn(ctx, the packet, SQ_ROUTER_DROP_OUT: it is gone, or
+ * SQ_ROUTER_SEND_CE: it was marked and moves on). */
+struct sq_router_report {
+	void (*fn)(void *ctx, const struct sq_router_pkt *p, enum sq_router_fate fate);
+	void *ctx;
+};
 
 /* The packet that moves into the send buffer next, or NULL if the stage holds none.
  * With a device queue, first moves packets from the class queues (in the scheduler's
  * order, at now) into the device queue while it holds fewer than cfg.device_queue;
- * the answer is then the device queue's head. Without one, the head of the class the
- * scheduler serves next. Calling it again without sq_router_take gives the same packet. */
-const struct sq_router_pkt *sq_router_next(struct sq_router *r, sq_time_us now);
+ * each is judged by its discipline on the way (drops and marks go to report) and the
+ * answer is the device queue's head. Without one, the head of the class the scheduler
+ * serves next, not judged yet. Calling it again without sq_router_take gives the same
+ * packet; a packet is judged once, when it leaves its class queue. */
+const struct sq_router_pkt *sq_router_next(struct sq_router *r, sq_time_us now,
+					   const struct sq_router_report *report);
 
-/* Removes the packet sq_router_next returned (it goes into the send buffer at now). */
-struct sq_router_pkt sq_router_take(struct sq_router *r, sq_time_us now);
+/* Removes the packet sq_router_next returned into *out. Without a device queue its
+ * discipline judges it now (drops and marks go to report): false if it was dropped, and
+ * then sq_router_next at the same now gives the next candidate (which may be larger). */
+bool sq_router_take(struct sq_router *r, sq_time_us now, const struct sq_router_report *report,
+		    struct sq_router_pkt *out);
 
 /* Packets the stage holds: in the class queues and in the device queue. */
 static inline size_t sq_router_held(const struct sq_router *r)

@@ -12,8 +12,7 @@
 #include "link_config.h"
 #include "pkt_meta.h"
 #include "rng.h"
-
-struct sq_router_queue;         /* router_queue.h */
+#include "router_queue.h"
 
 enum sq_router_verdict {
 	SQ_ROUTER_ADMIT,       /* into the class queue */
@@ -21,6 +20,13 @@ enum sq_router_verdict {
 	SQ_ROUTER_DROP,        /* drop_router */
 	SQ_ROUTER_DROP_HEAD,   /* drop_router for queued packets from the head until the
 				* arrival fits, then the arrival into the class queue */
+};
+
+/* What becomes of the head packet of a class queue as it leaves it (a dequeue). */
+enum sq_router_fate {
+	SQ_ROUTER_SEND,        /* on into the send buffer (or the device queue) */
+	SQ_ROUTER_SEND_CE,     /* set CE (ecn_mark), then on */
+	SQ_ROUTER_DROP_OUT,    /* drop_router at the head; the next head is judged at the same time */
 };
 
 /* A key of a discipline's own in [DIR.router.class.NAME] (beyond discipline and limit):
@@ -50,8 +56,9 @@ struct sq_router_discipline {
 	/* Each function gets the class's state area of its discipline (`state`: union
 	 * sq_discipline_state in router.h, zeroed at the start). */
 
-	/* Sets up the state; NULL: nothing beyond zeros. */
-	void (*init)(void *state);
+	/* Sets up the state for class c of a direction whose MTU is mtu; NULL: nothing
+	 * beyond zeros. */
+	void (*init)(void *state, const struct sq_router_class *c, uint32_t mtu);
 
 	/* The congestion decision for an arrival at now (before the limit), rate_bps the
 	 * direction's bandwidth; NULL: always SQ_ROUTER_ADMIT. Counts nothing. */
@@ -64,6 +71,15 @@ struct sq_router_discipline {
 
 	/* At the limit the arrival is dropped (false) or queued packets from the head (true). */
 	bool drops_from_head;
+
+	/* The decision on the head packet of the class queue as it leaves at now (q still holds
+	 * it, head is its head). Asked once per packet, in the order the packets leave, at the
+	 * moment the packet can move on (the send buffer or the device queue has room for it);
+	 * after SQ_ROUTER_DROP_OUT the next head is asked at the same now. NULL: always
+	 * SQ_ROUTER_SEND (the discipline judges arrivals only). */
+	enum sq_router_fate (*on_dequeue)(void *state, const struct sq_router_class *c,
+					  const struct sq_router_queue *q,
+					  const struct sq_router_pkt *head, sq_time_us now);
 
 	/* The class queue is empty at now (it ran empty, or an arrival was refused into an
 	 * empty queue); NULL: nothing to note. */

@@ -7,12 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "link_config.h"
+
 struct sq_router_pkt {
 	uint64_t id;        /* the model's packet id */
 	void *user;
 	uint32_t ip_len;
 	uint8_t cls;        /* the class index */
+	uint8_t ecn;        /* the IP ECN field as it entered the class queue (CE if marked there) */
 	uint64_t order;     /* arrival order within the direction's router */
+	sq_time_us queued_at;   /* when it entered the class queue: its sojourn time is now - queued_at */
 };
 
 struct sq_router_queue {

@@ -79,8 +79,10 @@ static bool ecn_capable(const struct sq_pkt_meta *meta)
 	return (meta->ecn & 3) != 0;   /* ECT(1), ECT(0) or CE */
 }
 
-static void init(void *state)
+static void init(void *state, const struct sq_router_class *c, uint32_t mtu)
 {
+	(void)c;
+	(void)mtu;
 	sq_red_init(state);
 }
 
