@@ -14,6 +14,7 @@
 #include "pkt_meta.h"
 #include "rng.h"
 #include "router_discipline.h"
+#include "router_pie.h"
 #include "router_queue.h"
 #include "router_red.h"
 #include "router_stats.h"
@@ -22,6 +23,7 @@ struct sq_router_class_state {
 	struct sq_router_queue queue;
 	union sq_discipline_state {  /* what its discipline keeps (router_discipline.h) */
 		struct sq_red_state red;
+		struct sq_pie_state pie;
 	} state;
 	uint64_t quantum;        /* DRR bytes per turn */
 	uint64_t deficit;
