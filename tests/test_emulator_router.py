@@ -183,6 +183,14 @@ def test_head_drop_is_the_emulators_head_drop():
     assert router.sections.endswith("[down.router.class.all]\npriority = 0\ndiscipline = head_drop\nlimit = 20\n")
 
 
+def test_pie_without_parameters_has_linuxs_defaults():
+    router = emulator_router(parsed({"queue": {"discipline": "pie"}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "[down.router.class.all]\npriority = 0\ndiscipline = pie\nlimit = 1000\n"
+        "pie.target_ms = 15.0\npie.tupdate_ms = 15.0\npie.alpha = 0.125\npie.beta = 1.25\n"
+        "pie.ecn = false\npie.bytemode = false\n")
+
+
 def test_the_up_direction_gets_its_own_section_names():
     assert rendered(PFIFO_20, direction="up").sections.startswith("[up.router]\n")
 
@@ -301,7 +309,10 @@ def test_router_tc_note_of_the_emulator_engine():
 
 EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
             "seawind": {**PFIFO_20, "device_queue": 10},
-            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}}}
+            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}},
+            "pie": {"queue": {"discipline": "pie"}},
+            "pie-ecn": {"queue": {"discipline": "pie", "limit": 200, "target": "5ms", "tupdate": "30ms",
+                                  "alpha": 0.25, "beta": 2, "ecn": True, "bytemode": True}}}
 
 
 def test_every_discipline_has_an_example_the_emulator_runs():

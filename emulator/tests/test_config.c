@@ -586,6 +586,38 @@ static void test_router_sections(void **state)
 	free_config(cfg);
 }
 
+/* A pie class without its own keys has RFC 8033's and Linux's defaults; the canonical
+ * output writes them. */
+static void test_pie_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = pie\n"
+				  "limit = 1000\n[up.router]\ndefault = L\n[up.router.class.L]\n"
+				  "discipline = pie\nlimit = 50\npie.target_ms = 5\npie.tupdate_ms = 32.5\n"
+				  "pie.alpha = 0.25\npie.beta = 2\npie.ecn = true\npie.bytemode = true\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_router_class *c = &cfg->link.dir[SQ_DOWN].router.classes[0];
+	assert_int_equal(c->discipline, SQ_QDISC_PIE);
+	assert_int_equal(c->limit, 1000);
+	assert_true(c->pie.target_ms == 15.0 && c->pie.tupdate_ms == 15.0);
+	assert_true(c->pie.alpha == 0.125 && c->pie.beta == 1.25);
+	assert_false(c->pie.ecn || c->pie.bytemode);
+	const struct sq_router_class *u = &cfg->link.dir[SQ_UP].router.classes[0];
+	assert_true(u->pie.target_ms == 5.0 && u->pie.tupdate_ms == 32.5);
+	assert_true(u->pie.alpha == 0.25 && u->pie.beta == 2.0 && u->pie.ecn && u->pie.bytemode);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.BE.discipline = pie\ndown.router.class.BE.limit = 1000\n"
+				    "down.router.class.BE.pie.target_ms = 15\ndown.router.class.BE.pie.tupdate_ms = 15\n"
+				    "down.router.class.BE.pie.alpha = 0.125\ndown.router.class.BE.pie.beta = 1.25\n"
+				    "down.router.class.BE.pie.ecn = false\ndown.router.class.BE.pie.bytemode = false\n"));
+	free(out);
+	free(text);
+	free_config(cfg);
+}
+
 static const struct bad_case router_cases[] = {
 	{ 0, "[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf: [down.router]: missing, classes and filters need it" },
@@ -593,7 +625,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo and head_drop count packets, expected a number like 20" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop and pie count packets, expected a number like 20" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
@@ -601,7 +633,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.discipline: missing required key" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
-	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red' or 'head_drop', got 'sfq'" },
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop' or 'pie', got 'sfq'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
 	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
 	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
@@ -627,6 +659,18 @@ static const struct bad_case router_cases[] = {
 	  "t.conf:19: down.router.device_queue: expected a number of packets" },
 	{ 0, "[down.router.class.A]\nred.max_p = 0\n",
 	  "t.conf:18: down.router.class.A.red.max_p: expected a probability in (0, 1] like 0.1, got '0'" },
+	{ 0, "[down.router.class.A]\npie.target_ms = 0\n",
+	  "t.conf:18: down.router.class.A.pie.target_ms: expected milliseconds in (0, 10000] like 15, got '0'" },
+	{ 0, "[down.router.class.A]\npie.tupdate_ms = 15ms\n",
+	  "t.conf:18: down.router.class.A.pie.tupdate_ms: expected milliseconds in (0, 10000] like 15, got '15ms'" },
+	{ 0, "[down.router.class.A]\npie.alpha = 2.5\n",
+	  "t.conf:18: down.router.class.A.pie.alpha: expected a gain in [0, 2] like 0.125, got '2.5'" },
+	{ 0, "[down.router.class.A]\npie.beta = -1\n",
+	  "t.conf:18: down.router.class.A.pie.beta: expected a gain in [0, 2] like 0.125, got '-1'" },
+	{ 0, "[down.router.class.A]\npie.ecn = yes\n",
+	  "t.conf:18: down.router.class.A.pie.ecn: expected 'true' or 'false', got 'yes'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\npie.ecn = true\n",
+	  "t.conf: down.router.class.EF.pie.ecn: only with discipline = pie" },
 };
 
 static void test_router_bad_inputs(void **state)
@@ -695,6 +739,7 @@ int main(void)
 		cmocka_unit_test(test_exponential_bounds),
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),
+		cmocka_unit_test(test_pie_class_defaults),
 		cmocka_unit_test(test_router_bad_inputs),
 		cmocka_unit_test(test_only_a_regular_file_is_read),
 	};

@@ -683,6 +683,8 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 		k->red = (struct sq_red_config){ .limit = min + 3000, .min = min, .max = min + 2000,
 						 .avpkt = 500, .max_p = 0.1, .w_q = 0.02,
 						 .ecn = lcg(r) % 2 };
+		k->pie = (struct sq_pie_config){ .target_ms = 15.0, .tupdate_ms = 15.0, .alpha = 0.125,
+						 .beta = 1.25, .ecn = k->red.ecn };
 	}
 	rc->default_class = lcg(r) % rc->n_classes;
 	rc->device_queue = lcg(r) % 2 ? 0 : 1 + (uint32_t)(lcg(r) % 10);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "router_discipline.h"
+#include "router_pie.h"
 #include "value_parse.h"
 
 static struct sq_router_config *router(struct sq_emu_config *cfg, const struct where *w)
@@ -190,9 +191,57 @@ static const char *set_red_w_q(struct sq_emu_config *cfg, const struct where *w,
 	return red_fraction(&class_of(cfg, w)->red.w_q, v, "expected a weight in (0, 1] like 0.002");
 }
 
+static const char *flag_into(bool *out, const char *v)
+{
+	return sq_parse_bool(v, out) ? NULL : "expected 'true' or 'false'";
+}
+
 static const char *set_red_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	return sq_parse_bool(v, &class_of(cfg, w)->red.ecn) ? NULL : "expected 'true' or 'false'";
+	return flag_into(&class_of(cfg, w)->red.ecn, v);
+}
+
+/* A decimal in (0, max] (lo_open) or [0, max] into *out; else `expected`. */
+static const char *decimal_in(double *out, const char *v, double max, bool lo_open, const char *expected)
+{
+	double d;
+	if (!sq_parse_decimal(v, max, &d) || (lo_open && d == 0.0))
+		return expected;
+	*out = d;
+	return NULL;
+}
+
+#define PIE_TIME_EXPECTED "expected milliseconds in (0, 10000] like 15"
+#define PIE_GAIN_EXPECTED "expected a gain in [0, 2] like 0.125"
+
+static const char *set_pie_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->pie.target_ms, v, SQ_PIE_MAX_MS, true, PIE_TIME_EXPECTED);
+}
+
+static const char *set_pie_tupdate(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->pie.tupdate_ms, v, SQ_PIE_MAX_MS, true, PIE_TIME_EXPECTED);
+}
+
+static const char *set_pie_alpha(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->pie.alpha, v, 2.0, false, PIE_GAIN_EXPECTED);
+}
+
+static const char *set_pie_beta(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->pie.beta, v, 2.0, false, PIE_GAIN_EXPECTED);
+}
+
+static const char *set_pie_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->pie.ecn, v);
+}
+
+static const char *set_pie_bytemode(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->pie.bytemode, v);
 }
 
 const struct key_spec sq_router_class_keys[] = {
@@ -206,6 +255,12 @@ const struct key_spec sq_router_class_keys[] = {
 	{ "red.max_p", set_red_max_p, false },
 	{ "red.w_q", set_red_w_q, false },
 	{ "red.ecn", set_red_ecn, false },
+	{ "pie.target_ms", set_pie_target, false },
+	{ "pie.tupdate_ms", set_pie_tupdate, false },
+	{ "pie.alpha", set_pie_alpha, false },
+	{ "pie.beta", set_pie_beta, false },
+	{ "pie.ecn", set_pie_ecn, false },
+	{ "pie.bytemode", set_pie_bytemode, false },
 	{ NULL, NULL, false },
 };
 

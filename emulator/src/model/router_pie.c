@@ -4,6 +4,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "router_discipline.h"
+#include "router_fifo.h"
+#include "router_queue.h"
+#include <stddef.h>
+#include <stdio.h>
+
 
 static sq_time_us ms_to_us(double ms)
 {
@@ -129,3 +135,80 @@ void sq_pie_dequeued(struct sq_pie_state *s, sq_time_us enqueued_at, sq_time_us 
 		return;
 	s->burst_time = s->burst_time > dtime ? s->burst_time - dtime : 0;
 }
+/* ---- PIE as a discipline of the router stage (router_discipline.h) ------------------ */
+
+static void init(void *state, const struct sq_router_class *c, uint32_t mtu)
+{
+	(void)c;
+	sq_pie_init(state, mtu);
+}
+
+static enum sq_router_verdict signal(void *state, const struct sq_router_class *c,
+				     const struct sq_router_queue *q, const struct sq_pkt_meta *meta,
+				     sq_time_us now, uint64_t rate_bps, struct sq_rng *rng)
+{
+	(void)rate_bps;
+	sq_pie_catch_up(state, &c->pie, now, q->bytes);
+	switch (sq_pie_enqueue(state, &c->pie, c->limit, q->count, q->bytes, meta->ip_len, meta->ecn, rng)) {
+	case SQ_PIE_MARK:
+		return SQ_ROUTER_MARK;
+	case SQ_PIE_DROP:
+		return SQ_ROUTER_DROP;
+	default:
+		return SQ_ROUTER_ADMIT;
+	}
+}
+
+static enum sq_router_fate on_dequeue(void *state, const struct sq_router_class *c,
+				      const struct sq_router_queue *q, const struct sq_router_pkt *head,
+				      sq_time_us now)
+{
+	sq_pie_catch_up(state, &c->pie, now, q->bytes);
+	sq_pie_dequeued(state, head->queued_at, now, q->bytes - head->ip_len);
+	return SQ_ROUTER_SEND;
+}
+
+static bool check_range(double v, double lo, double hi, bool lo_open, const char *cp,
+			const char *field, char *err, size_t errlen)
+{
+	/* Written so that NaN fails too. */
+	if ((lo_open ? v > lo : v >= lo) && v <= hi)
+		return true;
+	snprintf(err, errlen, "%s.pie.%s: %g is outside %c%g, %g]", cp, field, v, lo_open ? '(' : '[', lo, hi);
+	return false;
+}
+
+/* The emulator's own rules for a PIE class of its configuration file; a scenario's PIE
+ * queue was checked by its Python type before (testbed/router/disciplines/pie.py). */
+static bool check(const struct sq_router_class *c, const char *cp, char *err, size_t errlen)
+{
+	const struct sq_pie_config *p = &c->pie;
+	return sq_fifo_check_packets(c, cp, err, errlen) &&
+	       check_range(p->target_ms, 0.0, SQ_PIE_MAX_MS, true, cp, "target_ms", err, errlen) &&
+	       check_range(p->tupdate_ms, 0.0, SQ_PIE_MAX_MS, true, cp, "tupdate_ms", err, errlen) &&
+	       check_range(p->alpha, 0.0, 2.0, false, cp, "alpha", err, errlen) &&
+	       check_range(p->beta, 0.0, 2.0, false, cp, "beta", err, errlen);
+}
+
+#define PIE_KEY(key, field, kind, dflt) { key, kind, offsetof(struct sq_router_class, pie.field), dflt }
+
+static const struct sq_router_key keys[] = {
+	PIE_KEY("pie.target_ms", target_ms, SQ_RKEY_REAL, 15.0),   /* RFC 8033 and Linux */
+	PIE_KEY("pie.tupdate_ms", tupdate_ms, SQ_RKEY_REAL, 15.0),
+	PIE_KEY("pie.alpha", alpha, SQ_RKEY_REAL, 0.125),
+	PIE_KEY("pie.beta", beta, SQ_RKEY_REAL, 1.25),
+	PIE_KEY("pie.ecn", ecn, SQ_RKEY_BOOL, 0.0),
+	PIE_KEY("pie.bytemode", bytemode, SQ_RKEY_BOOL, 0.0),
+	{ NULL, SQ_RKEY_BOOL, 0, 0.0 },
+};
+
+const struct sq_router_discipline sq_pie_ops = {
+	.name = "pie",
+	.limit_in_bytes = false,
+	.keys = keys,
+	.check = check,
+	.init = init,
+	.signal = signal,
+	.over_limit = sq_fifo_over_packets,
+	.on_dequeue = on_dequeue,
+};
