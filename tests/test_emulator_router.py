@@ -16,7 +16,7 @@ from testbed.errors import ConfigError
 from testbed.paths import bin_dir
 from testbed.router.parse import parse_router
 from testbed.router.plan import RouterConfig
-from testbed.router.emulator_engine import emulator_note
+from testbed.router.emulator_engine import EmulatorEngine, emulator_note
 from testbed.router.disciplines.registry import DISCIPLINES
 from testbed.router.emulator_stats import RouterStatsError, read_router_stats
 from testbed.link.simple import direction, error_free
@@ -319,7 +319,18 @@ def test_every_discipline_has_an_example_the_emulator_runs():
     """A discipline added to the table without an example here fails: the two tests below run
     every example through the emulator."""
     used = {c.queue.discipline for section in EXAMPLES.values() for c in parsed(section).classes}
-    assert used == set(DISCIPLINES)
+    assert used == {name for name, kind in DISCIPLINES.items() if getattr(kind, "in_emulator", True)}
+
+
+@pytest.mark.parametrize("section,key", [
+    ({"queue": {"discipline": "dualpi2"}}, "router.queue.discipline"),
+    ({"default": "BE", "classes": {"BE": {"rate": "32kbit", "queue": {"discipline": "dualpi2"}}}},
+     "router.classes.BE.queue.discipline"),
+])
+def test_dualpi2_is_refused_by_the_emulator_engine_naming_the_queue(section, key):
+    with pytest.raises(ConfigError, match=rf"^x.toml: {key}: the emulator engine does not run dualpi2 yet; "
+                                          r"use engine = \"tc\" on a kernel with sch_dualpi2"):
+        EmulatorEngine.check(parsed(section), SMALL_BUFFER, "x.toml: router")
 
 
 def _config_file(tmp_path: Path, section: dict) -> Path:

@@ -7,6 +7,7 @@ import pytest
 
 from testbed.errors import ConfigError
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.dualpi2 import DualPi2Queue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pie import PieQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
@@ -100,7 +101,7 @@ def test_pie_without_parameters_has_rfc_8033_and_linux_defaults():
     ("limit", "6000B", "limit: '6000B' is not a positive whole number of packets"),
     ("target", 15, "target: 15 is not a time with a unit"),
     ("target", "0ms", "target: must be greater than zero"),
-    ("tupdate", "11s", "tupdate: \"11s\" is above 10s"),
+    ("tupdate", "11s", "tupdate: \"11s\" is above 10 s"),
     ("alpha", 0.1, "alpha: 0.1 is not a multiple of 1/16 in [0, 2]"),
     ("beta", 2.0625, "beta: 2.0625 is not a multiple of 1/16 in [0, 2]"),
     ("beta", "1.25", "beta: '1.25' is not a number"),
@@ -111,6 +112,34 @@ def test_pie_without_parameters_has_rfc_8033_and_linux_defaults():
 def test_bad_pie_values_name_the_key(key, value, message):
     with pytest.raises(ConfigError) as info:
         parse_router({"queue": {"discipline": "pie", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"scenarios/x.toml: router.queue.{message}"), str(info.value)
+
+
+def test_dualpi2_without_parameters_has_linuxs_defaults():
+    queue = parse_router({"queue": {"discipline": "dualpi2"}}, WHERE, LINK).classes[0].queue
+    assert queue == DualPi2Queue(limit=10_000, target_us=15_000, tupdate_us=16_000, alpha=41 / 256, beta=819 / 256,
+                                 coupling=2, step_thresh_us=1000, c_protection=10, drop_on_overload=True)
+    section = {"queue": {"discipline": "dualpi2", "limit": 500, "target": "5ms", "tupdate": "10ms", "alpha": 0.3,
+                         "beta": 5, "coupling": 3, "step_thresh": "2ms", "c_protection": 25,
+                         "drop_on_overload": False}}
+    queue = parse_router(section, WHERE, LINK).classes[0].queue
+    assert queue == DualPi2Queue(500, 5000, 10_000, 77 / 256, 5.0, 3, 2000, 25, False)   # 0.3 Hz as Linux holds it
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("limit", 0, "limit: 0 is not a positive whole number of packets"),
+    ("target", "0ms", "target: must be greater than zero"),
+    ("step_thresh", 1, "step_thresh: 1 is not a time with a unit"),
+    ("alpha", 0.001, "alpha: 0.001 is outside [1/256, 32768) Hz"),
+    ("beta", "3.2", "beta: '3.2' is not a number"),
+    ("coupling", 0, "coupling: 0 is not a coupling factor; expected a whole number 1-255"),
+    ("c_protection", 101, "c_protection: 101 is not a percentage; expected a whole number 0-100"),
+    ("drop_on_overload", "yes", "drop_on_overload: 'yes' is not true or false"),
+    ("ecn", True, "ecn: unknown key"),
+])
+def test_bad_dualpi2_values_name_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "dualpi2", key: value}}, WHERE, LINK)
     assert str(info.value).startswith(f"scenarios/x.toml: router.queue.{message}"), str(info.value)
 
 

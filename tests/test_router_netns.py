@@ -384,7 +384,7 @@ def test_a_tc_warning_is_an_error_and_the_router_is_removed(veth_link, monkeypat
 
 @pytest.mark.netns
 @pytest.mark.parametrize("veth_link", [9], indirect=True)
-@pytest.mark.parametrize("discipline", ["pie"])
+@pytest.mark.parametrize("discipline", ["pie", "dualpi2"])
 def test_an_aqm_is_applied_or_refused_naming_it(veth_link, discipline):
     """Where the kernel lacks the AQM's qdisc (this machine kind), the tc engine refuses before
     anything is created, naming the qdisc and pointing to the emulator engine; where it has

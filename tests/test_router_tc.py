@@ -107,6 +107,17 @@ def test_pie_renders_tcs_units():
         "pie limit 50 target 5000us tupdate 30000us alpha 1 beta 32 ecn bytemode\n")
 
 
+def test_dualpi2_renders_tcs_keywords():
+    config = parse_router({"queue": {"discipline": "dualpi2"}}, WHERE, 64_000)
+    assert render_tc_batch(config, "wl0").endswith(
+        "qdisc add dev wl0 parent 1:10 handle 10: dualpi2 limit 10000 target 15000us tupdate 16000us"
+        " alpha 0.16015625 beta 3.19921875 coupling_factor 2 step_thresh 1000us classic_protection 10"
+        " drop_on_overload drop_dequeue l4s_ect\n")
+    section = {"queue": {"discipline": "dualpi2", "c_protection": 0, "drop_on_overload": False}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").endswith(
+        " classic_protection 0 overflow drop_dequeue l4s_ect\n")
+
+
 def test_the_emulator_engine_is_not_rendered_for_tc():
     config = parse_router({"engine": "emulator", "queue": {"discipline": "pfifo", "limit": 20}}, WHERE, 64_000)
     with pytest.raises(ValueError, match="engine is 'emulator'"):

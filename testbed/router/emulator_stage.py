@@ -102,6 +102,12 @@ def check_supported(config: RouterConfig, where: str = "router") -> None:
         if len(cls.name) > MAX_NAME_LENGTH:
             raise ConfigError(f"{where}.classes.{cls.name}", f"the emulator engine takes class names of at "
                                                              f"most {MAX_NAME_LENGTH} characters")
+        # A discipline says itself whether the router stage runs it (DualPI2 does not yet).
+        if not getattr(cls.queue, "in_emulator", True):
+            at = f"{where}.classes.{cls.name}" if config.diffserv else where
+            raise ConfigError(f"{at}.queue.discipline", f"the emulator engine does not run "
+                                                        f"{cls.queue.discipline} yet; use engine = \"tc\" on a "
+                                                        f"kernel with {cls.queue.kernel_module}")
     for index, flt in enumerate(config.filters):
         _check_filter(flt, f"{where}.filters[{index}]")
 

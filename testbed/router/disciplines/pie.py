@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.errors import ConfigError
-from testbed.router.values import positive_int, reject_unknown
-from testbed.units import format_time_us, parse_positive_time_us
+from testbed.router.values import optional_bool, optional_time, positive_int, reject_unknown
+from testbed.units import format_time_us
 
 PIE_DEFAULT_LIMIT = 1000        # packets: Linux sch_pie
 PIE_DEFAULT_TARGET_US = 15_000  # RFC 8033 section 5.1 and Linux
@@ -40,12 +40,12 @@ class PieQueue:
         reject_unknown(body, where, _KEYS)
         return cls(
             limit=positive_int(body.get("limit", PIE_DEFAULT_LIMIT), f"{where}.limit", "packets"),
-            target_us=_time(body, "target", PIE_DEFAULT_TARGET_US, where),
-            tupdate_us=_time(body, "tupdate", PIE_DEFAULT_TUPDATE_US, where),
+            target_us=optional_time(body, "target", where, PIE_DEFAULT_TARGET_US, PIE_MAX_TIME_US),
+            tupdate_us=optional_time(body, "tupdate", where, PIE_DEFAULT_TUPDATE_US, PIE_MAX_TIME_US),
             alpha=sixteenths(body.get("alpha", PIE_DEFAULT_ALPHA), f"{where}.alpha"),
             beta=sixteenths(body.get("beta", PIE_DEFAULT_BETA), f"{where}.beta"),
-            ecn=flag(body.get("ecn", False), f"{where}.ecn"),
-            bytemode=flag(body.get("bytemode", False), f"{where}.bytemode"),
+            ecn=optional_bool(body, "ecn", where, False),
+            bytemode=optional_bool(body, "bytemode", where, False),
         )
 
     def tc_options(self) -> str:
@@ -77,15 +77,6 @@ class PieQueue:
                 f"{', ECN marking' if self.ecn else ''}{', byte mode' if self.bytemode else ''}")
 
 
-def _time(body: dict, key: str, default_us: int, where: str) -> int:
-    if key not in body:
-        return default_us
-    us = parse_positive_time_us(body[key], f"{where}.{key}")
-    if us > PIE_MAX_TIME_US:
-        raise ConfigError(f"{where}.{key}", f"\"{body[key]}\" is above 10s")
-    return us
-
-
 def sixteenths(value: object, where: str) -> float:
     """A gain in [0, 2] that is a whole number of sixteenths (tc's 0-32)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -95,8 +86,3 @@ def sixteenths(value: object, where: str) -> float:
                                  "(tc's 0-32), e.g. 0.125")
     return float(value)
 
-
-def flag(value: object, where: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(where, f"{value!r} is not true or false")
-    return value

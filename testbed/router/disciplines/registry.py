@@ -4,6 +4,7 @@ from __future__ import annotations
 from testbed.errors import ConfigError
 from testbed.router.disciplines.base import Discipline
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.dualpi2 import DualPi2Queue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.router.disciplines.pie import PieQueue
@@ -16,6 +17,7 @@ DISCIPLINES: dict[str, type[Discipline]] = {t.discipline: t for t in (
     RedQueue,
     HeadDropQueue,
     PieQueue,
+    DualPi2Queue,
 )}
 
 
