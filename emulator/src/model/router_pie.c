@@ -161,8 +161,9 @@ static enum sq_router_verdict signal(void *state, const struct sq_router_class *
 
 static enum sq_router_fate on_dequeue(void *state, const struct sq_router_class *c,
 				      const struct sq_router_queue *q, const struct sq_router_pkt *head,
-				      sq_time_us now)
+				      sq_time_us now, struct sq_rng *rng)
 {
+	(void)rng;
 	sq_pie_catch_up(state, &c->pie, now, q->bytes);
 	sq_pie_dequeued(state, head->queued_at, now, q->bytes - head->ip_len);
 	return SQ_ROUTER_SEND;
