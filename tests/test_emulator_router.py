@@ -16,7 +16,7 @@ from testbed.errors import ConfigError
 from testbed.paths import bin_dir
 from testbed.router.parse import parse_router
 from testbed.router.plan import RouterConfig
-from testbed.router.emulator_engine import EmulatorEngine, emulator_note
+from testbed.router.emulator_engine import emulator_note
 from testbed.router.disciplines.registry import DISCIPLINES
 from testbed.router.emulator_stats import RouterStatsError, read_router_stats
 from testbed.link.simple import direction, error_free
@@ -191,6 +191,14 @@ def test_pie_without_parameters_has_linuxs_defaults():
         "pie.ecn = false\npie.bytemode = false\n")
 
 
+def test_dualpi2_without_parameters_has_linuxs_defaults():
+    router = emulator_router(parsed({"queue": {"discipline": "dualpi2"}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "discipline = dualpi2\nlimit = 10000\ndualpi2.target_ms = 15.0\ndualpi2.tupdate_ms = 16.0\n"
+        "dualpi2.alpha = 0.16015625\ndualpi2.beta = 3.19921875\ndualpi2.coupling = 2\ndualpi2.step_ms = 1.0\n"
+        "dualpi2.c_protection = 10\ndualpi2.overflow = false\n")
+
+
 def test_the_up_direction_gets_its_own_section_names():
     assert rendered(PFIFO_20, direction="up").sections.startswith("[up.router]\n")
 
@@ -312,25 +320,18 @@ EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn
             "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}},
             "pie": {"queue": {"discipline": "pie"}},
             "pie-ecn": {"queue": {"discipline": "pie", "limit": 200, "target": "5ms", "tupdate": "30ms",
-                                  "alpha": 0.25, "beta": 2, "ecn": True, "bytemode": True}}}
+                                  "alpha": 0.25, "beta": 2, "ecn": True, "bytemode": True}},
+            "dualpi2": {"queue": {"discipline": "dualpi2"}},
+            "dualpi2-overflow": {"queue": {"discipline": "dualpi2", "limit": 300, "target": "5ms", "tupdate": "10ms",
+                                           "alpha": 0.3, "beta": 5, "coupling": 3, "step_thresh": "2ms",
+                                           "c_protection": 25, "drop_on_overload": False}}}
 
 
 def test_every_discipline_has_an_example_the_emulator_runs():
     """A discipline added to the table without an example here fails: the two tests below run
     every example through the emulator."""
     used = {c.queue.discipline for section in EXAMPLES.values() for c in parsed(section).classes}
-    assert used == {name for name, kind in DISCIPLINES.items() if getattr(kind, "in_emulator", True)}
-
-
-@pytest.mark.parametrize("section,key", [
-    ({"queue": {"discipline": "dualpi2"}}, "router.queue.discipline"),
-    ({"default": "BE", "classes": {"BE": {"rate": "32kbit", "queue": {"discipline": "dualpi2"}}}},
-     "router.classes.BE.queue.discipline"),
-])
-def test_dualpi2_is_refused_by_the_emulator_engine_naming_the_queue(section, key):
-    with pytest.raises(ConfigError, match=rf"^x.toml: {key}: the emulator engine does not run dualpi2 yet; "
-                                          r"use engine = \"tc\" on a kernel with sch_dualpi2"):
-        EmulatorEngine.check(parsed(section), SMALL_BUFFER, "x.toml: router")
+    assert used == set(DISCIPLINES)
 
 
 def _config_file(tmp_path: Path, section: dict) -> Path:

@@ -618,6 +618,24 @@ static void test_pie_class_defaults(void **state)
 	free_config(cfg);
 }
 
+/* A dualpi2 class without its own keys has Linux sch_dualpi2's defaults. */
+static void test_dualpi2_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = dualpi2\n"
+				  "limit = 10000\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_dualpi2_config *d = &cfg->link.dir[SQ_DOWN].router.classes[0].dualpi2;
+	assert_true(d->target_ms == 15.0 && d->tupdate_ms == 16.0 && d->step_ms == 1.0);
+	assert_true(d->alpha == 0.16015625 && d->beta == 3.19921875);
+	assert_true(d->coupling == 2.0 && d->c_protection == 10.0 && !d->overflow);
+	free(text);
+	free_config(cfg);
+}
+
 static const struct bad_case router_cases[] = {
 	{ 0, "[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf: [down.router]: missing, classes and filters need it" },
@@ -625,7 +643,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo, head_drop and pie count packets, expected a number like 20" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, pie and dualpi2 count packets, expected a number like 20" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
@@ -633,7 +651,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.discipline: missing required key" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
-	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop' or 'pie', got 'sfq'" },
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop', 'pie' or 'dualpi2', got 'sfq'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
 	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
 	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
@@ -671,6 +689,14 @@ static const struct bad_case router_cases[] = {
 	  "t.conf:18: down.router.class.A.pie.ecn: expected 'true' or 'false', got 'yes'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\npie.ecn = true\n",
 	  "t.conf: down.router.class.EF.pie.ecn: only with discipline = pie" },
+	{ 0, "[down.router.class.A]\ndualpi2.coupling = 0.5\n",
+	  "t.conf:18: down.router.class.A.dualpi2.coupling: expected a coupling factor in [1, 255] like 2, got '0.5'" },
+	{ 0, "[down.router.class.A]\ndualpi2.c_protection = 101\n",
+	  "t.conf:18: down.router.class.A.dualpi2.c_protection: expected a percentage in [0, 100] like 10, got '101'" },
+	{ 0, "[down.router.class.A]\ndualpi2.step_ms = 0\n",
+	  "t.conf:18: down.router.class.A.dualpi2.step_ms: expected milliseconds in (0, 10000] like 15, got '0'" },
+	{ 0, "[down.router.class.A]\ndualpi2.alpha = 0\n",
+	  "t.conf:18: down.router.class.A.dualpi2.alpha: expected a gain in Hz like 0.16, got '0'" },
 };
 
 static void test_router_bad_inputs(void **state)
@@ -740,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),
 		cmocka_unit_test(test_pie_class_defaults),
+		cmocka_unit_test(test_dualpi2_class_defaults),
 		cmocka_unit_test(test_router_bad_inputs),
 		cmocka_unit_test(test_only_a_regular_file_is_read),
 	};

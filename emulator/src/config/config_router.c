@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "router_discipline.h"
+#include "router_dualpi2.h"
 #include "router_pie.h"
 #include "value_parse.h"
 
@@ -244,6 +245,51 @@ static const char *set_pie_bytemode(struct sq_emu_config *cfg, const struct wher
 	return flag_into(&class_of(cfg, w)->pie.bytemode, v);
 }
 
+#define DUALPI2_MS_EXPECTED "expected milliseconds in (0, 10000] like 15"
+
+static const char *set_dualpi2_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.target_ms, v, SQ_DUALPI2_MAX_MS, true, DUALPI2_MS_EXPECTED);
+}
+
+static const char *set_dualpi2_tupdate(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.tupdate_ms, v, SQ_DUALPI2_MAX_MS, true, DUALPI2_MS_EXPECTED);
+}
+
+static const char *set_dualpi2_step(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.step_ms, v, SQ_DUALPI2_MAX_MS, true, DUALPI2_MS_EXPECTED);
+}
+
+static const char *set_dualpi2_alpha(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.alpha, v, 32768.0, true, "expected a gain in Hz like 0.16");
+}
+
+static const char *set_dualpi2_beta(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.beta, v, 32768.0, true, "expected a gain in Hz like 3.2");
+}
+
+static const char *set_dualpi2_coupling(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	double *k = &class_of(cfg, w)->dualpi2.coupling;
+	const char *bad = decimal_in(k, v, 255.0, true, "expected a coupling factor in [1, 255] like 2");
+	return bad || *k >= 1.0 ? bad : "expected a coupling factor in [1, 255] like 2";
+}
+
+static const char *set_dualpi2_c_protection(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.c_protection, v, 100.0, false,
+			  "expected a percentage in [0, 100] like 10");
+}
+
+static const char *set_dualpi2_overflow(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->dualpi2.overflow, v);
+}
+
 const struct key_spec sq_router_class_keys[] = {
 	{ "priority", set_priority, false },
 	{ "share", set_share, false },
@@ -261,6 +307,14 @@ const struct key_spec sq_router_class_keys[] = {
 	{ "pie.beta", set_pie_beta, false },
 	{ "pie.ecn", set_pie_ecn, false },
 	{ "pie.bytemode", set_pie_bytemode, false },
+	{ "dualpi2.target_ms", set_dualpi2_target, false },
+	{ "dualpi2.tupdate_ms", set_dualpi2_tupdate, false },
+	{ "dualpi2.alpha", set_dualpi2_alpha, false },
+	{ "dualpi2.beta", set_dualpi2_beta, false },
+	{ "dualpi2.coupling", set_dualpi2_coupling, false },
+	{ "dualpi2.step_ms", set_dualpi2_step, false },
+	{ "dualpi2.c_protection", set_dualpi2_c_protection, false },
+	{ "dualpi2.overflow", set_dualpi2_overflow, false },
 	{ NULL, NULL, false },
 };
 

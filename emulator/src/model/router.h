@@ -14,6 +14,7 @@
 #include "pkt_meta.h"
 #include "rng.h"
 #include "router_discipline.h"
+#include "router_dualpi2.h"
 #include "router_pie.h"
 #include "router_queue.h"
 #include "router_red.h"
@@ -24,6 +25,7 @@ struct sq_router_class_state {
 	union sq_discipline_state {  /* what its discipline keeps (router_discipline.h) */
 		struct sq_red_state red;
 		struct sq_pie_state pie;
+		struct sq_dualpi2_state dualpi2;
 	} state;
 	uint64_t quantum;        /* DRR bytes per turn */
 	uint64_t deficit;

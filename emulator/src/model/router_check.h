@@ -13,4 +13,12 @@
 bool sq_router_check(const struct sq_direction_config *d, const char *dn, char *err,
 		     size_t errlen);
 
+/* A discipline's real-valued key v within (lo, hi] (lo_open) or [lo, hi]; else false and
+ * "<cp>.<key>: 0 is outside (0, 10000]" in err (key: "pie.target_ms"). NaN fails. */
+bool sq_router_check_range(double v, double lo, double hi, bool lo_open, const char *cp, const char *key,
+			   char *err, size_t errlen);
+
+/* A time key written in milliseconds (a double) as whole microseconds. */
+sq_time_us sq_router_ms_to_us(double ms);
+
 #endif

@@ -4,17 +4,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "router_check.h"
 #include "router_discipline.h"
 #include "router_fifo.h"
 #include "router_queue.h"
-#include <stddef.h>
-#include <stdio.h>
-
-
-static sq_time_us ms_to_us(double ms)
-{
-	return (sq_time_us)llround(ms * 1000.0);
-}
 
 /* pie_vars_init: what a reset restores (the probability and the delays stay). */
 static void restart_cycle(struct sq_pie_state *s)
@@ -44,7 +37,7 @@ static double tuning_scale(double prob)
 
 void sq_pie_update(struct sq_pie_state *s, const struct sq_pie_config *c, uint64_t backlog)
 {
-	sq_time_us target = ms_to_us(c->target_ms);
+	sq_time_us target = sq_router_ms_to_us(c->target_ms);
 	sq_time_us qdelay = s->qdelay, qdelay_old = s->qdelay_old;
 	/* A queue with bytes but a zero delay is very short: no decay this round. */
 	bool may_decay = !(qdelay == 0 && backlog != 0);
@@ -72,7 +65,7 @@ void sq_pie_update(struct sq_pie_state *s, const struct sq_pie_config *c, uint64
 void sq_pie_catch_up(struct sq_pie_state *s, const struct sq_pie_config *c, sq_time_us now,
 		     uint64_t backlog)
 {
-	sq_time_us tupdate = ms_to_us(c->tupdate_ms);
+	sq_time_us tupdate = sq_router_ms_to_us(c->tupdate_ms);
 	while (s->last_update + tupdate <= now) {
 		s->last_update += tupdate;
 		sq_pie_update(s, c, backlog);
@@ -89,7 +82,7 @@ bool sq_pie_drop_early(struct sq_pie_state *s, const struct sq_pie_config *c, ui
 {
 	if (s->burst_time > 0)
 		return false;
-	if (s->qdelay < ms_to_us(c->target_ms) / 2 && s->prob < 0.2)
+	if (s->qdelay < sq_router_ms_to_us(c->target_ms) / 2 && s->prob < 0.2)
 		return false;
 	if (backlog < 2 * (uint64_t)s->mtu)
 		return false;
@@ -169,26 +162,16 @@ static enum sq_router_fate on_dequeue(void *state, const struct sq_router_class 
 	return SQ_ROUTER_SEND;
 }
 
-static bool check_range(double v, double lo, double hi, bool lo_open, const char *cp,
-			const char *field, char *err, size_t errlen)
-{
-	/* Written so that NaN fails too. */
-	if ((lo_open ? v > lo : v >= lo) && v <= hi)
-		return true;
-	snprintf(err, errlen, "%s.pie.%s: %g is outside %c%g, %g]", cp, field, v, lo_open ? '(' : '[', lo, hi);
-	return false;
-}
-
 /* The emulator's own rules for a PIE class of its configuration file; a scenario's PIE
  * queue was checked by its Python type before (testbed/router/disciplines/pie.py). */
 static bool check(const struct sq_router_class *c, const char *cp, char *err, size_t errlen)
 {
 	const struct sq_pie_config *p = &c->pie;
 	return sq_fifo_check_packets(c, cp, err, errlen) &&
-	       check_range(p->target_ms, 0.0, SQ_PIE_MAX_MS, true, cp, "target_ms", err, errlen) &&
-	       check_range(p->tupdate_ms, 0.0, SQ_PIE_MAX_MS, true, cp, "tupdate_ms", err, errlen) &&
-	       check_range(p->alpha, 0.0, 2.0, false, cp, "alpha", err, errlen) &&
-	       check_range(p->beta, 0.0, 2.0, false, cp, "beta", err, errlen);
+	       sq_router_check_range(p->target_ms, 0.0, SQ_PIE_MAX_MS, true, cp, "pie.target_ms", err, errlen) &&
+	       sq_router_check_range(p->tupdate_ms, 0.0, SQ_PIE_MAX_MS, true, cp, "pie.tupdate_ms", err, errlen) &&
+	       sq_router_check_range(p->alpha, 0.0, 2.0, false, cp, "pie.alpha", err, errlen) &&
+	       sq_router_check_range(p->beta, 0.0, 2.0, false, cp, "pie.beta", err, errlen);
 }
 
 #define PIE_KEY(key, field, kind, dflt) { key, kind, offsetof(struct sq_router_class, pie.field), dflt }

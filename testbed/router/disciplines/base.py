@@ -13,8 +13,6 @@ from typing import ClassVar, Protocol, Self
 class Discipline(Protocol):
     discipline: ClassVar[str]      # its name in scenario files, tc and emulator.conf
     kernel_module: ClassVar[str]   # the Linux module whose qdisc tc creates (for messages)
-    # Optional `in_emulator: ClassVar[bool]`, True when absent: False for a discipline the
-    # emulator's router stage does not run (testbed/router/emulator_stage.py refuses it).
 
     @classmethod
     def parse(cls, body: dict, where: str, link_rate_bps: int) -> Self:

@@ -1,4 +1,4 @@
-"""DualPI2: the DualQ Coupled AQM of RFC 9332 with Linux sch_dualpi2's defaults (engine "tc").
+"""DualPI2: the DualQ Coupled AQM of RFC 9332 with Linux sch_dualpi2's defaults.
 
 Two queues in one qdisc: ECT(1) and CE packets (the L4S identifier) go to the L queue, Not-ECT
 and ECT(0) to the C queue. A PI controller (PI2: alpha, beta per second of delay, every tupdate,
@@ -8,9 +8,8 @@ the L queue's own step at step_thresh; a weighted round robin gives the C queue 
 c_protection percent of the link when both hold packets. Linux holds alpha and beta in 1/256 Hz
 (tc rounds), so they are kept rounded here.
 
-The emulator's router stage does not run DualPI2 (its class queue is one FIFO; the L/C queues
-and their scheduler need the stage to hold two per class): with engine = "emulator" the queue
-is refused, naming it (testbed/router/emulator_stage.py asks `in_emulator`).
+In the emulator's router stage both queues live in the class's one queue
+(emulator/LINK_MODEL.md "DualPI2").
 """
 from __future__ import annotations
 
@@ -46,7 +45,6 @@ class DualPi2Queue:
     drop_on_overload: bool = True
     discipline: ClassVar[str] = "dualpi2"
     kernel_module: ClassVar[str] = "sch_dualpi2"
-    in_emulator: ClassVar[bool] = False
 
     @classmethod
     def parse(cls, body: dict, where: str, link_rate_bps: int) -> DualPi2Queue:
@@ -72,7 +70,18 @@ class DualPi2Queue:
                 f" {'drop_on_overload' if self.drop_on_overload else 'overflow'} drop_dequeue l4s_ect")
 
     def emulator_keys(self) -> list[str]:
-        raise ValueError("dualpi2 has no emulator keys; emulator_stage.check_supported refuses it first")
+        return [
+            "discipline = dualpi2",
+            f"limit = {self.limit}",
+            f"dualpi2.target_ms = {self.target_us / 1000!r}",
+            f"dualpi2.tupdate_ms = {self.tupdate_us / 1000!r}",
+            f"dualpi2.alpha = {self.alpha!r}",
+            f"dualpi2.beta = {self.beta!r}",
+            f"dualpi2.coupling = {self.coupling}",
+            f"dualpi2.step_ms = {self.step_thresh_us / 1000!r}",
+            f"dualpi2.c_protection = {self.c_protection}",
+            f"dualpi2.overflow = {'false' if self.drop_on_overload else 'true'}",
+        ]
 
     def emulator_ignores(self, default_rate_bps: int) -> list[tuple[str, str]]:
         return []
