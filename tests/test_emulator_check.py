@@ -159,3 +159,15 @@ def test_check_and_print_timeline_exclude_each_other(tmp_path: Path, busy_port: 
     result = emulator("--check", "--print-timeline", "10s", str(rendered(tmp_path, busy_port)))
     assert result.returncode == 1
     assert result.stderr.startswith("squall-emulator: --check and --print-timeline exclude each other\n")
+
+
+@pytest.mark.parametrize("args,message", [
+    (("--print-ecn", "1"), "squall-emulator: --print-ecn needs --print-packets\n"),
+    (("--print-packets", "3", "--print-ecn", "0,4"), "squall-emulator: --print-ecn: expected ECN values 0-3 "
+                                                     "separated by commas (at most 64), got '0,4'\n"),
+    (("--print-packets", "3", "--print-ecn", "1,"), "squall-emulator: --print-ecn: expected ECN values 0-3"),
+])
+def test_print_ecn_is_checked(tmp_path: Path, busy_port: int, args: tuple[str, ...], message: str) -> None:
+    result = emulator(*args, str(rendered(tmp_path, busy_port)))
+    assert result.returncode == 1
+    assert result.stderr.startswith(message), result.stderr

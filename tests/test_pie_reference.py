@@ -11,15 +11,13 @@ buffer); the reference must name the same packet at each of them."""
 from __future__ import annotations
 
 import statistics
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from conftest import require_programs
+from support_dry_run import Line, emulator_lines, one_class_router, sojourns
 from support_pie import PieParams, pie_reference
-from testbed.paths import bin_dir
 
 SEED, REPLICATION, MTU = 4711, 3, 1000
 # 8 Mbit/s arrive; 6 Mbit/s is a third too slow, 12 Mbit/s drains the queue.
@@ -34,35 +32,7 @@ CASES = {
 
 
 def emulator_config(keys: dict[str, str], bandwidth: str) -> str:
-    link = [f"mtu = {MTU}B", "delay = 10ms", f"send_buffer = {MTU}B"]
-    pie = {"limit": "1000", **keys}
-    return "\n".join([
-        "token = 0123456789abcdef", "log = /dev/null", f"seed = {SEED}", f"replication = {REPLICATION}",
-        "[channel]", "good = fixed(1000s)", "bad = fixed(1s)",
-        "[down]", *link, f"bandwidth = {bandwidth}",
-        "[down.router]", "default = all",
-        "[down.router.class.all]", "discipline = pie", *(f"{k} = {v}" for k, v in pie.items()),
-        "[up]", *link, "bandwidth = unlimited", ""])
-
-
-@dataclass(frozen=True)
-class Line:
-    t: int
-    event: str
-    pkt: int
-
-
-def emulator_lines(conf: Path, count: int) -> list[Line]:
-    """The down direction's events in the order the model made them."""
-    done = subprocess.run([str(bin_dir() / "squall-emulator"), "--print-packets", str(count), str(conf)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    lines = []
-    for text in done.stdout.splitlines():
-        t, direction, event, pkt, *_ = text.split("\t")
-        if direction == "down":
-            lines.append(Line(int(t), event, int(pkt)))
-    return lines
+    return one_class_router(SEED, REPLICATION, MTU, bandwidth, {"discipline": "pie", "limit": "1000", **keys})
 
 
 def replay(lines: list[Line], params: PieParams) -> tuple[dict[int, str], list[str]]:
@@ -117,14 +87,6 @@ def test_every_packet_meets_the_fate_the_reference_gives_it(case: str, runs: dic
     for start, end in ((0, 12), (16, 26), (30, 40)):
         assert any(start * 1_000_000 <= t < end * 1_000_000 for t in dropped_at), f"no drop in {start}-{end} s"
     assert not any(14_000_000 <= t < 16_000_000 for t in dropped_at), "drops while the link drains the queue"
-
-
-def sojourns(lines: list[Line], start_us: int, end_us: int) -> list[int]:
-    """Each admitted packet's time in the router (its enqueue into the send buffer less its
-    arrival), for packets arriving in [start_us, end_us)."""
-    arrived = {line.pkt: line.t for line in lines if line.event == "in"}
-    return [line.t - arrived[line.pkt] for line in lines
-            if line.event == "enqueue" and start_us <= arrived[line.pkt] < end_us]
 
 
 def test_the_queue_delay_under_a_saturating_load_is_the_target(tmp_path: Path) -> None:

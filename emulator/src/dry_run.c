@@ -17,15 +17,15 @@ static void print_event(void *ctx, const struct sq_event *ev)
 		ev->ip_len, ev->attempt, n ? n : "-");
 }
 
-bool sq_print_packets(const struct sq_emu_config *cfg, uint64_t count, FILE *out, char *err,
-		      size_t errlen)
+bool sq_print_packets(const struct sq_emu_config *cfg, uint64_t count, const uint8_t *ecn, size_t n_ecn,
+		      FILE *out, char *err, size_t errlen)
 {
 	struct sq_model *m = sq_model_new(&cfg->link, print_event, out, err, errlen);
 	if (!m)
 		return false;
 	for (uint64_t i = 0; i < count; i++) {
 		for (int d = 0; d < SQ_DIRS; d++) {
-			struct sq_pkt_meta meta = { .ip_len = cfg->link.dir[d].mtu };
+			struct sq_pkt_meta meta = { .ip_len = cfg->link.dir[d].mtu, .ecn = ecn[i % n_ecn] };
 			if (sq_model_arrive(m, (enum sq_dir)d, (sq_time_us)i * SQ_DRY_RUN_SPACING_US, &meta, NULL) == 0) {
 				snprintf(err, errlen, "out of memory after %" PRIu64 " packets", i);
 				sq_model_free(m);

@@ -43,6 +43,9 @@ static void usage(FILE *out)
 	      "  --print-packets COUNT    feed COUNT packets of the MTU per direction, one every 1 ms,\n"
 	      "                           into the link model in virtual time, print its events\n"
 	      "                           (\"t_us dir event pkt_id ip_len attempt note\") and exit\n"
+	      "  --print-ecn LIST         with --print-packets: packet i of each direction has the\n"
+	      "                           ECN field LIST[i mod n] (0-3, comma-separated, at most 64;\n"
+	      "                           default 0)\n"
 	      "  --help                   this text\n"
 	      "\n"
 	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM, SIGHUP), 1 usage or configuration error,\n"
@@ -58,6 +61,7 @@ struct cli {
 	int overrides;
 	const char *timeline;
 	const char *packets;
+	const char *ecn;
 	const char *token_file;
 	bool check;
 };
@@ -77,6 +81,7 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		{ "token-file", required_argument, NULL, 'F' },
 		{ "print-timeline", required_argument, NULL, 'T' },
 		{ "print-packets", required_argument, NULL, 'P' },
+		{ "print-ecn", required_argument, NULL, 'E' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -94,6 +99,10 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		}
 		if (c == 'P') {
 			cli->packets = optarg;
+			continue;
+		}
+		if (c == 'E') {
+			cli->ecn = optarg;
 			continue;
 		}
 		if (c == 'c') {
@@ -121,6 +130,10 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		modes[n_modes++] = "--print-packets";
 	if (n_modes > 1) {
 		fprintf(stderr, "squall-emulator: %s and %s exclude each other\n", modes[0], modes[1]);
+		return false;
+	}
+	if (cli->ecn && !cli->packets) {
+		fprintf(stderr, "squall-emulator: --print-ecn needs --print-packets\n");
 		return false;
 	}
 	if (optind != argc - 1) {
@@ -165,15 +178,40 @@ static int print_timeline(const struct sq_emu_config *cfg, const char *text)
 	return 0;
 }
 
-static int print_packets(const struct sq_emu_config *cfg, const char *text)
+/* "0,1,3" into ecn (NULL text: one 0); false if it is not 1 to 64 values 0-3. */
+static bool parse_ecn_list(const char *text, uint8_t *ecn, size_t *n)
+{
+	*n = 0;
+	if (!text) {
+		ecn[(*n)++] = 0;
+		return true;
+	}
+	for (const char *p = text;; p += 2) {
+		if (*n == SQ_DRY_RUN_MAX_ECN || p[0] < '0' || p[0] > '3' || (p[1] != ',' && p[1] != '\0'))
+			return false;
+		ecn[(*n)++] = (uint8_t)(p[0] - '0');
+		if (p[1] == '\0')
+			return true;
+	}
+}
+
+static int print_packets(const struct sq_emu_config *cfg, const char *text, const char *ecn_text)
 {
 	uint64_t count;
+	uint8_t ecn[SQ_DRY_RUN_MAX_ECN];
+	size_t n_ecn;
 	char err[1024];
 	if (!sq_parse_count(text, 10000000, &count)) {
 		fprintf(stderr, "squall-emulator: --print-packets: expected a count up to 10000000, got '%s'\n", text);
 		return 1;
 	}
-	if (!sq_config_check(cfg, err, sizeof(err)) || !sq_print_packets(cfg, count, stdout, err, sizeof(err))) {
+	if (!parse_ecn_list(ecn_text, ecn, &n_ecn)) {
+		fprintf(stderr, "squall-emulator: --print-ecn: expected ECN values 0-3 separated by commas (at most "
+			"%d), got '%s'\n", SQ_DRY_RUN_MAX_ECN, ecn_text);
+		return 1;
+	}
+	if (!sq_config_check(cfg, err, sizeof(err)) ||
+	    !sq_print_packets(cfg, count, ecn, n_ecn, stdout, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		return 1;
 	}
@@ -202,7 +240,7 @@ int main(int argc, char **argv)
 	if (loaded && cli.timeline) {
 		code = print_timeline(cfg, cli.timeline);
 	} else if (loaded && cli.packets) {
-		code = print_packets(cfg, cli.packets);
+		code = print_packets(cfg, cli.packets, cli.ecn);
 	} else if (!loaded || !sq_config_check(cfg, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		code = cli.check ? EXIT_CHECK_INVALID : SQ_EXIT_USAGE;
