@@ -6,7 +6,7 @@ RouterRun, traffic, the link closed, RouterRun.finish(). On a link without ARQ s
 engines agree (drops, deliveries, queue length over time) when the emulator engine is given the
 tc engine's bottleneck (send_buffer = mtu, no device queue); the tc engine cannot hold a queue
 behind a stalled TUN on current kernels (the last test measures why). Lanes
-$SQUALL_TEST_EMU_ROUTER_LANE (default 100) and the next ones, up to +4.
+$SQUALL_TEST_EMU_ROUTER_LANE (default 100) and the next ones, up to +5.
 """
 from __future__ import annotations
 
