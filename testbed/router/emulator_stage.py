@@ -103,48 +103,6 @@ def check_supported(config: RouterConfig, where: str = "router") -> None:
             raise ConfigError(f"{where}.classes.{cls.name}", f"the emulator engine takes class names of at "
                                                              f"most {MAX_NAME_LENGTH} characters")
     for index, flt in enumerate(config.filters):
-        lines += ["", f"[{direction}.router.filter.{filter_name(index)}]", *_filter_lines(flt)]
-    notes = _ignored_keys(config, scheduler, link, where)
-    if link is not None:
-        _check_send_buffer(link, direction)
-    return EmulatorRouter(direction, scheduler, "\n".join(lines) + "\n", tuple(notes))
-
-
-def scheduler_for(config: RouterConfig) -> str:
-    """Strict priority when the class priorities differ (or there is one class), else weighted
-    by rate: HTB gives classes of one priority their rates and lends the rest by quantum,
-    which by default is in proportion to the rate too."""
-    if len(config.classes) > 1 and len({c.priority for c in config.classes}) == 1:
-        return "weighted"
-    return "priority"
-
-
-def filter_name(index: int) -> str:
-    """The emulator's name of `router.filters[index]`."""
-    return f"filter{index}"
-
-
-# --- what the emulator cannot do ---------------------------------------------------------
-
-def check_supported(config: RouterConfig, where: str = "router") -> None:
-    """ConfigError, naming the key, for what the emulator's router stage cannot express."""
-    if len(config.classes) > MAX_CLASSES:
-        raise ConfigError(f"{where}.classes", f"has {len(config.classes)} classes; the emulator engine "
-                                              f"holds at most {MAX_CLASSES} (engine = \"tc\" takes more)")
-    if len(config.filters) > MAX_FILTERS:
-        raise ConfigError(f"{where}.filters", f"has {len(config.filters)} filters; the emulator engine "
-                                              f"holds at most {MAX_FILTERS}")
-    for cls in config.classes:
-        if len(cls.name) > MAX_NAME_LENGTH:
-            raise ConfigError(f"{where}.classes.{cls.name}", f"the emulator engine takes class names of at "
-                                                             f"most {MAX_NAME_LENGTH} characters")
-        # A discipline says itself whether the router stage runs it (DualPI2 does not yet).
-        if not getattr(cls.queue, "in_emulator", True):
-            at = f"{where}.classes.{cls.name}" if config.diffserv else where
-            raise ConfigError(f"{at}.queue.discipline", f"the emulator engine does not run "
-                                                        f"{cls.queue.discipline} yet; use engine = \"tc\" on a "
-                                                        f"kernel with {cls.queue.kernel_module}")
-    for index, flt in enumerate(config.filters):
         _check_filter(flt, f"{where}.filters[{index}]")
 
 
