@@ -401,3 +401,27 @@ def test_a_tc_warning_is_an_error_and_the_router_is_removed(veth_link, monkeypat
     # The renderer's own quantum at the same rate gives no warning (apply_router would raise).
     apply_router(link.sender, config, DEV)
     assert _root_kind(link) == "htb"
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [9], indirect=True)
+@pytest.mark.parametrize("discipline", ["pie", "dualpi2"])
+def test_an_aqm_is_applied_or_refused_naming_it(veth_link, discipline):
+    """Where the kernel lacks the AQM's qdisc (this machine kind), the tc engine refuses before
+    anything is created, naming the qdisc and pointing to the emulator engine; where it has
+    it, the qdisc is the router's leaf."""
+    from testbed.router.tc_apply import RouterError
+
+    link = veth_link
+    config = parse_router({"queue": {"discipline": discipline}}, WHERE, RATE)
+    if not qdisc_available(link.sender, config, discipline):
+        with pytest.raises(RouterError, match=rf"needs a `{discipline}` qdisc, and the kernel of namespace \S+ "
+                                              rf"cannot create one \(tc: .*lacks sch_{discipline}\)\..*"
+                                              r"engine = \"emulator\""):
+            apply_router(link.sender, config, DEV)
+        assert _root_kind(link) != "htb", "nothing may be applied when the kernel cannot take it"
+        return
+    apply_router(link.sender, config, DEV)
+    shown = subprocess.run(["ip", "netns", "exec", link.sender_ns, "tc", "qdisc", "show", "dev", DEV],
+                           capture_output=True, text=True, check=True).stdout
+    assert f"qdisc {discipline} 10:" in shown

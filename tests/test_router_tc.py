@@ -104,6 +104,29 @@ def test_head_drop_is_linux_pfifo_head_drop():
         "qdisc add dev wl0 parent 1:10 handle 10: pfifo_head_drop limit 20")
 
 
+def test_pie_renders_tcs_units():
+    """tc takes alpha and beta in sixteenths (2 and 20 are RFC 8033's 0.125 and 1.25)."""
+    config = parse_router({"queue": {"discipline": "pie"}}, WHERE, 64_000)
+    assert render_tc_batch(config, "wl0").endswith(
+        "qdisc add dev wl0 parent 1:10 handle 10: pie limit 1000 target 15000us tupdate 15000us"
+        " alpha 2 beta 20 noecn nobytemode\n")
+    section = {"queue": {"discipline": "pie", "limit": 50, "target": "5ms", "tupdate": "30ms", "alpha": 0.0625,
+                         "beta": 2, "ecn": True, "bytemode": True}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").endswith(
+        "pie limit 50 target 5000us tupdate 30000us alpha 1 beta 32 ecn bytemode\n")
+
+
+def test_dualpi2_renders_tcs_keywords():
+    config = parse_router({"queue": {"discipline": "dualpi2"}}, WHERE, 64_000)
+    assert render_tc_batch(config, "wl0").endswith(
+        "qdisc add dev wl0 parent 1:10 handle 10: dualpi2 limit 10000 target 15000us tupdate 16000us"
+        " alpha 0.16015625 beta 3.19921875 coupling_factor 2 step_thresh 1000us classic_protection 10"
+        " drop_on_overload drop_dequeue l4s_ect\n")
+    section = {"queue": {"discipline": "dualpi2", "c_protection": 0, "drop_on_overload": False}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").endswith(
+        " classic_protection 0 overflow drop_dequeue l4s_ect\n")
+
+
 def test_the_emulator_engine_is_not_rendered_for_tc():
     config = parse_router({"engine": "emulator", "queue": {"discipline": "pfifo", "limit": 20}}, WHERE, 64_000)
     with pytest.raises(ValueError, match="engine is 'emulator'"):

@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "config_file.h"
+#include "config_keys.h"
+#include "config_link_keys.h"
+#include "config_router.h"
 #include "config_text.h"
 #include "config_capacity.h"
 #include "config_trace.h"
@@ -586,6 +589,56 @@ static void test_router_sections(void **state)
 	free_config(cfg);
 }
 
+/* A pie class without its own keys has RFC 8033's and Linux's defaults; the canonical
+ * output writes them. */
+static void test_pie_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = pie\n"
+				  "limit = 1000\n[up.router]\ndefault = L\n[up.router.class.L]\n"
+				  "discipline = pie\nlimit = 50\npie.target = 5ms\npie.tupdate = 32500us\n"
+				  "pie.alpha = 0.25\npie.beta = 2\npie.ecn = true\npie.bytemode = true\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_router_class *c = &cfg->link.dir[SQ_DOWN].router.classes[0];
+	assert_int_equal(c->discipline, SQ_QDISC_PIE);
+	assert_int_equal(c->limit, 1000);
+	assert_true(c->pie.target == 15000 && c->pie.tupdate == 15000);
+	assert_true(c->pie.alpha == 0.125 && c->pie.beta == 1.25);
+	assert_false(c->pie.ecn || c->pie.bytemode);
+	const struct sq_router_class *u = &cfg->link.dir[SQ_UP].router.classes[0];
+	assert_true(u->pie.target == 5000 && u->pie.tupdate == 32500);
+	assert_true(u->pie.alpha == 0.25 && u->pie.beta == 2.0 && u->pie.ecn && u->pie.bytemode);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.BE.discipline = pie\ndown.router.class.BE.limit = 1000\n"
+				    "down.router.class.BE.pie.target = 15000us\ndown.router.class.BE.pie.tupdate = 15000us\n"
+				    "down.router.class.BE.pie.alpha = 0.125\ndown.router.class.BE.pie.beta = 1.25\n"
+				    "down.router.class.BE.pie.ecn = false\ndown.router.class.BE.pie.bytemode = false\n"));
+	free(out);
+	free(text);
+	free_config(cfg);
+}
+
+/* A dualpi2 class without its own keys has Linux sch_dualpi2's defaults. */
+static void test_dualpi2_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = dualpi2\n"
+				  "limit = 10000\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_dualpi2_config *d = &cfg->link.dir[SQ_DOWN].router.classes[0].dualpi2;
+	assert_true(d->target == 15000 && d->tupdate == 16000 && d->step_thresh == 1000);
+	assert_true(d->alpha == 0.16015625 && d->beta == 3.19921875);
+	assert_true(d->coupling == 2.0 && d->c_protection == 10.0 && !d->overflow);
+	free(text);
+	free_config(cfg);
+}
+
 static const struct bad_case router_cases[] = {
 	{ 0, "[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf: [down.router]: missing, classes and filters need it" },
@@ -593,7 +646,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo, head_drop and codel count packets, expected a number like 20" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, pie and dualpi2 count packets, expected a number like 20" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
@@ -601,7 +654,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.discipline: missing required key" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
-	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop' or 'codel', got 'sfq'" },
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop', 'codel', 'pie' or 'dualpi2', got 'sfq'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
 	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
 	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
@@ -635,7 +688,35 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\ncodel.interval = 50ms\n",
 	  "t.conf: down.router.class.EF.codel.interval: only with discipline = codel" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo, head_drop and codel count packets" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, pie and dualpi2 count packets" },
+	{ 0, "[down.router.class.A]\npie.target = 0us\n",
+	  "t.conf:18: down.router.class.A.pie.target: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '0us'" },
+	{ 0, "[down.router.class.A]\npie.tupdate = 15\n",
+	  "t.conf:18: down.router.class.A.pie.tupdate: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '15'" },
+	{ 0, "[down.router.class.A]\ndualpi2.target = 11s\n",
+	  "t.conf:18: down.router.class.A.dualpi2.target: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '11s'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5\npie.target = 20ms\n",
+	  "t.conf: down.router.class.EF.pie.target: only with discipline = pie" },
+	{ 0, "[down.router.class.A]\npie.alpha = 2.5\n",
+	  "t.conf:18: down.router.class.A.pie.alpha: expected a gain in [0, 2] like 0.125, got '2.5'" },
+	{ 0, "[down.router.class.A]\npie.beta = -1\n",
+	  "t.conf:18: down.router.class.A.pie.beta: expected a gain in [0, 2] like 0.125, got '-1'" },
+	{ 0, "[down.router.class.A]\npie.ecn = yes\n",
+	  "t.conf:18: down.router.class.A.pie.ecn: expected 'true' or 'false', got 'yes'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\npie.ecn = true\n",
+	  "t.conf: down.router.class.EF.pie.ecn: only with discipline = pie" },
+	{ 0, "[down.router.class.A]\ndualpi2.coupling = 0.5\n",
+	  "t.conf:18: down.router.class.A.dualpi2.coupling: expected a coupling factor in [1, 255] like 2, got '0.5'" },
+	{ 0, "[down.router.class.A]\ndualpi2.c_protection = 101\n",
+	  "t.conf:18: down.router.class.A.dualpi2.c_protection: expected a percentage in [0, 100] like 10, got '101'" },
+	{ 0, "[down.router.class.A]\ndualpi2.step_thresh = 0ms\n",
+	  "t.conf:18: down.router.class.A.dualpi2.step_thresh: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '0ms'" },
+	{ 0, "[down.router.class.A]\ndualpi2.alpha = 0\n",
+	  "t.conf:18: down.router.class.A.dualpi2.alpha: expected a gain in Hz like 0.16, got '0'" },
 };
 
 /* A codel class with no key of its own has Linux's defaults; the canonical output writes
@@ -672,6 +753,21 @@ static void test_codel_defaults_and_keys(void **state)
 	free(out);
 	free(text);
 	free_config(cfg);
+}
+
+/* Every section's key table fits the parser's record of the keys seen. */
+static void test_key_tables_fit(void **state)
+{
+	(void)state;
+	const struct key_spec *tables[] = { sq_process_keys, sq_channel_keys, sq_direction_keys, sq_router_keys,
+					    sq_router_class_keys, sq_router_filter_keys };
+	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+		size_t n = 0;
+		while (tables[t][n].name)
+			n++;
+		if (n > SQ_MAX_SECTION_KEYS)
+			fail_msg("key table %zu has %zu keys, SQ_MAX_SECTION_KEYS is %d", t, n, SQ_MAX_SECTION_KEYS);
+	}
 }
 
 static void test_router_bad_inputs(void **state)
@@ -741,6 +837,9 @@ int main(void)
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),
 		cmocka_unit_test(test_codel_defaults_and_keys),
+		cmocka_unit_test(test_pie_class_defaults),
+		cmocka_unit_test(test_dualpi2_class_defaults),
+		cmocka_unit_test(test_key_tables_fit),
 		cmocka_unit_test(test_router_bad_inputs),
 		cmocka_unit_test(test_only_a_regular_file_is_read),
 	};

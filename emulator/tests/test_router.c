@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "router_discipline.h"
 #include "test_model_support.h"
 
 enum { DSCP_EF = 46, DSCP_AF11 = 10, ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
@@ -599,6 +600,50 @@ static void test_weighted_shares_of_three_classes(void **state)
 	assert_shares(bytes, shares, 3, 0.01);
 }
 
+/* A class's share counts the bytes it sends: equal shares for a pfifo, a CoDel class and a
+ * DualPI2 class, all deep in backlog at 1 Mbit/s. CoDel drops at dequeue (a drop costs no
+ * deficit: charging them would leave it about a third of the pfifo's bytes), and DualPI2's
+ * arrange moves the packet served next to the head after each pop (its target out of the
+ * way: it only schedules), so the deficit must be charged with the packet that left (40 B L4S
+ * ones and 1500 B classic ones alternate), not with the new head. */
+static void test_weighted_shares_count_what_aqm_classes_send(void **state)
+{
+	struct fixture *f = *state;
+	struct sq_router_config *rc = router(f);
+	rc->scheduler = SQ_ROUTER_WEIGHTED;
+	add_class(rc, "F", SQ_QDISC_PFIFO, 5000)->share_bps = 100000;
+	struct sq_router_class *codel = add_class(rc, "C", SQ_QDISC_CODEL, 5000);
+	codel->share_bps = 100000;
+	codel->codel = (struct sq_codel_config){ .target = 5000, .interval = 100000 };
+	add_filter(rc, 1)->dscp_mask = 1ull << 1;
+	struct sq_router_class *dual = add_class(rc, "D", SQ_QDISC_DUALPI2, 5000);
+	dual->share_bps = 100000;
+	dual->dualpi2 = (struct sq_dualpi2_config){ .target = 10000000, .tupdate = 16000, .alpha = 41.0 / 256,
+						    .beta = 819.0 / 256, .coupling = 2.0, .step_thresh = 1000,
+						    .c_protection = 10.0 };
+	add_filter(rc, 2)->dscp_mask = 1ull << 2;
+	static const struct sq_rate_step mbit[] = { { 0, 1000000 } };
+	tl_set_rates(&f->tl, SQ_DOWN, 1, mbit);
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 3000;
+	f->m = tl_model(&f->tl, &f->rec);
+	static const uint32_t sizes[] = { 1500, 40, 576, 1000, 296 };
+	for (int i = 0; i < 4000; i++) {
+		send_pkt(f, 0, sizes[i % 5], 0, 0, 6, 1, 2);
+		send_pkt(f, 0, sizes[i % 5], 1, ECN_NOT_ECT, 6, 1, 2);
+		send_pkt(f, 0, i % 2 ? 40 : 1500, 2, i % 2 ? ECN_ECT1 : ECN_NOT_ECT, 6, 1, 2);
+	}
+	sq_model_advance(f->m, 5000000);
+	uint64_t bytes[3] = { 0 };
+	for (size_t i = 0; i < f->rec.n; i++)
+		if (f->rec.ev[i].type == SQ_EV_ENQUEUE)
+			bytes[f->rec.ev[i].router_class] += f->rec.ev[i].ip_len;
+	for (size_t c = 0; c < 3; c++)
+		assert_true(stats(f, c).backlog_pkts > 0);   /* still saturated */
+	assert_true(stats(f, 1).dequeue_drops > 100);
+	const uint64_t shares[] = { 1, 1, 1 };
+	assert_shares(bytes, shares, 3, 0.01);
+}
+
 static void test_weighted_idle_class_leaves_its_share_to_others(void **state)
 {
 	struct fixture *f = *state;
@@ -744,8 +789,8 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 		k->priority = (uint8_t)(lcg(r) % 3);
 		k->share_bps = 1000 + lcg(r) % 64000;
 		k->discipline = (enum sq_qdisc)(lcg(r) % SQ_QDISCS);
-		k->limit = k->discipline == SQ_QDISC_PFIFO || k->discipline == SQ_QDISC_CODEL
-				   ? 1 + (uint32_t)(lcg(r) % 30) : 1500 + (uint32_t)(lcg(r) % 20000);
+		k->limit = sq_router_discipline(k->discipline)->limit_in_bytes ? 1500 + (uint32_t)(lcg(r) % 20000)
+									       : 1 + (uint32_t)(lcg(r) % 30);
 		k->codel = (struct sq_codel_config){ .target = 1000 + (sq_time_us)(lcg(r) % 10000),
 						     .interval = 20000 + (sq_time_us)(lcg(r) % 100000),
 						     .ecn = lcg(r) % 2,
@@ -754,6 +799,11 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 		k->red = (struct sq_red_config){ .limit = min + 3000, .min = min, .max = min + 2000,
 						 .avpkt = 500, .max_p = 0.1, .w_q = 0.02,
 						 .ecn = lcg(r) % 2 };
+		k->pie = (struct sq_pie_config){ .target = 15000, .tupdate = 15000, .alpha = 0.125,
+						 .beta = 1.25, .ecn = k->red.ecn };
+		k->dualpi2 = (struct sq_dualpi2_config){ .target = 15000, .tupdate = 16000, .alpha = 0.16,
+							 .beta = 3.2, .coupling = 2.0, .step_thresh = 1000,
+							 .c_protection = 10.0, .overflow = k->red.ecn };
 	}
 	rc->default_class = lcg(r) % rc->n_classes;
 	rc->device_queue = lcg(r) % 2 ? 0 : 1 + (uint32_t)(lcg(r) % 10);
@@ -970,6 +1020,7 @@ int main(void)
 		T(test_protocol_and_port_ranges_classify),
 		T(test_weighted_shares_over_a_long_run),
 		T(test_weighted_shares_of_three_classes),
+		T(test_weighted_shares_count_what_aqm_classes_send),
 		T(test_weighted_idle_class_leaves_its_share_to_others),
 		T(test_no_drop_sbuf_behind_a_router),
 		T(test_a_packet_that_exactly_fills_the_send_buffer_moves_on),

@@ -88,6 +88,14 @@ static const struct sq_router_discipline *discipline_of(const struct sq_router *
 	return sq_router_discipline(r->cfg.classes[cls].discipline);
 }
 
+/* The class queue changed by one packet: the discipline may reorder it (arrange). */
+static void arrange(struct sq_router *r, size_t cls)
+{
+	const struct sq_router_discipline *ops = discipline_of(r, cls);
+	if (ops->arrange)
+		ops->arrange(&r->cls[cls].state, &r->cfg.classes[cls], &r->cls[cls].queue);
+}
+
 /* The class queue is empty at now: the discipline notes it. */
 static void note_empty(struct sq_router *r, size_t cls, sq_time_us now)
 {
@@ -132,6 +140,7 @@ bool sq_router_push_out(struct sq_router *r, size_t cls, uint32_t ip_len, struct
 	if (st->queue.count == 0 || !discipline_of(r, cls)->over_limit(&r->cfg.classes[cls], &st->queue, ip_len))
 		return false;
 	*out = sq_rqueue_pop(&st->queue);
+	arrange(r, cls);
 	r->queued--;
 	st->stats.tail_drops++;
 	return true;
@@ -157,6 +166,7 @@ void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user,
 				   .ecn = ecn, .order = r->next_order++, .queued_at = now };
 	struct sq_router_class_state *st = &r->cls[cls];
 	sq_rqueue_push(&st->queue, &p);
+	arrange(r, cls);
 	r->queued++;
 	if (r->cfg.scheduler == SQ_ROUTER_WEIGHTED && !st->active)
 		drr_append(r, cls);
@@ -241,8 +251,11 @@ static bool dequeue_class(struct sq_router *r, size_t cls, sq_time_us now,
 	enum sq_router_fate fate = SQ_ROUTER_SEND;
 	if (ops->on_dequeue)
 		fate = ops->on_dequeue(&st->state, &r->cfg.classes[cls], &st->queue,
-				       sq_rqueue_head(&st->queue), now);
+				       sq_rqueue_head(&st->queue), now, &r->rng);
 	struct sq_router_pkt p = sq_rqueue_pop(&st->queue);
+	/* Right after the pop, so that the weighted scheduler's fit test sees the packet that
+	 * leaves next; the deficit below is charged with p, the packet that left. */
+	arrange(r, cls);
 	r->queued--;
 	if (fate == SQ_ROUTER_DROP_OUT) {
 		st->stats.dequeue_drops++;

@@ -15,6 +15,8 @@
 #include "rng.h"
 #include "router_codel.h"
 #include "router_discipline.h"
+#include "router_dualpi2.h"
+#include "router_pie.h"
 #include "router_queue.h"
 #include "router_red.h"
 #include "router_stats.h"
@@ -24,6 +26,8 @@ struct sq_router_class_state {
 	union sq_discipline_state {  /* what its discipline keeps (router_discipline.h) */
 		struct sq_red_state red;
 		struct sq_codel_state codel;
+		struct sq_pie_state pie;
+		struct sq_dualpi2_state dualpi2;
 	} state;
 	uint64_t quantum;        /* DRR bytes per turn */
 	uint64_t deficit;

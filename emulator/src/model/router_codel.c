@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "router_check.h"
 #include "router_fifo.h"
 
 void sq_codel_init(struct sq_codel_vars *v)
@@ -121,8 +122,9 @@ static void init(void *state, const struct sq_router_class *c, uint32_t mtu)
 
 static enum sq_router_fate on_dequeue(void *state, const struct sq_router_class *c,
 				      const struct sq_router_queue *q, const struct sq_router_pkt *head,
-				      sq_time_us now)
+				      sq_time_us now, struct sq_rng *rng)
 {
+	(void)rng;
 	struct sq_codel_state *s = state;
 	const struct sq_codel_params p = { c->codel.target, c->codel.interval, s->maxpacket, c->codel.ecn,
 					   c->codel.ce_threshold };
@@ -137,15 +139,9 @@ static void on_empty(void *state, sq_time_us now)
 
 static bool check(const struct sq_router_class *c, const char *cp, char *err, size_t errlen)
 {
-	if (!sq_fifo_check_packets(c, cp, err, errlen))
-		return false;
-	if (c->codel.target < 1 || c->codel.interval < 1) {
-		snprintf(err, errlen, "%s.codel.%s: must be >= 1us, got %lldus", cp,
-			 c->codel.target < 1 ? "target" : "interval",
-			 (long long)(c->codel.target < 1 ? c->codel.target : c->codel.interval));
-		return false;
-	}
-	return true;
+	return sq_fifo_check_packets(c, cp, err, errlen) &&
+	       sq_router_check_time(c->codel.target, 1, SQ_TIME_NEVER, cp, "codel.target", err, errlen) &&
+	       sq_router_check_time(c->codel.interval, 1, SQ_TIME_NEVER, cp, "codel.interval", err, errlen);
 }
 
 #define CODEL_KEY(key, field, kind, dflt) { key, kind, offsetof(struct sq_router_class, codel.field), dflt }

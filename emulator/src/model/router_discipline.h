@@ -76,11 +76,19 @@ struct sq_router_discipline {
 	/* The decision on the head packet of the class queue as it leaves at now (q still holds
 	 * it, head is its head). Asked once per packet, in the order the packets leave, at the
 	 * moment the packet can move on (the send buffer or the device queue has room for it);
-	 * after SQ_ROUTER_DROP_OUT the next head is asked at the same now. NULL: always
-	 * SQ_ROUTER_SEND (the discipline judges arrivals only). */
+	 * after SQ_ROUTER_DROP_OUT the next head is asked at the same now. rng: the router's
+	 * stream, as for signal. NULL: always SQ_ROUTER_SEND (the discipline judges arrivals
+	 * only). */
 	enum sq_router_fate (*on_dequeue)(void *state, const struct sq_router_class *c,
 					  const struct sq_router_queue *q,
-					  const struct sq_router_pkt *head, sq_time_us now);
+					  const struct sq_router_pkt *head, sq_time_us now,
+					  struct sq_rng *rng);
+
+	/* The class queue changed: one packet joined it (at the tail) or left it (the head).
+	 * The discipline may then move the packet it serves next to the head
+	 * (sq_rqueue_to_front), so that a class holds more than one FIFO in its one queue
+	 * (DualPI2's L and C queues). NULL: the class queue is one FIFO. */
+	void (*arrange)(void *state, const struct sq_router_class *c, struct sq_router_queue *q);
 
 	/* The class queue is empty at now (it ran empty, or an arrival was refused into an
 	 * empty queue); NULL: nothing to note. */

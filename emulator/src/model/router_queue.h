@@ -40,5 +40,13 @@ static inline const struct sq_router_pkt *sq_rqueue_head(const struct sq_router_
 	return &q->slots[q->head];
 }
 struct sq_router_pkt sq_rqueue_pop(struct sq_router_queue *q);
+/* Moves the packet i places behind the head (i < count) to the head; the packets before it
+ * move one place back, keeping their order. O(i). */
+void sq_rqueue_to_front(struct sq_router_queue *q, size_t i);
+/* The packet i places behind the head (i < count). */
+static inline const struct sq_router_pkt *sq_rqueue_at(const struct sq_router_queue *q, size_t i)
+{
+	return &q->slots[(q->head + i) & (q->cap - 1)];
+}
 
 #endif

@@ -5,8 +5,10 @@ from testbed.errors import ConfigError
 from testbed.router.disciplines.base import Discipline
 from testbed.router.disciplines.bfifo import BfifoQueue
 from testbed.router.disciplines.codel import CodelQueue
+from testbed.router.disciplines.dualpi2 import DualPi2Queue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
+from testbed.router.disciplines.pie import PieQueue
 from testbed.router.disciplines.red import RedQueue
 from testbed.router.values import expect_table
 
@@ -16,6 +18,8 @@ DISCIPLINES: dict[str, type[Discipline]] = {t.discipline: t for t in (
     RedQueue,
     HeadDropQueue,
     CodelQueue,
+    PieQueue,
+    DualPi2Queue,
 )}
 
 
