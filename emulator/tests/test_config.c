@@ -646,7 +646,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, pie and dualpi2 count packets, expected a number like 20" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, fq_codel, pie and dualpi2 count packets, expected a number like 20" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
@@ -654,7 +654,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.discipline: missing required key" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
-	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop', 'codel', 'pie' or 'dualpi2', got 'sfq'" },
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop', 'codel', 'fq_codel', 'pie' or 'dualpi2', got 'sfq'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
 	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
 	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
@@ -688,7 +688,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\ncodel.interval = 50ms\n",
 	  "t.conf: down.router.class.EF.codel.interval: only with discipline = codel" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, pie and dualpi2 count packets" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, fq_codel, pie and dualpi2 count packets" },
 	{ 0, "[down.router.class.A]\npie.target = 0us\n",
 	  "t.conf:18: down.router.class.A.pie.target: expected a duration such as 250us, 200ms or 1.5s "
 	  "(whole microseconds), from 1us to 10s, got '0us'" },

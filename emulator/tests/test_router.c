@@ -795,6 +795,9 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 						     .interval = 20000 + (sq_time_us)(lcg(r) % 100000),
 						     .ecn = lcg(r) % 2,
 						     .ce_threshold = lcg(r) % 2 ? 0 : 500 + (sq_time_us)(lcg(r) % 5000) };
+		k->fq_codel = (struct sq_fq_codel_config){ .target = k->codel.target, .interval = k->codel.interval,
+							   .ecn = k->codel.ecn, .quantum = 256 + (uint32_t)(lcg(r) % 3000),
+							   .flows = 1 + (uint32_t)(lcg(r) % 8) };
 		uint32_t min = 500 + (uint32_t)(lcg(r) % 4000);
 		k->red = (struct sq_red_config){ .limit = min + 3000, .min = min, .max = min + 2000,
 						 .avpkt = 500, .max_p = 0.1, .w_q = 0.02,

@@ -10,6 +10,7 @@
 
 #include "router_discipline.h"
 #include "router_dualpi2.h"
+#include "router_fq_codel.h"
 #include "router_pie.h"
 #include "value_parse.h"
 
@@ -325,6 +326,43 @@ static const char *set_codel_ecn(struct sq_emu_config *cfg, const struct where *
 	return flag_into(&class_of(cfg, w)->codel.ecn, v);
 }
 
+static const char *set_fq_codel_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->fq_codel.target, v, SQ_TIME_NEVER, CODEL_TIME_EXPECTED);
+}
+
+static const char *set_fq_codel_interval(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->fq_codel.interval, v, SQ_TIME_NEVER, CODEL_TIME_EXPECTED);
+}
+
+static const char *set_fq_codel_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->fq_codel.ecn, v);
+}
+
+/* A whole number in [lo, hi] into *out. */
+static const char *count_in(uint32_t *out, const char *v, uint32_t lo, uint32_t hi, const char *expected)
+{
+	uint64_t n;
+	if (!sq_parse_count(v, hi, &n) || n < lo)
+		return expected;
+	*out = (uint32_t)n;
+	return NULL;
+}
+
+static const char *set_fq_codel_quantum(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return count_in(&class_of(cfg, w)->fq_codel.quantum, v, SQ_FQ_CODEL_MIN_QUANTUM, SQ_FQ_CODEL_MAX_QUANTUM,
+			"expected IP bytes in [256, 1048576] like 1514");
+}
+
+static const char *set_fq_codel_flows(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return count_in(&class_of(cfg, w)->fq_codel.flows, v, 1, SQ_FQ_CODEL_MAX_FLOWS,
+			"expected a number of flows in [1, 65536] like 1024");
+}
+
 const struct key_spec sq_router_class_keys[] = {
 	{ "priority", set_priority, false },
 	{ "share", set_share, false },
@@ -340,6 +378,11 @@ const struct key_spec sq_router_class_keys[] = {
 	{ "codel.interval", set_codel_interval, false },
 	{ "codel.ecn", set_codel_ecn, false },
 	{ "codel.ce_threshold", set_codel_ce_threshold, false },
+	{ "fq_codel.target", set_fq_codel_target, false },
+	{ "fq_codel.interval", set_fq_codel_interval, false },
+	{ "fq_codel.ecn", set_fq_codel_ecn, false },
+	{ "fq_codel.quantum", set_fq_codel_quantum, false },
+	{ "fq_codel.flows", set_fq_codel_flows, false },
 	{ "pie.target", set_pie_target, false },
 	{ "pie.tupdate", set_pie_tupdate, false },
 	{ "pie.alpha", set_pie_alpha, false },
@@ -514,6 +557,10 @@ const char *sq_router_add_class(struct sq_emu_config *cfg, enum sq_dir dir, cons
 				*(double *)((char *)c + k->offset) = k->default_value;
 			else if (k->kind == SQ_RKEY_TIME)
 				*(sq_time_us *)((char *)c + k->offset) = (sq_time_us)k->default_value;
+			else if (k->kind == SQ_RKEY_COUNT)
+				*(uint32_t *)((char *)c + k->offset) = (uint32_t)k->default_value;
+			else if (k->kind == SQ_RKEY_BOOL)
+				*(bool *)((char *)c + k->offset) = k->default_value != 0.0;
 	return NULL;
 }
 
@@ -549,8 +596,10 @@ static const struct sq_router_key *key_set(const struct sq_router_class *c, unsi
 {
 	for (const struct sq_router_key *k = keys_of(d); k && k->name; k++) {
 		const void *v = key_value(c, k);
-		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) || (k->kind == SQ_RKEY_BOOL && *(const bool *)v) ||
-		    (k->kind == SQ_RKEY_TIME && *(const sq_time_us *)v != (sq_time_us)k->default_value))
+		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) ||
+		    (k->kind == SQ_RKEY_BOOL && *(const bool *)v != (k->default_value != 0.0)) ||
+		    (k->kind == SQ_RKEY_TIME && *(const sq_time_us *)v != (sq_time_us)k->default_value) ||
+		    (k->kind == SQ_RKEY_COUNT && *(const uint32_t *)v != (uint32_t)k->default_value))
 			return k;
 	}
 	return NULL;
@@ -689,6 +738,9 @@ static void write_key(FILE *out, const char *p, const struct sq_router_class *c,
 		break;
 	case SQ_RKEY_TIME:
 		fprintf(out, "%" PRId64 "us\n", (int64_t)*(const sq_time_us *)v);
+		break;
+	case SQ_RKEY_COUNT:
+		fprintf(out, "%" PRIu32 "\n", *(const uint32_t *)v);
 		break;
 	}
 }

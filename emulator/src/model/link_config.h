@@ -129,6 +129,14 @@ struct sq_codel_config {
 	sq_time_us ce_threshold;   /* µs: mark ECN-capable packets that waited longer; 0: off */
 };
 
+struct sq_fq_codel_config {   /* FQ-CoDel (RFC 8290, Linux sch_fq_codel): LINK_MODEL.md "FQ-CoDel" */
+	sq_time_us target;     /* µs: each flow's CoDel target (5 ms) */
+	sq_time_us interval;   /* µs: and interval (100 ms) */
+	bool ecn;              /* mark ECN-capable packets instead of dropping them (true) */
+	uint32_t quantum;      /* IP bytes a flow may send per turn (1514) */
+	uint32_t flows;        /* hash buckets (1024) */
+};
+
 struct sq_pie_config {   /* PIE (RFC 8033, Linux sch_pie): LINK_MODEL.md "PIE" */
 	sq_time_us target;    /* µs > 0: the queue delay it steers to (15 ms) */
 	sq_time_us tupdate;   /* µs > 0: the probability's update interval (15 ms) */
@@ -156,6 +164,7 @@ struct sq_router_class {
 	uint32_t limit;            /* packets or bytes (the discipline's limit_in_bytes); RED uses red.limit */
 	struct sq_red_config red;
 	struct sq_codel_config codel;
+	struct sq_fq_codel_config fq_codel;
 	struct sq_pie_config pie;
 	struct sq_dualpi2_config dualpi2;
 };

@@ -354,7 +354,7 @@ static void route_arrival(struct sq_model *m, struct sq_direction *d, const stru
 	if (v == SQ_ROUTER_DROP_HEAD)
 		drop_from_head(m, d, cls, p->ip_len);
 	sq_router_enqueue(&d->router, cls, p->id, p->user, p->ip_len,
-			  v == SQ_ROUTER_MARK ? 3 : meta->ecn, m->now);
+			  v == SQ_ROUTER_MARK ? 3 : meta->ecn, sq_router_flow_hash(&d->router, meta), m->now);
 	m->pending++;
 	pump_router(m, d);
 	schedule_start(m, d);
@@ -604,8 +604,9 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir,
 	sq_netem_stage_init(&d->netem, &c->netem, cfg->seed, cfg->replication, dir);
 	if (c->router.enabled &&
 	    !sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
-			    dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP)) {
-		snprintf(err, errlen, "%s.router.device_queue: out of memory for %" PRIu32 " packets",
+			    dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP,
+			    dir == SQ_DOWN ? SQ_STREAM_FLOW_HASH_DOWN : SQ_STREAM_FLOW_HASH_UP)) {
+		snprintf(err, errlen, "%s.router: out of memory for its queues (device_queue %" PRIu32 " packets)",
 			 sq_dir_name(dir), c->router.device_queue);
 		return false;
 	}

@@ -25,6 +25,8 @@ enum sq_stream {
 	SQ_STREAM_OUTAGES = 18,      /* the link's outage timeline (both directions) */
 	SQ_STREAM_OUTAGES_DOWN = 19, /* down's own outage timeline */
 	SQ_STREAM_OUTAGES_UP = 20,   /* up's own outage timeline */
+	SQ_STREAM_FLOW_HASH_DOWN = 21, /* the key of the router's flow hash (FQ-CoDel), down */
+	SQ_STREAM_FLOW_HASH_UP = 22,   /* the same, up */
 };
 
 struct sq_rng {

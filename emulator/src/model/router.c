@@ -23,28 +23,34 @@ static void set_quanta(struct sq_router *r, uint32_t mtu)
 }
 
 bool sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
-		    uint64_t seed, uint32_t replication, uint32_t stream)
+		    uint64_t seed, uint32_t replication, uint32_t stream, uint32_t hash_stream)
 {
 	memset(r, 0, sizeof *r);
 	r->cfg = *cfg;
+	bool ok = true;
 	for (size_t i = 0; i < cfg->n_classes; i++) {
 		sq_rqueue_init(&r->cls[i].queue);
 		const struct sq_router_discipline *ops = sq_router_discipline(cfg->classes[i].discipline);
-		if (ops->init)
-			ops->init(&r->cls[i].state, &cfg->classes[i], mtu);
+		if (ops->init && !ops->init(&r->cls[i].state, &cfg->classes[i], mtu))
+			ok = false;   /* release frees what the others allocated */
 	}
 	sq_rqueue_init(&r->device);
+	r->flow_key = sq_stream_key(seed, replication, hash_stream);
 	if (cfg->scheduler == SQ_ROUTER_WEIGHTED)
 		set_quanta(r, mtu);
 	sq_rng_init(&r->rng, seed, replication, stream);
 	/* The device queue's whole room now: it fills while packets move on, which must not fail. */
-	return cfg->device_queue == 0 || sq_rqueue_reserve_total(&r->device, cfg->device_queue);
+	return ok && (cfg->device_queue == 0 || sq_rqueue_reserve_total(&r->device, cfg->device_queue));
 }
 
 void sq_router_release(struct sq_router *r)
 {
-	for (size_t i = 0; i < r->cfg.n_classes; i++)
+	for (size_t i = 0; i < r->cfg.n_classes; i++) {
+		const struct sq_router_discipline *ops = sq_router_discipline(r->cfg.classes[i].discipline);
+		if (ops->release)
+			ops->release(&r->cls[i].state);
 		sq_rqueue_release(&r->cls[i].queue);
+	}
 	sq_rqueue_release(&r->device);
 }
 
@@ -137,8 +143,11 @@ enum sq_router_verdict sq_router_judge(struct sq_router *r, size_t cls,
 bool sq_router_push_out(struct sq_router *r, size_t cls, uint32_t ip_len, struct sq_router_pkt *out)
 {
 	struct sq_router_class_state *st = &r->cls[cls];
-	if (st->queue.count == 0 || !discipline_of(r, cls)->over_limit(&r->cfg.classes[cls], &st->queue, ip_len))
+	const struct sq_router_discipline *ops = discipline_of(r, cls);
+	if (st->queue.count == 0 || !ops->over_limit(&r->cfg.classes[cls], &st->queue, ip_len))
 		return false;
+	if (ops->victim)
+		sq_rqueue_to_front(&st->queue, ops->victim(&st->state, &r->cfg.classes[cls], &st->queue));
 	*out = sq_rqueue_pop(&st->queue);
 	arrange(r, cls);
 	r->queued--;
@@ -159,11 +168,32 @@ static void drr_append(struct sq_router *r, size_t cls)
 	r->cls[cls].active = true;
 }
 
+/* Eight bytes as a big-endian number. */
+static uint64_t be64(const uint8_t *b)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+uint32_t sq_router_flow_hash(const struct sq_router *r, const struct sq_pkt_meta *meta)
+{
+	const uint64_t words[5] = { be64(meta->src), be64(meta->src + 8), be64(meta->dst), be64(meta->dst + 8),
+				    (uint64_t)meta->proto << 32 | (uint64_t)meta->sport << 16 | meta->dport };
+	uint64_t x = r->flow_key;
+	for (int i = 0; i < 5; i++) {
+		uint64_t k = x ^ words[i];
+		x = sq_splitmix64(&k);
+	}
+	return (uint32_t)(x >> 32);
+}
+
 void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len,
-		       uint8_t ecn, sq_time_us now)
+		       uint8_t ecn, uint32_t flow_hash, sq_time_us now)
 {
 	struct sq_router_pkt p = { .id = id, .user = user, .ip_len = ip_len, .cls = (uint8_t)cls,
-				   .ecn = ecn, .order = r->next_order++, .queued_at = now };
+				   .ecn = ecn, .order = r->next_order++, .queued_at = now, .flow_hash = flow_hash };
 	struct sq_router_class_state *st = &r->cls[cls];
 	sq_rqueue_push(&st->queue, &p);
 	arrange(r, cls);

@@ -16,6 +16,7 @@
 #include "router_codel.h"
 #include "router_discipline.h"
 #include "router_dualpi2.h"
+#include "router_fq_codel.h"
 #include "router_pie.h"
 #include "router_queue.h"
 #include "router_red.h"
@@ -26,6 +27,7 @@ struct sq_router_class_state {
 	union sq_discipline_state {  /* what its discipline keeps (router_discipline.h) */
 		struct sq_red_state red;
 		struct sq_codel_state codel;
+		struct sq_fq_codel_state fq_codel;
 		struct sq_pie_state pie;
 		struct sq_dualpi2_state dualpi2;
 	} state;
@@ -41,17 +43,19 @@ struct sq_router {
 	struct sq_router_class_state cls[SQ_ROUTER_MAX_CLASSES];
 	size_t active[SQ_ROUTER_MAX_CLASSES];   /* DRR ring of class indices, head = current */
 	size_t active_head, active_len;
-	struct sq_rng rng;                      /* RED's draws */
+	struct sq_rng rng;                      /* RED's, PIE's and DualPI2's draws */
+	uint64_t flow_key;                      /* the flow hash's key (sq_router_flow_hash) */
 	uint64_t next_order;
 	size_t queued;                          /* packets in all class queues */
 	struct sq_router_queue device;          /* the device queue (cfg.device_queue > 0) */
 };
 
 /* cfg must have passed sq_router_check; mtu is the direction's (the smallest
- * DRR quantum); stream is the RED stream id of the direction. False if the
- * device queue's memory could not be had (then release it). */
+ * DRR quantum); stream is the router stream id of the direction, hash_stream its flow
+ * hash's (rng.h). False if memory (the device queue's, a discipline's) could not be had
+ * (then release it). */
 bool sq_router_init(struct sq_router *r, const struct sq_router_config *cfg, uint32_t mtu,
-		    uint64_t seed, uint32_t replication, uint32_t stream);
+		    uint64_t seed, uint32_t replication, uint32_t stream, uint32_t hash_stream);
 void sq_router_release(struct sq_router *r);
 
 /* The class of a packet: the first matching filter's, else the default. */
@@ -75,10 +79,16 @@ bool sq_router_push_out(struct sq_router *r, size_t cls, uint32_t ip_len, struct
 /* The average queue the discipline of class cls keeps (RED's), 0 if none. */
 double sq_router_average(const struct sq_router *r, size_t cls);
 
+/* The seeded hash of a packet's 5-tuple (addresses, protocol, ports): x = the key, then for
+ * each of the five 64-bit words src[0..7], src[8..15], dst[0..7], dst[8..15] (big-endian)
+ * and proto << 32 | sport << 16 | dport, x = splitmix64 of x ^ word; the hash is x >> 32.
+ * LINK_MODEL.md "FQ-CoDel". */
+uint32_t sq_router_flow_hash(const struct sq_router *r, const struct sq_pkt_meta *meta);
+
 /* Appends a packet admitted at now to class cls (room reserved); ecn is its IP ECN field
- * (CE if the discipline marked it on arrival). */
+ * (CE if the discipline marked it on arrival), flow_hash its sq_router_flow_hash. */
 void sq_router_enqueue(struct sq_router *r, size_t cls, uint64_t id, void *user, uint32_t ip_len,
-		       uint8_t ecn, sq_time_us now);
+		       uint8_t ecn, uint32_t flow_hash, sq_time_us now);
 
 /* Where the stage reports what a discipline decides as a packet leaves its class queue
  * (router_discipline.h on_dequeue): fn(ctx, the packet, SQ_ROUTER_DROP_OUT: it is gone, or

@@ -112,12 +112,13 @@ void sq_codel_empty(struct sq_codel_vars *v)
 
 /* ---- CoDel as a discipline of the router stage (router_discipline.h) ----------------- */
 
-static void init(void *state, const struct sq_router_class *c, uint32_t mtu)
+static bool init(void *state, const struct sq_router_class *c, uint32_t mtu)
 {
 	(void)c;
 	struct sq_codel_state *s = state;
 	sq_codel_init(&s->vars);
 	s->maxpacket = mtu;
+	return true;
 }
 
 static enum sq_router_fate on_dequeue(void *state, const struct sq_router_class *c,

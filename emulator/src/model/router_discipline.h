@@ -34,15 +34,16 @@ enum sq_router_fate {
 enum sq_router_key_kind {
 	SQ_RKEY_BYTES,   /* uint32_t, written "2000B"; required: must be set (> 0) */
 	SQ_RKEY_REAL,    /* double, written with %.17g; has default_value */
-	SQ_RKEY_BOOL,    /* bool, written true/false; false unless set */
+	SQ_RKEY_BOOL,    /* bool, written true/false; default_value != 0: true unless set */
 	SQ_RKEY_TIME,    /* sq_time_us, written "5000us"; has default_value (µs) */
+	SQ_RKEY_COUNT,   /* uint32_t, written as a whole number; has default_value */
 };
 
 struct sq_router_key {
 	const char *name;             /* "red.min" */
 	enum sq_router_key_kind kind;
 	size_t offset;                /* in struct sq_router_class */
-	double default_value;         /* SQ_RKEY_REAL, SQ_RKEY_TIME */
+	double default_value;         /* SQ_RKEY_REAL, SQ_RKEY_TIME, SQ_RKEY_COUNT, SQ_RKEY_BOOL */
 };
 
 struct sq_router_discipline {
@@ -57,9 +58,12 @@ struct sq_router_discipline {
 	/* Each function gets the class's state area of its discipline (`state`: union
 	 * sq_discipline_state in router.h, zeroed at the start). */
 
-	/* Sets up the state for class c of a direction whose MTU is mtu; NULL: nothing
-	 * beyond zeros. */
-	void (*init)(void *state, const struct sq_router_class *c, uint32_t mtu);
+	/* Sets up the state for class c of a direction whose MTU is mtu; false if memory it
+	 * allocates could not be had. NULL: nothing beyond zeros. */
+	bool (*init)(void *state, const struct sq_router_class *c, uint32_t mtu);
+
+	/* Frees what init allocated; NULL: nothing. */
+	void (*release)(void *state);
 
 	/* The congestion decision for an arrival at now (before the limit), rate_bps the
 	 * direction's bandwidth; NULL: always SQ_ROUTER_ADMIT. Counts nothing. */
@@ -70,8 +74,13 @@ struct sq_router_discipline {
 	/* Whether ip_len more bytes (one more packet) would pass the class's limit. */
 	bool (*over_limit)(const struct sq_router_class *c, const struct sq_router_queue *q, uint32_t ip_len);
 
-	/* At the limit the arrival is dropped (false) or queued packets from the head (true). */
+	/* At the limit the arrival is dropped (false) or queued packets (true): from the head,
+	 * or the one `victim` names. */
 	bool drops_from_head;
+
+	/* With drops_from_head: the place in the class queue (0: the head) of the packet to drop
+	 * to make room, as it is dropped (the discipline notes it); NULL: the head. */
+	size_t (*victim)(void *state, const struct sq_router_class *c, const struct sq_router_queue *q);
 
 	/* The decision on the head packet of the class queue as it leaves at now (q still holds
 	 * it, head is its head). Asked once per packet, in the order the packets leave, at the

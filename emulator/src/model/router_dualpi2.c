@@ -82,9 +82,10 @@ enum sq_dualpi2_action sq_dualpi2_judge(const struct sq_dualpi2_state *s, const 
 
 /* ---- DualPI2 as a discipline of the router stage (router_discipline.h) --------------- */
 
-static void init(void *state, const struct sq_router_class *c, uint32_t mtu)
+static bool init(void *state, const struct sq_router_class *c, uint32_t mtu)
 {
 	sq_dualpi2_init(state, &c->dualpi2, mtu);
+	return true;
 }
 
 /* No decision at enqueue (Linux's default drop_dequeue): the timer only. */

@@ -130,10 +130,11 @@ void sq_pie_dequeued(struct sq_pie_state *s, sq_time_us enqueued_at, sq_time_us 
 }
 /* ---- PIE as a discipline of the router stage (router_discipline.h) ------------------ */
 
-static void init(void *state, const struct sq_router_class *c, uint32_t mtu)
+static bool init(void *state, const struct sq_router_class *c, uint32_t mtu)
 {
 	(void)c;
 	sq_pie_init(state, mtu);
+	return true;
 }
 
 static enum sq_router_verdict signal(void *state, const struct sq_router_class *c,

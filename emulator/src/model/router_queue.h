@@ -17,6 +17,7 @@ struct sq_router_pkt {
 	uint8_t ecn;        /* the IP ECN field as it entered the class queue (CE if marked there) */
 	uint64_t order;     /* arrival order within the direction's router */
 	sq_time_us queued_at;   /* when it entered the class queue: its sojourn time is now - queued_at */
+	uint32_t flow_hash;     /* the seeded hash of its 5-tuple (sq_router_flow_hash) */
 };
 
 struct sq_router_queue {
