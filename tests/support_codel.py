@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 TARGET_US, INTERVAL_US = 5_000, 100_000   # Linux sch_codel's defaults
@@ -37,6 +38,9 @@ class CoDelQueue:
     lastcount: int = 0
     dropping: bool = False
     decisions: list[tuple[int, str]] = field(default_factory=list)   # (pkt_id, drop|mark|send)
+    # the backlog the "more than one MTU queued" test counts (bytes, after the packet at hand
+    # left); None: this queue's own (FQ-CoDel counts all its flows' packets, as Linux)
+    backlog: Callable[[], int] | None = None
     entries: int = 0      # times the drop state was entered
     reuses: int = 0       # of them, with the count of the last cycle (delta > 1, within 16 intervals)
 
@@ -54,7 +58,8 @@ class CoDelQueue:
         if p is None:
             self.first_above_time = 0
             return None, False
-        if now - p.tstamp < self.target or self.bytes() <= self.maxpacket:
+        backlog = self.backlog() if self.backlog else self.bytes()
+        if now - p.tstamp < self.target or backlog <= self.maxpacket:
             self.first_above_time = 0
             return p, False
         if self.first_above_time == 0:

@@ -131,10 +131,11 @@ def test_codel_marks_and_drops_mixed_sizes_and_ecn_fields_as_rfc_8289(tmp_path, 
 
 
 @pytest.mark.parametrize("line, reason", [
-    ("5 down 1000\n4 down 1000", 'packets.txt:3: expected "t_us dir ip_len [ecn]" with t_us >= 5'),
+    ("5 down 1000\n4 down 1000", 'packets.txt:3: expected "t_us dir ip_len [ecn [flow]]" with t_us >= 5'),
     ("0 sideways 1000", "packets.txt:2: expected a direction down or up, ip_len >= 1 and an ECN field 0-3"),
     ("0 down 1000 4", "packets.txt:2: expected a direction down or up, ip_len >= 1 and an ECN field 0-3"),
-    ("0 down", 'packets.txt:2: expected "t_us dir ip_len [ecn]" with t_us >= 0'),
+    ("0 down", 'packets.txt:2: expected "t_us dir ip_len [ecn [flow]]" with t_us >= 0'),
+    ("0 down 1000 0 65536", "packets.txt:2: expected a flow number 0-65535"),
 ])
 def test_a_packet_file_line_the_model_cannot_take_is_named(tmp_path, line, reason):
     require_programs("squall-emulator")

@@ -66,28 +66,36 @@ static bool number(const char *field, unsigned long long max, unsigned long long
 	return field[0] >= '0' && field[0] <= '9' && !*end && *v <= max;
 }
 
-/* One line "t_us dir ip_len [ecn]" of a packet file into *t, *dir, *meta; false with the
- * reason in err. */
+/* One line "t_us dir ip_len [ecn [flow]]" of a packet file into *t, *dir, *meta; false with
+ * the reason in err. Flow F is a UDP packet from port F (addresses 0, to port 0). */
 static bool parse_packet_line(char *line, sq_time_us last, sq_time_us *t, enum sq_dir *dir,
 			      struct sq_pkt_meta *meta, char *err, size_t errlen)
 {
-	char *save = NULL, *field[5];
+	char *save = NULL, *field[6];
 	int n = 0;
-	for (char *tok = strtok_r(line, " \t\r\n", &save); tok && n < 5; tok = strtok_r(NULL, " \t\r\n", &save))
+	for (char *tok = strtok_r(line, " \t\r\n", &save); tok && n < 6; tok = strtok_r(NULL, " \t\r\n", &save))
 		field[n++] = tok;
-	unsigned long long us, len, ecn = 0;
-	if (n < 3 || n > 4 || !number(field[0], INT64_MAX / 2, &us) || (sq_time_us)us < last) {
-		snprintf(err, errlen, "expected \"t_us dir ip_len [ecn]\" with t_us >= %lld", (long long)last);
+	unsigned long long us, len, ecn = 0, flow = 0;
+	if (n < 3 || n > 5 || !number(field[0], INT64_MAX / 2, &us) || (sq_time_us)us < last) {
+		snprintf(err, errlen, "expected \"t_us dir ip_len [ecn [flow]]\" with t_us >= %lld", (long long)last);
+		return false;
+	}
+	if (n == 5 && !number(field[4], UINT16_MAX, &flow)) {
+		snprintf(err, errlen, "expected a flow number 0-65535");
 		return false;
 	}
 	bool dir_ok = strcmp(field[1], "down") == 0 || strcmp(field[1], "up") == 0;
-	if (!dir_ok || !number(field[2], UINT32_MAX, &len) || len < 1 || (n == 4 && !number(field[3], 3, &ecn))) {
+	if (!dir_ok || !number(field[2], UINT32_MAX, &len) || len < 1 || (n >= 4 && !number(field[3], 3, &ecn))) {
 		snprintf(err, errlen, "expected a direction down or up, ip_len >= 1 and an ECN field 0-3");
 		return false;
 	}
 	*t = (sq_time_us)us;
 	*dir = field[1][0] == 'd' ? SQ_DOWN : SQ_UP;
 	*meta = (struct sq_pkt_meta){ .ip_len = (uint32_t)len, .ecn = (uint8_t)ecn };
+	if (n == 5) {
+		meta->proto = 17;
+		meta->sport = (uint16_t)flow;
+	}
 	return true;
 }
 
