@@ -190,6 +190,14 @@ def test_codel_is_the_emulators_codel_with_every_key_written():
         "codel.target = 5000us\ncodel.interval = 100000us\ncodel.ecn = true\ncodel.ce_threshold = 0us\n")
 
 
+def test_fq_codel_is_the_emulators_fq_codel_with_every_key_written():
+    router = emulator_router(parsed({"queue": {"discipline": "fq_codel"}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "[down.router.class.all]\npriority = 0\ndiscipline = fq_codel\nlimit = 10240\n"
+        "fq_codel.target = 5000us\nfq_codel.interval = 100000us\nfq_codel.ecn = true\nfq_codel.quantum = 1514\n"
+        "fq_codel.flows = 1024\n")
+
+
 def test_pie_without_parameters_has_linuxs_defaults():
     router = emulator_router(parsed({"queue": {"discipline": "pie"}}), link=SMALL_BUFFER)
     assert router.sections.endswith(
@@ -326,6 +334,9 @@ EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn
             "seawind": {**PFIFO_20, "device_queue": 10},
             "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}},
             "codel": {"queue": {"discipline": "codel"}},
+            "fq_codel": {"queue": {"discipline": "fq_codel"}},
+            "fq_codel-small": {"queue": {"discipline": "fq_codel", "limit": 100, "flows": 8, "quantum": 300,
+                                         "target": "2ms", "interval": "30ms", "ecn": False}},
             "pie": {"queue": {"discipline": "pie"}},
             "pie-ecn": {"queue": {"discipline": "pie", "limit": 200, "target": "5ms", "tupdate": "30ms",
                                   "alpha": 0.25, "beta": 2, "ecn": True, "bytemode": True}},

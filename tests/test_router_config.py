@@ -9,6 +9,7 @@ from testbed.errors import ConfigError
 from testbed.router.disciplines.bfifo import BfifoQueue
 from testbed.router.disciplines.codel import CodelQueue
 from testbed.router.disciplines.dualpi2 import DualPi2Queue
+from testbed.router.disciplines.fq_codel import FqCodelQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pie import PieQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
@@ -104,6 +105,28 @@ def test_codel_takes_its_keys_as_tc_names_them():
 def test_codel_refuses_bad_values_naming_the_key(key, value, message):
     with pytest.raises(ConfigError) as info:
         parse_router({"queue": {"discipline": "codel", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"{WHERE}.queue.{message}")
+
+
+def test_fq_codel_without_parameters_has_linux_sch_fq_codels_defaults():
+    config = parse_router({"queue": {"discipline": "fq_codel"}}, WHERE, LINK)
+    assert config.classes[0].queue == FqCodelQueue(limit=10240, flows=1024, quantum=1514, target_us=5_000,
+                                                   interval_us=100_000, ecn=True)
+    queue = parse_router({"queue": {"discipline": "fq_codel", "limit": 100, "flows": 8, "quantum": 300,
+                                    "target": "2ms", "interval": "30ms", "ecn": False}}, WHERE, LINK).classes[0].queue
+    assert queue == FqCodelQueue(100, 8, 300, 2_000, 30_000, False)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("flows", 0, "flows: 0 is not a number of flows; expected a whole number 1-65536"),
+    ("quantum", 100, "quantum: 100 is not a quantum in bytes; expected a whole number 256-1048576"),
+    ("target", "100ms", "target: 100 ms is not below interval 100 ms"),
+    ("ecn", "yes", "ecn: 'yes' is not true or false"),
+    ("ce_threshold", "1ms", "ce_threshold: unknown key"),
+])
+def test_fq_codel_refuses_bad_values_naming_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "fq_codel", key: value}}, WHERE, LINK)
     assert str(info.value).startswith(f"{WHERE}.queue.{message}")
 
 

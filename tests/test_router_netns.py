@@ -276,21 +276,22 @@ def test_red_is_applied_or_refused_with_the_reason(veth_link, tmp_path):
 
 @pytest.mark.netns
 @pytest.mark.parametrize("veth_link", [9], indirect=True)
-def test_codel_is_applied_or_refused_before_anything_is_created(veth_link):
-    """On a kernel without sch_codel (this machine's kind) the tc engine refuses the scenario,
-    naming the qdisc and the emulator engine, and leaves the device as it was; with it, the
-    class's leaf is the kernel's codel."""
+@pytest.mark.parametrize("kind", ["codel", "fq_codel"])
+def test_codel_is_applied_or_refused_before_anything_is_created(veth_link, kind):
+    """On a kernel without sch_codel / sch_fq_codel (this machine's kind) the tc engine refuses
+    the scenario, naming the qdisc and the emulator engine, and leaves the device as it was;
+    with it, the class's leaf is the kernel's qdisc."""
     from testbed.router.tc_apply import RouterError
 
     link = veth_link
-    config = parse_router({"queue": {"discipline": "codel"}}, WHERE, RATE)
-    if qdisc_available(link.sender, config, "codel"):
+    config = parse_router({"queue": {"discipline": kind}}, WHERE, RATE)
+    if qdisc_available(link.sender, config, kind):
         apply_router(link.sender, config, DEV)
         qdiscs = json.loads(netns.run_in(link.sender_ns, ["tc", "-j", "qdisc", "show", "dev", DEV]).stdout)
-        assert any(q["kind"] == "codel" and q["handle"] == "10:" for q in qdiscs)
+        assert any(q["kind"] == kind and q["handle"] == "10:" for q in qdiscs)
         return
-    with pytest.raises(RouterError, match=r"needs a `codel` qdisc, and the kernel of namespace \S+ cannot create "
-                                          r"one \(tc: [^)]*lacks sch_codel\)\. Set `engine = \"emulator\"`"):
+    with pytest.raises(RouterError, match=rf"needs a `{kind}` qdisc, and the kernel of namespace \S+ cannot create "
+                                          rf"one \(tc: [^)]*lacks sch_{kind}\)\. Set `engine = \"emulator\"`"):
         apply_router(link.sender, config, DEV)
     assert _root_kind(link) != "htb", "nothing may be applied when the kernel cannot take it"
 

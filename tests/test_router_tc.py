@@ -89,6 +89,13 @@ def test_red_with_ecn():
     )
 
 
+def test_fq_codel_is_linux_fq_codel_with_its_defaults_spelled_out():
+    section = {"queue": {"discipline": "fq_codel"}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
+        "qdisc add dev wl0 parent 1:10 handle 10: fq_codel limit 10240 flows 1024 quantum 1514 "
+        "target 5000us interval 100000us ecn")
+
+
 def test_codel_is_linux_codel_with_its_defaults_spelled_out():
     section = {"queue": {"discipline": "codel"}}
     assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (

@@ -6,6 +6,7 @@ from testbed.router.disciplines.base import Discipline
 from testbed.router.disciplines.bfifo import BfifoQueue
 from testbed.router.disciplines.codel import CodelQueue
 from testbed.router.disciplines.dualpi2 import DualPi2Queue
+from testbed.router.disciplines.fq_codel import FqCodelQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.router.disciplines.pie import PieQueue
@@ -18,6 +19,7 @@ DISCIPLINES: dict[str, type[Discipline]] = {t.discipline: t for t in (
     RedQueue,
     HeadDropQueue,
     CodelQueue,
+    FqCodelQueue,
     PieQueue,
     DualPi2Queue,
 )}
