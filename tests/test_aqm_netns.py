@@ -1,7 +1,8 @@
-"""CoDel in the emulator's router stage end to end: scenarios/aqm-comparison.toml, one
-replication (`squall run`, a real lane). A bulk TCP download (Reno) saturates a 4 Mbit/s
-downlink whose router has a deep buffer (1000 packets, about 3 s at this rate), once with
-pfifo and once with CoDel (Linux's defaults), with irtt probes every 20 ms beside it.
+"""CoDel and FQ-CoDel in the emulator's router stage end to end: scenarios/aqm-comparison.toml,
+one replication (`squall run`, a real lane). A bulk TCP download (Reno) saturates a 4 Mbit/s
+downlink whose router has a deep buffer (1000 packets, about 3 s at this rate), with pfifo,
+with CoDel and with FQ-CoDel (Linux's defaults, limit 1000), with irtt probes every 20 ms
+beside it.
 
 The measure is the router queue's sojourn time, per packet, from the emulator log: a packet's
 `enqueue` (it leaves the router for the link's send buffer) minus its `in`. Steady state is
@@ -11,8 +12,11 @@ below its 5 ms target; a TCP flow's sawtooth puts the packets between that minim
 targets above it, so the bound asserted is a median of at most 3 x target (15 ms). pfifo lets
 the flow's window fill the deep buffer: its median must be at least 5 times CoDel's. The
 probes' round trips under load (t >= bulk start + 3 s) follow the same queue: CoDel's median
-must be at least 50 ms below pfifo's. The measured medians are printed; docs/aqm.md has a
-run's (sojourn: CoDel 5.3 ms, pfifo 2571 ms; probes: 50.4 ms and 2372 ms).
+must be at least 50 ms below pfifo's. With FQ-CoDel the probes are a flow of their own, served
+ahead of the bulk flow's queue: their median round trip must stay within 15 ms of the path's
+40 ms and at least 50 ms below pfifo's, and the bulk flow's median sojourn within 3 x target.
+The measured medians are printed; docs/aqm.md has a run's (sojourn: CoDel 5.3 ms, pfifo
+2571 ms; probes: 50.4 ms and 2372 ms; FQ-CoDel: probes 45.9 ms, sojourn 3.2 ms).
 
 Lane $SQUALL_TEST_LANE_BASE + 11."""
 from __future__ import annotations
@@ -34,6 +38,7 @@ from testbed.units import parse_time_us
 pytestmark = pytest.mark.netns
 LANE = lane_base() + 11
 TARGET_MS = 5.0
+PATH_RTT_MS = 40.0   # the scenario's 20 ms each way
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "aqm-comparison.toml"
 BULK_START_S = parse_time_us(tomllib.loads(SCENARIO.read_text())["flows"]["bulk"]["start"], "bulk.start") / 1e6
 
@@ -90,3 +95,15 @@ def test_codel_keeps_the_probes_round_trip_low_beside_the_bulk_flow(run: Path) -
     codel_median, pfifo_median = statistics.median(codel), statistics.median(pfifo)
     print(f"probe RTT under load, median: codel {codel_median:.1f} ms, pfifo {pfifo_median:.1f} ms")
     assert codel_median + 50 <= pfifo_median, f"CoDel {codel_median:.1f} ms, pfifo {pfifo_median:.1f} ms"
+
+
+def test_fq_codel_serves_the_probes_ahead_of_the_bulk_flow(run: Path) -> None:
+    fq, pfifo = probe_rtts_ms(run, "fq-codel"), probe_rtts_ms(run, "pfifo")
+    assert len(fq) > 200, len(fq)
+    fq_median, pfifo_median = statistics.median(fq), statistics.median(pfifo)
+    bulk_median = statistics.median(steady_sojourns_ms(run, "fq-codel"))
+    print(f"probe RTT under load, median: fq_codel {fq_median:.1f} ms, pfifo {pfifo_median:.1f} ms; "
+          f"fq_codel's bulk sojourn median {bulk_median:.1f} ms")
+    assert fq_median <= PATH_RTT_MS + 15, f"FQ-CoDel's probe median {fq_median:.1f} ms"
+    assert fq_median + 50 <= pfifo_median, f"FQ-CoDel {fq_median:.1f} ms, pfifo {pfifo_median:.1f} ms"
+    assert bulk_median <= 3 * TARGET_MS, f"FQ-CoDel's bulk sojourn median {bulk_median:.1f} ms"

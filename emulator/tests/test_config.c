@@ -621,6 +621,31 @@ static void test_pie_class_defaults(void **state)
 	free_config(cfg);
 }
 
+/* An fq_codel class without its own keys has Linux sch_fq_codel's defaults (ECN on); the
+ * canonical output writes every key. */
+static void test_fq_codel_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = fq_codel\n"
+				  "limit = 10240\n[up.router]\ndefault = L\n[up.router.class.L]\ndiscipline = fq_codel\n"
+				  "limit = 50\nfq_codel.ecn = false\nfq_codel.flows = 8\nfq_codel.quantum = 300\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_fq_codel_config *d = &cfg->link.dir[SQ_DOWN].router.classes[0].fq_codel;
+	assert_true(d->target == 5000 && d->interval == 100000 && d->ecn && d->quantum == 1514 && d->flows == 1024);
+	const struct sq_fq_codel_config *u = &cfg->link.dir[SQ_UP].router.classes[0].fq_codel;
+	assert_true(!u->ecn && u->quantum == 300 && u->flows == 8);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.BE.fq_codel.target = 5000us\ndown.router.class.BE.fq_codel.interval = "
+				    "100000us\ndown.router.class.BE.fq_codel.ecn = true\ndown.router.class.BE.fq_codel.quantum = "
+				    "1514\ndown.router.class.BE.fq_codel.flows = 1024\n"));
+	free(out);
+	free(text);
+	free_config(cfg);
+}
+
 /* A dualpi2 class without its own keys has Linux sch_dualpi2's defaults. */
 static void test_dualpi2_class_defaults(void **state)
 {
@@ -715,6 +740,12 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router.class.A]\ndualpi2.step_thresh = 0ms\n",
 	  "t.conf:18: down.router.class.A.dualpi2.step_thresh: expected a duration such as 250us, 200ms or 1.5s "
 	  "(whole microseconds), from 1us to 10s, got '0ms'" },
+	{ 0, "[down.router.class.A]\nfq_codel.flows = 0\n",
+	  "t.conf:18: down.router.class.A.fq_codel.flows: expected a number of flows in [1, 65536] like 1024, got '0'" },
+	{ 0, "[down.router.class.A]\nfq_codel.quantum = 100\n",
+	  "t.conf:18: down.router.class.A.fq_codel.quantum: expected IP bytes in [256, 1048576] like 1514, got '100'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5\nfq_codel.ecn = false\n",
+	  "t.conf: down.router.class.EF.fq_codel.ecn: only with discipline = fq_codel" },
 	{ 0, "[down.router.class.A]\ndualpi2.alpha = 0\n",
 	  "t.conf:18: down.router.class.A.dualpi2.alpha: expected a gain in Hz like 0.16, got '0'" },
 };
@@ -839,6 +870,7 @@ int main(void)
 		cmocka_unit_test(test_codel_defaults_and_keys),
 		cmocka_unit_test(test_pie_class_defaults),
 		cmocka_unit_test(test_dualpi2_class_defaults),
+		cmocka_unit_test(test_fq_codel_class_defaults),
 		cmocka_unit_test(test_key_tables_fit),
 		cmocka_unit_test(test_router_bad_inputs),
 		cmocka_unit_test(test_only_a_regular_file_is_read),

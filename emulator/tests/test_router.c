@@ -442,6 +442,100 @@ static void test_codel_drops_not_ect_packets_at_the_head(void **state)
 	assert_int_equal(sq_model_pending(f->m), 0);
 }
 
+/* ---- FQ-CoDel -------------------------------------------------------------------------- */
+
+/* An fq_codel class of limit packets at 64 kbit/s behind a send buffer of one packet (a
+ * 1000 B packet leaves every 125 ms); its CoDel out of the way (target 10 s): the scheduler
+ * alone decides. */
+static void fq_router(struct fixture *f, uint32_t limit, uint32_t flows, uint32_t quantum)
+{
+	struct sq_router_class *c = add_class(router(f), "BE", SQ_QDISC_FQ_CODEL, limit);
+	c->fq_codel = (struct sq_fq_codel_config){ .target = 10000000, .interval = 20000000, .ecn = true,
+						   .quantum = quantum, .flows = flows };
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+}
+
+/* The order in which the packets ids[0..n) moved into the send buffer. */
+static void assert_sent_in_order(struct fixture *f, const uint64_t *ids, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < f->rec.n && k < n; i++) {
+		if (f->rec.ev[i].type != SQ_EV_ENQUEUE || f->rec.ev[i].dir != SQ_DOWN)
+			continue;
+		if (f->rec.ev[i].pkt_id != ids[k])
+			fail_msg("send %zu: packet %llu, expected %llu", k, (unsigned long long)f->rec.ev[i].pkt_id,
+				 (unsigned long long)ids[k]);
+		k++;
+	}
+	assert_int_equal(k, n);
+}
+
+/* Flow A's first packet leaves at once and leaves the class empty: the dequeue that finds it
+ * so takes A off the lists, and A2 (same t = 0) makes A a new flow again with a quantum of
+ * 1514 B. A2 leaves at 125 ms (514 B of deficit left), A3 at 250 ms (-486 B); then A goes to
+ * the old list with another quantum and B, a new flow since t = 1 ms, leaves before A4. */
+static void test_fq_codel_serves_a_new_flow_ahead_of_an_old_one(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 10240, 1024, 1514);
+	uint64_t a[5], b;
+	for (int i = 0; i < 5; i++)
+		a[i] = send_pkt(f, 0, 1000, 0, 0, 17, 1, 9);
+	b = send_pkt(f, 1000, 1000, 0, 0, 17, 2, 9);
+	sq_model_advance(f->m, 10000000);
+	const uint64_t order[] = { a[0], a[1], a[2], b, a[3], a[4] };
+	assert_sent_in_order(f, order, 6);
+}
+
+/* With one flow bucket every packet shares one queue: FIFO order, as codel. */
+static void test_fq_codel_with_one_flow_is_a_fifo(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 10240, 1, 1514);
+	uint64_t ids[6];
+	for (int i = 0; i < 6; i++)
+		ids[i] = send_pkt(f, i * 1000, 1000, 0, 0, 17, (uint16_t)(1 + i % 3), 9);
+	sq_model_advance(f->m, 10000000);
+	assert_sent_in_order(f, ids, 6);
+}
+
+/* At the limit the arrival stays and the fattest flow loses its oldest packet: A holds 3 of
+ * the 4 queued packets (A1 already left), so A2 is dropped for C's packet. */
+static void test_fq_codel_drops_the_fattest_flows_head_at_the_limit(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 4, 1024, 1514);
+	uint64_t a[4], b, c;
+	for (int i = 0; i < 4; i++)
+		a[i] = send_pkt(f, 0, 1000, 0, 0, 17, 1, 9);
+	b = send_pkt(f, 0, 600, 0, 0, 17, 2, 9);
+	c = send_pkt(f, 0, 600, 0, 0, 17, 3, 9);
+	sq_model_advance(f->m, 10000000);
+	assert_int_equal(fate(f, a[1]), SQ_EV_DROP_ROUTER);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_DROP_ROUTER, SQ_DOWN, a[1], -1), 0);
+	assert_int_equal(fate(f, c), SQ_EV_OUT);
+	assert_int_equal(fate(f, b), SQ_EV_OUT);
+	assert_int_equal(stats(f, 0).tail_drops, 1);
+	assert_int_equal(sq_model_pending(f->m), 0);
+}
+
+/* A quantum below the packet size: a flow earns its next packet over several turns, and two
+ * backlogged flows alternate packet by packet (each needs 4 quanta of 256 B for 1000 B). */
+static void test_fq_codel_small_quantum_alternates_the_flows(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 10240, 1024, 256);
+	uint64_t a[3], b[3];
+	for (int i = 0; i < 3; i++) {
+		a[i] = send_pkt(f, 0, 1000, 0, 0, 17, 1, 9);
+		b[i] = send_pkt(f, 0, 1000, 0, 0, 17, 2, 9);
+	}
+	sq_model_advance(f->m, 10000000);
+	const uint64_t order[] = { a[0], b[0], a[1], b[1], a[2], b[2] };
+	assert_sent_in_order(f, order, 6);
+}
+
 /* ---- classification and strict priority -------------------------------------------- */
 
 static void three_priority_classes(struct fixture *f)
@@ -1018,6 +1112,10 @@ int main(void)
 		T(test_marked_packet_is_delivered),
 		T(test_codel_marks_ect_packets_as_they_leave),
 		T(test_codel_drops_not_ect_packets_at_the_head),
+		T(test_fq_codel_serves_a_new_flow_ahead_of_an_old_one),
+		T(test_fq_codel_with_one_flow_is_a_fifo),
+		T(test_fq_codel_drops_the_fattest_flows_head_at_the_limit),
+		T(test_fq_codel_small_quantum_alternates_the_flows),
 		T(test_strict_priority_order_at_dequeue),
 		T(test_equal_priorities_are_served_in_arrival_order),
 		T(test_protocol_and_port_ranges_classify),
