@@ -170,7 +170,7 @@ bool sq_parse_count(const char *s, uint64_t max, uint64_t *v)
 	return true;
 }
 
-bool sq_parse_probability(const char *s, double *p)
+bool sq_parse_decimal(const char *s, double max, double *p)
 {
 	/* strtod alone would accept signs, spaces, hex, "inf" and "nan". */
 	if (!*s || !(isdigit((unsigned char)*s) || *s == '.'))
@@ -178,10 +178,15 @@ bool sq_parse_probability(const char *s, double *p)
 	char *end;
 	errno = 0;
 	double v = strtod(s, &end);
-	if (errno || *end || !isfinite(v) || v < 0.0 || v > 1.0)
+	if (errno || *end || !isfinite(v) || v < 0.0 || v > max)
 		return false;
 	*p = v;
 	return true;
+}
+
+bool sq_parse_probability(const char *s, double *p)
+{
+	return sq_parse_decimal(s, 1.0, p);
 }
 
 bool sq_parse_bool(const char *s, bool *b)

@@ -42,6 +42,9 @@ bool sq_parse_size(const char *s, uint32_t *bytes);
 /* Decimal digits only, no sign, value <= max. */
 bool sq_parse_count(const char *s, uint64_t max, uint64_t *v);
 
+/* A decimal in [0, max] such as 0.125 or 15. */
+bool sq_parse_decimal(const char *s, double max, double *p);
+
 /* A decimal in [0, 1] such as 0.01 or 1. */
 bool sq_parse_probability(const char *s, double *p);
 

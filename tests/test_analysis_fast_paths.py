@@ -291,14 +291,14 @@ def test_router_trailer_lines_are_kept_per_direction_and_class(tmp_path: Path) -
     path = sample_log(tmp_path)
     lines = path.read_text().splitlines()
     at = lines.index("# state_changes 0") + 1
-    lines[at:at] = ["# router down EF arrivals 5 enqueued 4 drops 1 tail_drops 1 red_drops 0 "
+    lines[at:at] = ["# router down EF arrivals 5 enqueued 4 drops 1 tail_drops 1 red_drops 0 dequeue_drops 0 "
                     "marks 0 backlog_pkts 0 backlog_bytes 0",
-                    "# router down BE arrivals 9 enqueued 9 drops 0 tail_drops 0 red_drops 0 "
+                    "# router down BE arrivals 9 enqueued 9 drops 0 tail_drops 0 red_drops 0 dequeue_drops 0 "
                     "marks 2 backlog_pkts 1 backlog_bytes 576"]
     path.write_text("\n".join(lines) + "\n")
     log = read_emulator_log(path)
     assert log.counts("router down EF")["drops"] == 1
     assert log.counts("router down BE") == {
-        "arrivals": 9, "enqueued": 9, "drops": 0, "tail_drops": 0, "red_drops": 0, "marks": 2,
+        "arrivals": 9, "enqueued": 9, "drops": 0, "tail_drops": 0, "red_drops": 0, "dequeue_drops": 0, "marks": 2,
         "backlog_pkts": 1, "backlog_bytes": 576}
     same_log(log, python_parse(path))

@@ -312,10 +312,10 @@ def build_user_run(root: Path) -> Path:
         path.write_text(json.dumps(status))
     for log in root.glob("cells/*/rep-*/emulator.log"):
         log.write_text(log.read_text() + (
-            "# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 marks 0 "
+            "# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 dequeue_drops 0 marks 0 "
             "backlog_pkts 0 backlog_bytes 0\n# router down BE arrivals 30 enqueued 27 drops 3 "
-            "tail_drops 3 red_drops 0 marks 0 backlog_pkts 0 backlog_bytes 0\n"
-            "# router up all arrivals 12 enqueued 10 drops 2 tail_drops 2 red_drops 0 marks 0 "
+            "tail_drops 3 red_drops 0 dequeue_drops 0 marks 0 backlog_pkts 0 backlog_bytes 0\n"
+            "# router up all arrivals 12 enqueued 10 drops 2 tail_drops 2 red_drops 0 dequeue_drops 0 marks 0 "
             "backlog_pkts 0 backlog_bytes 0\n"))     # and an uplink router ([router.up])
     return root
 

@@ -25,9 +25,9 @@ from test_analysis_report import build_mixture
 from test_analysis_run_support import build_run
 from test_analysis_support import FIXED, MOBILE, START_REALTIME_US
 
-ROUTER_LINES = ["# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 "
+ROUTER_LINES = ["# router down EF arrivals 10 enqueued 10 drops 0 tail_drops 0 red_drops 0 dequeue_drops 0 "
                 "marks 0 backlog_pkts 0 backlog_bytes 0",
-                "# router down BE arrivals 30 enqueued 27 drops 3 tail_drops 3 red_drops 0 "
+                "# router down BE arrivals 30 enqueued 27 drops 3 tail_drops 3 red_drops 0 dequeue_drops 0 "
                 "marks 1 backlog_pkts 0 backlog_bytes 0"]
 
 

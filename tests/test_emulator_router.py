@@ -184,6 +184,37 @@ def test_head_drop_is_the_emulators_head_drop():
     assert router.sections.endswith("[down.router.class.all]\npriority = 0\ndiscipline = head_drop\nlimit = 20\n")
 
 
+def test_codel_is_the_emulators_codel_with_every_key_written():
+    router = emulator_router(parsed({"queue": {"discipline": "codel", "ecn": True}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "[down.router.class.all]\npriority = 0\ndiscipline = codel\nlimit = 1000\n"
+        "codel.target = 5000us\ncodel.interval = 100000us\ncodel.ecn = true\ncodel.ce_threshold = 0us\n")
+
+
+def test_fq_codel_is_the_emulators_fq_codel_with_every_key_written():
+    router = emulator_router(parsed({"queue": {"discipline": "fq_codel"}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "[down.router.class.all]\npriority = 0\ndiscipline = fq_codel\nlimit = 10240\n"
+        "fq_codel.target = 5000us\nfq_codel.interval = 100000us\nfq_codel.ecn = true\nfq_codel.quantum = 1514\n"
+        "fq_codel.flows = 1024\n")
+
+
+def test_pie_without_parameters_has_linuxs_defaults():
+    router = emulator_router(parsed({"queue": {"discipline": "pie"}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "[down.router.class.all]\npriority = 0\ndiscipline = pie\nlimit = 1000\n"
+        "pie.target = 15000us\npie.tupdate = 15000us\npie.alpha = 0.125\npie.beta = 1.25\n"
+        "pie.ecn = false\npie.bytemode = false\n")
+
+
+def test_dualpi2_without_parameters_has_linuxs_defaults():
+    router = emulator_router(parsed({"queue": {"discipline": "dualpi2"}}), link=SMALL_BUFFER)
+    assert router.sections.endswith(
+        "discipline = dualpi2\nlimit = 10000\ndualpi2.target = 15000us\ndualpi2.tupdate = 16000us\n"
+        "dualpi2.alpha = 0.16015625\ndualpi2.beta = 3.19921875\ndualpi2.coupling = 2\ndualpi2.step_thresh = 1000us\n"
+        "dualpi2.c_protection = 10\ndualpi2.overflow = false\n")
+
+
 def test_the_up_direction_gets_its_own_section_names():
     assert rendered(PFIFO_20, direction="up").sections.startswith("[up.router]\n")
 
@@ -320,7 +351,18 @@ def test_router_tc_note_of_the_emulator_engine():
 
 EXAMPLES = {"pfifo-20": PFIFO_20, "ef-af-be": EF_AF_BE, "ports": PORTS, "red-ecn": RED_ECN,
             "seawind": {**PFIFO_20, "device_queue": 10},
-            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}}}
+            "head-drop-20": {"queue": {"discipline": "head_drop", "limit": 20}},
+            "codel": {"queue": {"discipline": "codel"}},
+            "fq_codel": {"queue": {"discipline": "fq_codel"}},
+            "fq_codel-small": {"queue": {"discipline": "fq_codel", "limit": 100, "flows": 8, "quantum": 300,
+                                         "target": "2ms", "interval": "30ms", "ecn": False}},
+            "pie": {"queue": {"discipline": "pie"}},
+            "pie-ecn": {"queue": {"discipline": "pie", "limit": 200, "target": "5ms", "tupdate": "30ms",
+                                  "alpha": 0.25, "beta": 2, "ecn": True, "bytemode": True}},
+            "dualpi2": {"queue": {"discipline": "dualpi2"}},
+            "dualpi2-overflow": {"queue": {"discipline": "dualpi2", "limit": 300, "target": "5ms", "tupdate": "10ms",
+                                           "alpha": 0.3, "beta": 5, "coupling": 3, "step_thresh": "2ms",
+                                           "c_protection": 25, "drop_on_overload": False}}}
 
 
 def test_every_discipline_has_an_example_the_emulator_runs():

@@ -6,7 +6,7 @@ RouterRun, traffic, the link closed, RouterRun.finish(). On a link without ARQ s
 engines agree (drops, deliveries, queue length over time) when the emulator engine is given the
 tc engine's bottleneck (send_buffer = mtu, no device queue); the tc engine cannot hold a queue
 behind a stalled TUN on current kernels (the last test measures why). Lanes
-$SQUALL_TEST_EMU_ROUTER_LANE (default 100) and the next ones, up to +4.
+$SQUALL_TEST_EMU_ROUTER_LANE (default 100) and the next ones, up to +5.
 """
 from __future__ import annotations
 
@@ -333,3 +333,36 @@ tx = json.loads(sh("ip", "-s", "-j", "link", "show", "sqstall0"))[0]["stats64"][
 print(json.dumps({{"qdisc": {{"packets": q["packets"], "drops": q["drops"], "backlog_pkts": q["qlen"]}},
                   "tun_tx_dropped": tx["dropped"]}}))
 """
+
+
+@pytest.mark.parametrize("lane", [5], indirect=True)
+def test_dualpi2_in_the_emulator_gives_the_ect1_flow_the_l_queue(lane, tmp_path):
+    """A classic UDP flood (Not-ECT, 1.05 Mbit/s of 528 B IP) and an L4S-marked UDP flow
+    (squall-udp --tos 0x01: ECT(1) on the wire, 64 kbit/s) into a 1 Mbit/s link with DualPI2
+    in the emulator's router stage. The ECT(1) packets take the L queue: they wait about one
+    classic packet's transmission (4.2 ms) while the flood's wait around the 15 ms target
+    (measured: medians 2.1 ms and 15.9 ms); the flood loses what the link cannot carry (p'^2
+    of it, 10-20 %), the L flow is marked instead (k p' and the 1 ms step). With p' near 0.4,
+    k p' passes 1 now and then, and an L packet is then dropped with p'^2: 5 of 128 here (7 with
+    a 1.1 Mbit/s flood); bound: at most 10 %."""
+    require_programs("squall-emulator", "squall-npa", "squall-udp")
+    rate = 1_000_000
+    dualpi2 = {"engine": "emulator", "queue": {"discipline": "dualpi2"}}
+    classic = Flow(7001, ["--size", "500", "--rate", "1050kbit", "--duration", "8s"])
+    l4s = Flow(7002, ["--size", "500", "--rate", "64kbit", "--duration", "8s", "--tos", "0x01"])
+    out = _run(lane, error_free(rate, DELAY_US, MTU, send_buffer=MTU), parse_router(dualpi2, WHERE, rate),
+               tmp_path / "rep", [classic, l4s])
+
+    arrived = {e.pkt_id: e.time_us for e in _events(out.log, "in")}
+    def waits(port: int) -> list[int]:
+        return sorted(e.time_us - arrived[e.pkt_id] for e in _events(out.log, "enqueue", dport=port))
+    l_waits, c_waits = waits(7002), waits(7001)
+    marked = {e.pkt_id for e in _events(out.log, "ecn_mark")}
+    l_ids = {e.pkt_id for e in _events(out.log, "in", dport=7002)}
+    print(f"classic {classic.sent}/{classic.received}, l4s {l4s.sent}/{l4s.received}, L marked "
+          f"{len(marked & l_ids)}, L median wait {l_waits[len(l_waits) // 2]} us, C {c_waits[len(c_waits) // 2]} us")
+    assert l4s.sent > 100 and classic.sent - classic.received > 0.05 * classic.sent
+    assert l4s.sent - l4s.received <= 0.1 * l4s.sent
+    assert len(marked & l_ids) > 0.5 * l4s.sent, "ECT(1) packets are marked, not dropped"
+    assert not marked - l_ids, "the classic flood is Not-ECT: dropped, never marked"
+    assert l_waits[len(l_waits) // 2] < 6_000 < c_waits[len(c_waits) // 2] < 40_000

@@ -104,6 +104,8 @@ def test_a_marking_no_router_classifies_by(tmp_path: Path) -> None:
            "DiffServ" in line
     assert warnings(tmp_path, LINK + DIFFSERV + '[[router.filters]]\nclass = "EF"\ndscp = "EF"\n'
                     + voice(dscp="EF")) == []
+    # an ECN field alone (ECT(1): an L4S-marked flow) is for AQMs with ECN, not DiffServ
+    assert warnings(tmp_path, LINK + voice().replace('kind = "udp"\n', 'kind = "udp"\ntos = 1\n')) == []
 
 
 def test_a_channel_on_links_that_lose_nothing(tmp_path: Path) -> None:

@@ -7,7 +7,11 @@ import pytest
 
 from testbed.errors import ConfigError
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.codel import CodelQueue
+from testbed.router.disciplines.dualpi2 import DualPi2Queue
+from testbed.router.disciplines.fq_codel import FqCodelQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
+from testbed.router.disciplines.pie import PieQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
 from testbed.router.disciplines.red import RedQueue, burst_for_wlog, red_wlog
 from testbed.router.parse import parse_router
@@ -73,6 +77,59 @@ def test_diffserv_classes_queues_and_filters():
     assert config.disciplines() == ("pfifo", "bfifo", "red")
 
 
+def test_codel_without_parameters_has_linux_sch_codels_defaults():
+    config = parse_router({"queue": {"discipline": "codel"}}, WHERE, LINK)
+    assert config.classes[0].queue == CodelQueue(limit=1000, target_us=5_000, interval_us=100_000, ecn=False)
+    assert config.disciplines() == ("codel",)
+    assert config.classes[0].queue.describe() == "CoDel limit 1000 packets, target 5 ms, interval 100 ms"
+
+
+def test_codel_takes_its_keys_as_tc_names_them():
+    queue = parse_router({"queue": {"discipline": "codel", "limit": 200, "target": "2ms", "interval": "40ms",
+                                    "ecn": True, "ce_threshold": "1ms"}}, WHERE, LINK).classes[0].queue
+    assert queue == CodelQueue(200, 2_000, 40_000, True, 1_000)
+    assert queue.describe().endswith(", ECN marking, CE above 1 ms")
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("limit", 0, "limit: 0 is not a positive whole number of packets"),
+    ("limit", "1000B", "limit: '1000B' is not a positive whole number of packets"),
+    ("target", "0ms", "target: must be greater than zero"),
+    ("target", 5, "target: 5 is not a time with a unit"),
+    ("interval", "100", "interval: \"100\" is not a time"),
+    ("target", "100ms", "target: 100 ms is not below interval 100 ms"),
+    ("ecn", "yes", "ecn: 'yes' is not true or false"),
+    ("ce_threshold", "0ms", "ce_threshold: must be greater than zero"),
+    ("quantum", 1514, "quantum: unknown key; expected one of ce_threshold, discipline, ecn, interval, limit, target"),
+])
+def test_codel_refuses_bad_values_naming_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "codel", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"{WHERE}.queue.{message}")
+
+
+def test_fq_codel_without_parameters_has_linux_sch_fq_codels_defaults():
+    config = parse_router({"queue": {"discipline": "fq_codel"}}, WHERE, LINK)
+    assert config.classes[0].queue == FqCodelQueue(limit=10240, flows=1024, quantum=1514, target_us=5_000,
+                                                   interval_us=100_000, ecn=True)
+    queue = parse_router({"queue": {"discipline": "fq_codel", "limit": 100, "flows": 8, "quantum": 300,
+                                    "target": "2ms", "interval": "30ms", "ecn": False}}, WHERE, LINK).classes[0].queue
+    assert queue == FqCodelQueue(100, 8, 300, 2_000, 30_000, False)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("flows", 0, "flows: 0 is not a number of flows; expected a whole number 1-65536"),
+    ("quantum", 100, "quantum: 100 is not a quantum in bytes; expected a whole number 256-1048576"),
+    ("target", "100ms", "target: 100 ms is not below interval 100 ms"),
+    ("ecn", "yes", "ecn: 'yes' is not true or false"),
+    ("ce_threshold", "1ms", "ce_threshold: unknown key"),
+])
+def test_fq_codel_refuses_bad_values_naming_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "fq_codel", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"{WHERE}.queue.{message}")
+
+
 def test_head_drop_takes_a_limit_in_packets():
     config = parse_router({"queue": {"discipline": "head_drop", "limit": 20}}, WHERE, LINK)
     assert config.classes[0].queue == HeadDropQueue(20)
@@ -80,6 +137,65 @@ def test_head_drop_takes_a_limit_in_packets():
     assert HeadDropQueue(20).describe() == "head drop (head_drop) at 20 packets"
     with pytest.raises(ConfigError, match=r"router.queue.limit: '6000B' is not a positive whole number of packets"):
         parse_router({"queue": {"discipline": "head_drop", "limit": "6000B"}}, WHERE, LINK)
+
+
+def test_pie_without_parameters_has_rfc_8033_and_linux_defaults():
+    config = parse_router({"queue": {"discipline": "pie"}}, WHERE, LINK)
+    pie = config.classes[0].queue
+    assert pie == PieQueue(limit=1000, target_us=15_000, tupdate_us=15_000, alpha=0.125, beta=1.25,
+                           ecn=False, bytemode=False)
+    assert pie.describe() == "PIE limit 1000 packets, target 15 ms, tupdate 15 ms, alpha 0.125, beta 1.25"
+    assert pie.most_bytes(1500) == 1_500_000
+    section = {"queue": {"discipline": "pie", "limit": 100, "target": "20ms", "tupdate": "32ms", "alpha": 0.25,
+                         "beta": 2, "ecn": True, "bytemode": True}}
+    assert parse_router(section, WHERE, LINK).classes[0].queue == PieQueue(100, 20_000, 32_000, 0.25, 2.0, True, True)
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("limit", 0, "limit: 0 is not a positive whole number of packets"),
+    ("limit", "6000B", "limit: '6000B' is not a positive whole number of packets"),
+    ("target", 15, "target: 15 is not a time with a unit"),
+    ("target", "0ms", "target: must be greater than zero"),
+    ("tupdate", "11s", "tupdate: \"11s\" is above 10 s"),
+    ("alpha", 0.1, "alpha: 0.1 is not a multiple of 1/16 in [0, 2]"),
+    ("beta", 2.0625, "beta: 2.0625 is not a multiple of 1/16 in [0, 2]"),
+    ("beta", "1.25", "beta: '1.25' is not a number"),
+    ("ecn", 1, "ecn: 1 is not true or false"),
+    ("bytemode", "no", "bytemode: 'no' is not true or false"),
+    ("interval", "100ms", "interval: unknown key"),
+])
+def test_bad_pie_values_name_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "pie", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"scenarios/x.toml: router.queue.{message}"), str(info.value)
+
+
+def test_dualpi2_without_parameters_has_linuxs_defaults():
+    queue = parse_router({"queue": {"discipline": "dualpi2"}}, WHERE, LINK).classes[0].queue
+    assert queue == DualPi2Queue(limit=10_000, target_us=15_000, tupdate_us=16_000, alpha=41 / 256, beta=819 / 256,
+                                 coupling=2, step_thresh_us=1000, c_protection=10, drop_on_overload=True)
+    section = {"queue": {"discipline": "dualpi2", "limit": 500, "target": "5ms", "tupdate": "10ms", "alpha": 0.3,
+                         "beta": 5, "coupling": 3, "step_thresh": "2ms", "c_protection": 25,
+                         "drop_on_overload": False}}
+    queue = parse_router(section, WHERE, LINK).classes[0].queue
+    assert queue == DualPi2Queue(500, 5000, 10_000, 77 / 256, 5.0, 3, 2000, 25, False)   # 0.3 Hz as Linux holds it
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("limit", 0, "limit: 0 is not a positive whole number of packets"),
+    ("target", "0ms", "target: must be greater than zero"),
+    ("step_thresh", 1, "step_thresh: 1 is not a time with a unit"),
+    ("alpha", 0.001, "alpha: 0.001 is outside [1/256, 32768) Hz"),
+    ("beta", "3.2", "beta: '3.2' is not a number"),
+    ("coupling", 0, "coupling: 0 is not a coupling factor; expected a whole number 1-255"),
+    ("c_protection", 101, "c_protection: 101 is not a percentage; expected a whole number 0-100"),
+    ("drop_on_overload", "yes", "drop_on_overload: 'yes' is not true or false"),
+    ("ecn", True, "ecn: unknown key"),
+])
+def test_bad_dualpi2_values_name_the_key(key, value, message):
+    with pytest.raises(ConfigError) as info:
+        parse_router({"queue": {"discipline": "dualpi2", key: value}}, WHERE, LINK)
+    assert str(info.value).startswith(f"scenarios/x.toml: router.queue.{message}"), str(info.value)
 
 
 def test_red_explicit_burst_probability_bandwidth_and_engine():

@@ -275,6 +275,28 @@ def test_red_is_applied_or_refused_with_the_reason(veth_link, tmp_path):
 
 
 @pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [9], indirect=True)
+@pytest.mark.parametrize("kind", ["codel", "fq_codel"])
+def test_codel_is_applied_or_refused_before_anything_is_created(veth_link, kind):
+    """On a kernel without sch_codel / sch_fq_codel (this machine's kind) the tc engine refuses
+    the scenario, naming the qdisc and the emulator engine, and leaves the device as it was;
+    with it, the class's leaf is the kernel's qdisc."""
+    from testbed.router.tc_apply import RouterError
+
+    link = veth_link
+    config = parse_router({"queue": {"discipline": kind}}, WHERE, RATE)
+    if qdisc_available(link.sender, config, kind):
+        apply_router(link.sender, config, DEV)
+        qdiscs = json.loads(netns.run_in(link.sender_ns, ["tc", "-j", "qdisc", "show", "dev", DEV]).stdout)
+        assert any(q["kind"] == kind and q["handle"] == "10:" for q in qdiscs)
+        return
+    with pytest.raises(RouterError, match=rf"needs a `{kind}` qdisc, and the kernel of namespace \S+ cannot create "
+                                          rf"one \(tc: [^)]*lacks sch_{kind}\)\. Set `engine = \"emulator\"`"):
+        apply_router(link.sender, config, DEV)
+    assert _root_kind(link) != "htb", "nothing may be applied when the kernel cannot take it"
+
+
+@pytest.mark.netns
 @pytest.mark.parametrize("veth_link", [5], indirect=True)
 def test_monitor_times_on_the_given_t0_and_stops_after_its_duration(veth_link, tmp_path):
     require_programs("squall-queue-monitor")
@@ -380,3 +402,27 @@ def test_a_tc_warning_is_an_error_and_the_router_is_removed(veth_link, monkeypat
     # The renderer's own quantum at the same rate gives no warning (apply_router would raise).
     apply_router(link.sender, config, DEV)
     assert _root_kind(link) == "htb"
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("veth_link", [9], indirect=True)
+@pytest.mark.parametrize("discipline", ["pie", "dualpi2"])
+def test_an_aqm_is_applied_or_refused_naming_it(veth_link, discipline):
+    """Where the kernel lacks the AQM's qdisc (this machine kind), the tc engine refuses before
+    anything is created, naming the qdisc and pointing to the emulator engine; where it has
+    it, the qdisc is the router's leaf."""
+    from testbed.router.tc_apply import RouterError
+
+    link = veth_link
+    config = parse_router({"queue": {"discipline": discipline}}, WHERE, RATE)
+    if not qdisc_available(link.sender, config, discipline):
+        with pytest.raises(RouterError, match=rf"needs a `{discipline}` qdisc, and the kernel of namespace \S+ "
+                                              rf"cannot create one \(tc: .*lacks sch_{discipline}\)\..*"
+                                              r"engine = \"emulator\""):
+            apply_router(link.sender, config, DEV)
+        assert _root_kind(link) != "htb", "nothing may be applied when the kernel cannot take it"
+        return
+    apply_router(link.sender, config, DEV)
+    shown = subprocess.run(["ip", "netns", "exec", link.sender_ns, "tc", "qdisc", "show", "dev", DEV],
+                           capture_output=True, text=True, check=True).stdout
+    assert f"qdisc {discipline} 10:" in shown

@@ -28,7 +28,7 @@ def test_loader_errors_name_the_scenario_file_and_key(tmp_path):
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, '[router]\nqueue = { discipline = "sfq" }\n')
     assert str(info.value) == (f"{tmp_path / 'x.toml'}: router.queue.discipline: unknown discipline 'sfq'; "
-                               "expected one of pfifo, bfifo, red, head_drop")
+                               "expected one of pfifo, bfifo, red, head_drop, codel, fq_codel, pie, dualpi2")
 
 
 def test_profiles_with_overrides(tmp_path):

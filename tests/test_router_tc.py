@@ -89,10 +89,49 @@ def test_red_with_ecn():
     )
 
 
+def test_fq_codel_is_linux_fq_codel_with_its_defaults_spelled_out():
+    section = {"queue": {"discipline": "fq_codel"}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
+        "qdisc add dev wl0 parent 1:10 handle 10: fq_codel limit 10240 flows 1024 quantum 1514 "
+        "target 5000us interval 100000us ecn")
+
+
+def test_codel_is_linux_codel_with_its_defaults_spelled_out():
+    section = {"queue": {"discipline": "codel"}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
+        "qdisc add dev wl0 parent 1:10 handle 10: codel limit 1000 target 5000us interval 100000us noecn")
+    section = {"queue": {"discipline": "codel", "target": "2ms", "ecn": True, "ce_threshold": "1ms"}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1].endswith(
+        "codel limit 1000 target 2000us interval 100000us ecn ce_threshold 1000us")
+
+
 def test_head_drop_is_linux_pfifo_head_drop():
     section = {"queue": {"discipline": "head_drop", "limit": 20}}
     assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").splitlines()[-1] == (
         "qdisc add dev wl0 parent 1:10 handle 10: pfifo_head_drop limit 20")
+
+
+def test_pie_renders_tcs_units():
+    """tc takes alpha and beta in sixteenths (2 and 20 are RFC 8033's 0.125 and 1.25)."""
+    config = parse_router({"queue": {"discipline": "pie"}}, WHERE, 64_000)
+    assert render_tc_batch(config, "wl0").endswith(
+        "qdisc add dev wl0 parent 1:10 handle 10: pie limit 1000 target 15000us tupdate 15000us"
+        " alpha 2 beta 20 noecn nobytemode\n")
+    section = {"queue": {"discipline": "pie", "limit": 50, "target": "5ms", "tupdate": "30ms", "alpha": 0.0625,
+                         "beta": 2, "ecn": True, "bytemode": True}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").endswith(
+        "pie limit 50 target 5000us tupdate 30000us alpha 1 beta 32 ecn bytemode\n")
+
+
+def test_dualpi2_renders_tcs_keywords():
+    config = parse_router({"queue": {"discipline": "dualpi2"}}, WHERE, 64_000)
+    assert render_tc_batch(config, "wl0").endswith(
+        "qdisc add dev wl0 parent 1:10 handle 10: dualpi2 limit 10000 target 15000us tupdate 16000us"
+        " alpha 0.16015625 beta 3.19921875 coupling_factor 2 step_thresh 1000us classic_protection 10"
+        " drop_on_overload drop_dequeue l4s_ect\n")
+    section = {"queue": {"discipline": "dualpi2", "c_protection": 0, "drop_on_overload": False}}
+    assert render_tc_batch(parse_router(section, WHERE, 64_000), "wl0").endswith(
+        " classic_protection 0 overflow drop_dequeue l4s_ect\n")
 
 
 def test_the_emulator_engine_is_not_rendered_for_tc():

@@ -34,6 +34,8 @@ EXPECTED_CELLS = {
     "saarto-http10.toml": 144,   # 4 links x 6 variants x 6 workloads
     "lte-driving.toml": 1,       # a bulk download over a generated mahimahi trace (docs/links.md)
     "gprs-outages.toml": 1,      # a bulk download over GPRS with 5-30 s blackouts (docs/links.md)
+    "aqm-comparison.toml": 3,    # bulk download and probes over a deep router buffer: pfifo, codel, fq_codel (docs/aqm.md)
+    "aqm-l4s.toml": 4,           # bulk TCP beside an ECT(1) UDP stream: pfifo, pie, pie with ECN, dualpi2
 }
 EXPECTED_REPLICATIONS = {"iip-http.toml": 30, "iip-mixture.toml": 20, "saarto-http10.toml": 30}
 # scenarios/examples/*.toml: small scenarios showing one feature each (docs/runner.md)

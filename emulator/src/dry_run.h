@@ -20,4 +20,12 @@
 bool sq_print_packets(const struct sq_emu_config *cfg, uint64_t count, FILE *out, char *err,
 		      size_t errlen);
 
+/* The same for the packets of a file (in, called name in messages): one a line,
+ * "t_us dir ip_len [ecn [flow]]" (dir down or up, ecn the IP ECN field 0-3, default 0; flow
+ * 0-65535: a UDP packet from that port, so that flows are told apart as by their 5-tuple;
+ * without it protocol, addresses and ports are 0), times not decreasing; '#' lines and
+ * empty ones are skipped. False with "NAME:LINE: reason" in err. */
+bool sq_print_packets_from(const struct sq_emu_config *cfg, FILE *in, const char *name, FILE *out,
+			   char *err, size_t errlen);
+
 #endif

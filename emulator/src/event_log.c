@@ -113,9 +113,10 @@ void sq_log_totals_print(FILE *out, const struct sq_log_totals *t, const char *p
 		for (size_t c = 0; c < r->n; c++) {
 			const struct sq_router_class_stats *st = &r->stats[c];
 			fprintf(out, "%srouter %s %s arrivals %" PRIu64 " enqueued %" PRIu64 " drops %" PRIu64
-				" tail_drops %" PRIu64 " red_drops %" PRIu64 " marks %" PRIu64 " backlog_pkts %" PRIu64
-				" backlog_bytes %" PRIu64 "\n", prefix, sq_dir_name((enum sq_dir)d), r->name[c],
-				st->arrivals, st->enqueued, st->drops, st->tail_drops, st->red_drops, st->marks,
+				" tail_drops %" PRIu64 " red_drops %" PRIu64 " dequeue_drops %" PRIu64 " marks %" PRIu64
+				" backlog_pkts %" PRIu64 " backlog_bytes %" PRIu64 "\n", prefix,
+				sq_dir_name((enum sq_dir)d), r->name[c], st->arrivals, st->enqueued, st->drops,
+				st->tail_drops, st->red_drops, st->dequeue_drops, st->marks,
 				st->backlog_pkts, st->backlog_bytes);
 		}
 	}

@@ -1,4 +1,5 @@
 /* squall-emulator: the link emulator (the SP of emulator/PROTOCOL.md). Usage: see usage() and emulator/README.md. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +44,8 @@ static void usage(FILE *out)
 	      "  --print-packets COUNT    feed COUNT packets of the MTU per direction, one every 1 ms,\n"
 	      "                           into the link model in virtual time, print its events\n"
 	      "                           (\"t_us dir event pkt_id ip_len attempt note\") and exit\n"
+	      "  --print-packets-from FILE  the same for the packets of FILE, one a line:\n"
+	      "                           \"t_us dir ip_len [ecn]\" (times not decreasing)\n"
 	      "  --help                   this text\n"
 	      "\n"
 	      "exit codes: 0 normal end (STOP, SIGINT, SIGTERM, SIGHUP), 1 usage or configuration error,\n"
@@ -58,6 +61,7 @@ struct cli {
 	int overrides;
 	const char *timeline;
 	const char *packets;
+	const char *packets_from;
 	const char *token_file;
 	bool check;
 };
@@ -77,6 +81,7 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		{ "token-file", required_argument, NULL, 'F' },
 		{ "print-timeline", required_argument, NULL, 'T' },
 		{ "print-packets", required_argument, NULL, 'P' },
+		{ "print-packets-from", required_argument, NULL, 'R' },
 		{ "check", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -96,6 +101,10 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 			cli->packets = optarg;
 			continue;
 		}
+		if (c == 'R') {
+			cli->packets_from = optarg;
+			continue;
+		}
 		if (c == 'c') {
 			cli->check = true;
 			continue;
@@ -111,7 +120,7 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 				cli->override_key[cli->overrides] = options[i].name;
 		cli->override_value[cli->overrides++] = optarg;
 	}
-	const char *modes[3];
+	const char *modes[4];
 	int n_modes = 0;
 	if (cli->check)
 		modes[n_modes++] = "--check";
@@ -119,6 +128,8 @@ static bool parse_cli(int argc, char **argv, struct cli *cli)
 		modes[n_modes++] = "--print-timeline";
 	if (cli->packets)
 		modes[n_modes++] = "--print-packets";
+	if (cli->packets_from)
+		modes[n_modes++] = "--print-packets-from";
 	if (n_modes > 1) {
 		fprintf(stderr, "squall-emulator: %s and %s exclude each other\n", modes[0], modes[1]);
 		return false;
@@ -180,6 +191,22 @@ static int print_packets(const struct sq_emu_config *cfg, const char *text)
 	return 0;
 }
 
+static int print_packets_from(const struct sq_emu_config *cfg, const char *path)
+{
+	char err[1024];
+	FILE *in = fopen(path, "r");
+	if (!in) {
+		fprintf(stderr, "squall-emulator: --print-packets-from: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	bool ok = sq_config_check(cfg, err, sizeof(err)) &&
+		  sq_print_packets_from(cfg, in, path, stdout, err, sizeof(err));
+	fclose(in);
+	if (!ok)
+		fprintf(stderr, "squall-emulator: %s\n", err);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (sq_version_asked(argc, argv, "squall-emulator"))
@@ -203,6 +230,8 @@ int main(int argc, char **argv)
 		code = print_timeline(cfg, cli.timeline);
 	} else if (loaded && cli.packets) {
 		code = print_packets(cfg, cli.packets);
+	} else if (loaded && cli.packets_from) {
+		code = print_packets_from(cfg, cli.packets_from);
 	} else if (!loaded || !sq_config_check(cfg, err, sizeof(err))) {
 		fprintf(stderr, "squall-emulator: %s\n", err);
 		code = cli.check ? EXIT_CHECK_INVALID : SQ_EXIT_USAGE;

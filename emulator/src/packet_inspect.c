@@ -53,6 +53,8 @@ static bool inspect_ipv4(const uint8_t *p, size_t len, struct sq_pkt_meta *meta,
 	id->proto = meta->proto = p[9];
 	memcpy(id->src, p + 12, 4);
 	memcpy(id->dst, p + 16, 4);
+	memcpy(meta->src, p + 12, 4);
+	memcpy(meta->dst, p + 16, 4);
 	bool first_fragment = (get16(p + 6) & 0x1fff) == 0;
 	if (first_fragment)
 		inspect_transport(p + ihl, len - ihl, id, meta);
@@ -109,6 +111,8 @@ static bool inspect_ipv6(const uint8_t *p, size_t len, struct sq_pkt_meta *meta,
 	meta->ecn = tclass & 3;
 	memcpy(id->src, p + 8, 16);
 	memcpy(id->dst, p + 24, 16);
+	memcpy(meta->src, p + 8, 16);
+	memcpy(meta->dst, p + 24, 16);
 	uint8_t next = p[6];
 	size_t off = skip_ipv6_extensions(p, len, &next);
 	id->proto = meta->proto = next;

@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include "config_file.h"
+#include "config_keys.h"
+#include "config_link_keys.h"
+#include "config_router.h"
 #include "config_text.h"
 #include "config_capacity.h"
 #include "config_trace.h"
@@ -564,6 +567,81 @@ static void test_router_sections(void **state)
 	free_config(cfg);
 }
 
+/* A pie class without its own keys has RFC 8033's and Linux's defaults; the canonical
+ * output writes them. */
+static void test_pie_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = pie\n"
+				  "limit = 1000\n[up.router]\ndefault = L\n[up.router.class.L]\n"
+				  "discipline = pie\nlimit = 50\npie.target = 5ms\npie.tupdate = 32500us\n"
+				  "pie.alpha = 0.25\npie.beta = 2\npie.ecn = true\npie.bytemode = true\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_router_class *c = &cfg->link.dir[SQ_DOWN].router.classes[0];
+	assert_int_equal(c->discipline, SQ_QDISC_PIE);
+	assert_int_equal(c->limit, 1000);
+	assert_true(c->pie.target == 15000 && c->pie.tupdate == 15000);
+	assert_true(c->pie.alpha == 0.125 && c->pie.beta == 1.25);
+	assert_false(c->pie.ecn || c->pie.bytemode);
+	const struct sq_router_class *u = &cfg->link.dir[SQ_UP].router.classes[0];
+	assert_true(u->pie.target == 5000 && u->pie.tupdate == 32500);
+	assert_true(u->pie.alpha == 0.25 && u->pie.beta == 2.0 && u->pie.ecn && u->pie.bytemode);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.BE.discipline = pie\ndown.router.class.BE.limit = 1000\n"
+				    "down.router.class.BE.pie.target = 15000us\ndown.router.class.BE.pie.tupdate = 15000us\n"
+				    "down.router.class.BE.pie.alpha = 0.125\ndown.router.class.BE.pie.beta = 1.25\n"
+				    "down.router.class.BE.pie.ecn = false\ndown.router.class.BE.pie.bytemode = false\n"));
+	free(out);
+	free(text);
+	free_config(cfg);
+}
+
+/* An fq_codel class without its own keys has Linux sch_fq_codel's defaults (ECN on); the
+ * canonical output writes every key. */
+static void test_fq_codel_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = fq_codel\n"
+				  "limit = 10240\n[up.router]\ndefault = L\n[up.router.class.L]\ndiscipline = fq_codel\n"
+				  "limit = 50\nfq_codel.ecn = false\nfq_codel.flows = 8\nfq_codel.quantum = 300\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_fq_codel_config *d = &cfg->link.dir[SQ_DOWN].router.classes[0].fq_codel;
+	assert_true(d->target == 5000 && d->interval == 100000 && d->ecn && d->quantum == 1514 && d->flows == 1024);
+	const struct sq_fq_codel_config *u = &cfg->link.dir[SQ_UP].router.classes[0].fq_codel;
+	assert_true(!u->ecn && u->quantum == 300 && u->flows == 8);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.BE.fq_codel.target = 5000us\ndown.router.class.BE.fq_codel.interval = "
+				    "100000us\ndown.router.class.BE.fq_codel.ecn = true\ndown.router.class.BE.fq_codel.quantum = "
+				    "1514\ndown.router.class.BE.fq_codel.flows = 1024\n"));
+	free(out);
+	free(text);
+	free_config(cfg);
+}
+
+/* A dualpi2 class without its own keys has Linux sch_dualpi2's defaults. */
+static void test_dualpi2_class_defaults(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = BE\n[down.router.class.BE]\ndiscipline = dualpi2\n"
+				  "limit = 10000\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_dualpi2_config *d = &cfg->link.dir[SQ_DOWN].router.classes[0].dualpi2;
+	assert_true(d->target == 15000 && d->tupdate == 16000 && d->step_thresh == 1000);
+	assert_true(d->alpha == 0.16015625 && d->beta == 3.19921875);
+	assert_true(d->coupling == 2.0 && d->c_protection == 10.0 && !d->overflow);
+	free(text);
+	free_config(cfg);
+}
+
 static const struct bad_case router_cases[] = {
 	{ 0, "[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf: [down.router]: missing, classes and filters need it" },
@@ -571,7 +649,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = XX\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
 	  "t.conf:18: down.router.default: 'XX' names no class; defined classes are EF" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5B\n",
-	  "t.conf: down.router.class.EF.limit: pfifo and head_drop count packets, expected a number like 20" },
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, fq_codel, pie and dualpi2 count packets, expected a number like 20" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = bfifo\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.limit: bfifo and red count bytes" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = red\nlimit = 5000B\nred.min = 1000B\n",
@@ -579,7 +657,7 @@ static const struct bad_case router_cases[] = {
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\nlimit = 5\n",
 	  "t.conf: down.router.class.EF.discipline: missing required key" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = sfq\n",
-	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red' or 'head_drop', got 'sfq'" },
+	  "t.conf:20: down.router.class.EF.discipline: expected 'pfifo', 'bfifo', 'red', 'head_drop', 'codel', 'fq_codel', 'pie' or 'dualpi2', got 'sfq'" },
 	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n"
 	     "[down.router.class.EF]\n", "t.conf:22: [down.router.class.EF]: section appears twice" },
 	{ 0, "[down.router]\ndefault = EF\nscheduler = weighted\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\n",
@@ -605,7 +683,101 @@ static const struct bad_case router_cases[] = {
 	  "t.conf:19: down.router.device_queue: expected a number of packets" },
 	{ 0, "[down.router.class.A]\nred.max_p = 0\n",
 	  "t.conf:18: down.router.class.A.red.max_p: expected a probability in (0, 1] like 0.1, got '0'" },
+	{ 0, "[down.router.class.A]\ncodel.target = 0ms\n",
+	  "t.conf:18: down.router.class.A.codel.target: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), at least 1us, got '0ms'" },
+	{ 0, "[down.router.class.A]\ncodel.ecn = maybe\n",
+	  "t.conf:18: down.router.class.A.codel.ecn: expected 'true' or 'false', got 'maybe'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\ncodel.interval = 50ms\n",
+	  "t.conf: down.router.class.EF.codel.interval: only with discipline = codel" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5B\n",
+	  "t.conf: down.router.class.EF.limit: pfifo, head_drop, codel, fq_codel, pie and dualpi2 count packets" },
+	{ 0, "[down.router.class.A]\npie.target = 0us\n",
+	  "t.conf:18: down.router.class.A.pie.target: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '0us'" },
+	{ 0, "[down.router.class.A]\npie.tupdate = 15\n",
+	  "t.conf:18: down.router.class.A.pie.tupdate: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '15'" },
+	{ 0, "[down.router.class.A]\ndualpi2.target = 11s\n",
+	  "t.conf:18: down.router.class.A.dualpi2.target: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '11s'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5\npie.target = 20ms\n",
+	  "t.conf: down.router.class.EF.pie.target: only with discipline = pie" },
+	{ 0, "[down.router.class.A]\npie.alpha = 2.5\n",
+	  "t.conf:18: down.router.class.A.pie.alpha: expected a gain in [0, 2] like 0.125, got '2.5'" },
+	{ 0, "[down.router.class.A]\npie.beta = -1\n",
+	  "t.conf:18: down.router.class.A.pie.beta: expected a gain in [0, 2] like 0.125, got '-1'" },
+	{ 0, "[down.router.class.A]\npie.ecn = yes\n",
+	  "t.conf:18: down.router.class.A.pie.ecn: expected 'true' or 'false', got 'yes'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = pfifo\nlimit = 5\npie.ecn = true\n",
+	  "t.conf: down.router.class.EF.pie.ecn: only with discipline = pie" },
+	{ 0, "[down.router.class.A]\ndualpi2.coupling = 0.5\n",
+	  "t.conf:18: down.router.class.A.dualpi2.coupling: expected a coupling factor in [1, 255] like 2, got '0.5'" },
+	{ 0, "[down.router.class.A]\ndualpi2.c_protection = 101\n",
+	  "t.conf:18: down.router.class.A.dualpi2.c_protection: expected a percentage in [0, 100] like 10, got '101'" },
+	{ 0, "[down.router.class.A]\ndualpi2.step_thresh = 0ms\n",
+	  "t.conf:18: down.router.class.A.dualpi2.step_thresh: expected a duration such as 250us, 200ms or 1.5s "
+	  "(whole microseconds), from 1us to 10s, got '0ms'" },
+	{ 0, "[down.router.class.A]\nfq_codel.flows = 0\n",
+	  "t.conf:18: down.router.class.A.fq_codel.flows: expected a number of flows in [1, 65536] like 1024, got '0'" },
+	{ 0, "[down.router.class.A]\nfq_codel.quantum = 100\n",
+	  "t.conf:18: down.router.class.A.fq_codel.quantum: expected IP bytes in [256, 1048576] like 1514, got '100'" },
+	{ 0, "[down.router]\ndefault = EF\n[down.router.class.EF]\ndiscipline = codel\nlimit = 5\nfq_codel.ecn = false\n",
+	  "t.conf: down.router.class.EF.fq_codel.ecn: only with discipline = fq_codel" },
+	{ 0, "[down.router.class.A]\ndualpi2.alpha = 0\n",
+	  "t.conf:18: down.router.class.A.dualpi2.alpha: expected a gain in Hz like 0.16, got '0'" },
 };
+
+/* A codel class with no key of its own has Linux's defaults; the canonical output writes
+ * every key, and what it writes parses back to the same. */
+static void test_codel_defaults_and_keys(void **state)
+{
+	(void)state;
+	struct sq_emu_config *cfg = new_config();
+	char err[512] = "";
+	char *text = minimal_plus("[down.router]\ndefault = A\n[down.router.class.A]\ndiscipline = codel\nlimit = 1000\n"
+				  "[down.router.class.B]\ndiscipline = codel\nlimit = 20\ncodel.target = 2ms\n"
+				  "codel.interval = 40ms\ncodel.ecn = true\ncodel.ce_threshold = 1ms\n");
+	if (!parse_text(cfg, text, err, sizeof(err)))
+		fail_msg("%s", err);
+	const struct sq_router_class *a = &cfg->link.dir[SQ_DOWN].router.classes[0];
+	const struct sq_router_class *b = &cfg->link.dir[SQ_DOWN].router.classes[1];
+	assert_int_equal(a->discipline, SQ_QDISC_CODEL);
+	assert_true(a->codel.target == 5000 && a->codel.interval == 100000 && !a->codel.ecn && a->codel.ce_threshold == 0);
+	assert_true(b->codel.target == 2000 && b->codel.interval == 40000 && b->codel.ecn && b->codel.ce_threshold == 1000);
+	char *out = canonical_text(cfg);
+	assert_non_null(strstr(out, "down.router.class.A.limit = 1000\ndown.router.class.A.codel.target = 5000us\n"
+				    "down.router.class.A.codel.interval = 100000us\ndown.router.class.A.codel.ecn = false\n"
+				    "down.router.class.A.codel.ce_threshold = 0us\n"));
+	char *rebuilt = calloc(1, strlen(out) + strlen(MINIMAL) + 256);
+	strcat(rebuilt, MINIMAL);
+	strcat(rebuilt, "[down.router]\ndefault = A\n[down.router.class.A]\n");
+	append_keys(rebuilt, out, "down.router.class.A.");
+	struct sq_emu_config *again = new_config();
+	if (!parse_text(again, rebuilt, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_memory_equal(&again->link.dir[SQ_DOWN].router.classes[0].codel, &a->codel, sizeof a->codel);
+	free_config(again);
+	free(rebuilt);
+	free(out);
+	free(text);
+	free_config(cfg);
+}
+
+/* Every section's key table fits the parser's record of the keys seen. */
+static void test_key_tables_fit(void **state)
+{
+	(void)state;
+	const struct key_spec *tables[] = { sq_process_keys, sq_channel_keys, sq_direction_keys, sq_router_keys,
+					    sq_router_class_keys, sq_router_filter_keys };
+	for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+		size_t n = 0;
+		while (tables[t][n].name)
+			n++;
+		if (n > SQ_MAX_SECTION_KEYS)
+			fail_msg("key table %zu has %zu keys, SQ_MAX_SECTION_KEYS is %d", t, n, SQ_MAX_SECTION_KEYS);
+	}
+}
 
 static void test_router_bad_inputs(void **state)
 {
@@ -673,6 +845,11 @@ int main(void)
 		cmocka_unit_test(test_exponential_bounds),
 		cmocka_unit_test(test_missing_section_and_nul_byte),
 		cmocka_unit_test(test_router_sections),
+		cmocka_unit_test(test_codel_defaults_and_keys),
+		cmocka_unit_test(test_pie_class_defaults),
+		cmocka_unit_test(test_dualpi2_class_defaults),
+		cmocka_unit_test(test_fq_codel_class_defaults),
+		cmocka_unit_test(test_key_tables_fit),
 		cmocka_unit_test(test_router_bad_inputs),
 		cmocka_unit_test(test_only_a_regular_file_is_read),
 	};

@@ -35,8 +35,10 @@ static void test_ipv4_tcp(void **state)
 	assert_int_equal(id.tcp_flags, SQ_TCP_SYN | SQ_TCP_ACK);
 	assert_true(id.has_payload_len);
 	assert_int_equal(id.payload_len, 100);
-	const uint8_t src[4] = { 198, 18, 0, 1 };
+	const uint8_t src[16] = { 198, 18, 0, 1 };
 	assert_memory_equal(id.src, src, 4);
+	assert_memory_equal(m.src, src, 16);   /* the flow key: IPv4 in the first 4 bytes, then 0 */
+	assert_memory_equal(m.dst, id.dst, 16);
 }
 
 static void test_ipv4_udp_and_icmp(void **state)
@@ -108,6 +110,8 @@ static void test_ipv6_tcp_through_extension_headers(void **state)
 	assert_int_equal(id.sport, 5000);
 	assert_int_equal(id.payload_len, 40);
 	assert_int_equal(id.dst[15], 2);
+	assert_memory_equal(m.src, id.src, 16);   /* the flow key's addresses */
+	assert_memory_equal(m.dst, id.dst, 16);
 	/* A later fragment: the transport is not read. */
 	tp_put16(e + 24 + 2, 8);
 	assert_true(sq_pkt_inspect(p, len, &m, &id));

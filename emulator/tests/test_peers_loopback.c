@@ -553,7 +553,7 @@ static void test_router_marks_ce(void **state)
 	assert_int_equal(count(log, "\tecn_mark\tdown\t"), marked);
 	assert_non_null(strstr(log, "# config down.router.class.BE.red.ecn = true\n"));
 	char line[128];
-	snprintf(line, sizeof(line), "\n# router down BE arrivals 20 enqueued 20 drops 0 tail_drops 0 red_drops 0 marks %zu ",
+	snprintf(line, sizeof(line), "\n# router down BE arrivals 20 enqueued 20 drops 0 tail_drops 0 red_drops 0 dequeue_drops 0 marks %zu ",
 		 marked);
 	assert_non_null(strstr(log, line));
 	free(log);

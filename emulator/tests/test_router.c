@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <math.h>
 
+#include "router_discipline.h"
 #include "test_model_support.h"
 
 enum { DSCP_EF = 46, DSCP_AF11 = 10, ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
@@ -374,6 +375,167 @@ static void test_marked_packet_is_delivered(void **state)
 	assert_true(rec_find(&f->rec, SQ_EV_ECN_MARK, SQ_DOWN, ect, -1) >= 0);
 }
 
+/* ---- CoDel at dequeue ------------------------------------------------------------ */
+
+/* Ten 1000 B packets at t = 0 into a codel class (ecn on) in front of a send buffer of one
+ * packet at 64 kbit/s: one leaves every 125 ms. Packet 2 (sojourn 125 ms) starts the
+ * interval above target (first_above_time 225 000); packet 3 enters the drop state at
+ * 250 000 (drop_next 350 000); then drop_next advances by 100 ms / sqrt(count): 70 710,
+ * 57 735, 50 000, 44 721 µs; no signal once at most one MTU (1500 B) is left behind. */
+static void codel_burst(struct fixture *f, uint8_t ecn, uint64_t *ids)
+{
+	struct sq_router_class *c = add_class(router(f), "BE", SQ_QDISC_CODEL, 1000);
+	c->codel = (struct sq_codel_config){ .target = 5000, .interval = 100000, .ecn = true };
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+	for (int i = 0; i < 10; i++)
+		ids[i] = send_pkt(f, 0, 1000, 0, ecn, 6, 80, 4000);
+	sq_model_advance(f->m, 10000000);
+}
+
+static void test_codel_marks_ect_packets_as_they_leave(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t id[10];
+	codel_burst(f, ECN_ECT0, id);
+	static const sq_time_us marked_at[] = { 250000, 375000, 500000, 625000, 750000, 875000 };
+	for (int i = 0; i < 10; i++) {
+		long at = rec_find(&f->rec, SQ_EV_ECN_MARK, SQ_DOWN, id[i], -1);
+		if (i < 2 || i > 7) {
+			assert_true(at < 0);
+		} else {
+			assert_true(at >= 0);
+			assert_int_equal(f->rec.ev[at].t, marked_at[i - 2]);
+			/* marked as it leaves: into the send buffer at the same time, then out */
+			assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, id[i], -1), marked_at[i - 2]);
+		}
+		assert_int_equal(fate(f, id[i]), SQ_EV_OUT);
+	}
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.marks, 6);
+	assert_int_equal(s.drops, 0);
+	assert_int_equal(s.enqueued, 10);
+}
+
+static void test_codel_drops_not_ect_packets_at_the_head(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t id[10];
+	codel_burst(f, ECN_NOT_ECT, id);
+	/* 250 000: 3 dropped entering, 4 sent; 375 000: 5 dropped (count 2), 6 sent (drop_next
+	 * 420 710); 500 000: 7 and 8 dropped (count 3, 4), 9 sent (1000 B left: below one MTU). */
+	static const sq_time_us dropped_at[10] = { [2] = 250000, [4] = 375000, [6] = 500000, [7] = 500000 };
+	for (int i = 0; i < 10; i++) {
+		if (dropped_at[i]) {
+			assert_int_equal(fate(f, id[i]), SQ_EV_DROP_ROUTER);
+			assert_int_equal(rec_time(&f->rec, SQ_EV_DROP_ROUTER, SQ_DOWN, id[i], -1), dropped_at[i]);
+		} else {
+			assert_int_equal(fate(f, id[i]), SQ_EV_OUT);
+		}
+	}
+	assert_int_equal(rec_time(&f->rec, SQ_EV_ENQUEUE, SQ_DOWN, id[8], -1), 500000);
+	struct sq_router_class_stats s = stats(f, 0);
+	assert_int_equal(s.dequeue_drops, 4);
+	assert_int_equal(s.drops, 4);
+	assert_int_equal(s.marks, 0);
+	assert_int_equal(s.enqueued, 6);
+	assert_int_equal(sq_model_pending(f->m), 0);
+}
+
+/* ---- FQ-CoDel -------------------------------------------------------------------------- */
+
+/* An fq_codel class of limit packets at 64 kbit/s behind a send buffer of one packet (a
+ * 1000 B packet leaves every 125 ms); its CoDel out of the way (target 10 s): the scheduler
+ * alone decides. */
+static void fq_router(struct fixture *f, uint32_t limit, uint32_t flows, uint32_t quantum)
+{
+	struct sq_router_class *c = add_class(router(f), "BE", SQ_QDISC_FQ_CODEL, limit);
+	c->fq_codel = (struct sq_fq_codel_config){ .target = 10000000, .interval = 20000000, .ecn = true,
+						   .quantum = quantum, .flows = flows };
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 1500;
+	f->m = tl_model(&f->tl, &f->rec);
+}
+
+/* The order in which the packets ids[0..n) moved into the send buffer. */
+static void assert_sent_in_order(struct fixture *f, const uint64_t *ids, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < f->rec.n && k < n; i++) {
+		if (f->rec.ev[i].type != SQ_EV_ENQUEUE || f->rec.ev[i].dir != SQ_DOWN)
+			continue;
+		if (f->rec.ev[i].pkt_id != ids[k])
+			fail_msg("send %zu: packet %llu, expected %llu", k, (unsigned long long)f->rec.ev[i].pkt_id,
+				 (unsigned long long)ids[k]);
+		k++;
+	}
+	assert_int_equal(k, n);
+}
+
+/* Flow A's first packet leaves at once and leaves the class empty: the dequeue that finds it
+ * so takes A off the lists, and A2 (same t = 0) makes A a new flow again with a quantum of
+ * 1514 B. A2 leaves at 125 ms (514 B of deficit left), A3 at 250 ms (-486 B); then A goes to
+ * the old list with another quantum and B, a new flow since t = 1 ms, leaves before A4. */
+static void test_fq_codel_serves_a_new_flow_ahead_of_an_old_one(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 10240, 1024, 1514);
+	uint64_t a[5], b;
+	for (int i = 0; i < 5; i++)
+		a[i] = send_pkt(f, 0, 1000, 0, 0, 17, 1, 9);
+	b = send_pkt(f, 1000, 1000, 0, 0, 17, 2, 9);
+	sq_model_advance(f->m, 10000000);
+	const uint64_t order[] = { a[0], a[1], a[2], b, a[3], a[4] };
+	assert_sent_in_order(f, order, 6);
+}
+
+/* With one flow bucket every packet shares one queue: FIFO order, as codel. */
+static void test_fq_codel_with_one_flow_is_a_fifo(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 10240, 1, 1514);
+	uint64_t ids[6];
+	for (int i = 0; i < 6; i++)
+		ids[i] = send_pkt(f, i * 1000, 1000, 0, 0, 17, (uint16_t)(1 + i % 3), 9);
+	sq_model_advance(f->m, 10000000);
+	assert_sent_in_order(f, ids, 6);
+}
+
+/* At the limit the arrival stays and the fattest flow loses its oldest packet: A holds 3 of
+ * the 4 queued packets (A1 already left), so A2 is dropped for C's packet. */
+static void test_fq_codel_drops_the_fattest_flows_head_at_the_limit(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 4, 1024, 1514);
+	uint64_t a[4], b, c;
+	for (int i = 0; i < 4; i++)
+		a[i] = send_pkt(f, 0, 1000, 0, 0, 17, 1, 9);
+	b = send_pkt(f, 0, 600, 0, 0, 17, 2, 9);
+	c = send_pkt(f, 0, 600, 0, 0, 17, 3, 9);
+	sq_model_advance(f->m, 10000000);
+	assert_int_equal(fate(f, a[1]), SQ_EV_DROP_ROUTER);
+	assert_int_equal(rec_time(&f->rec, SQ_EV_DROP_ROUTER, SQ_DOWN, a[1], -1), 0);
+	assert_int_equal(fate(f, c), SQ_EV_OUT);
+	assert_int_equal(fate(f, b), SQ_EV_OUT);
+	assert_int_equal(stats(f, 0).tail_drops, 1);
+	assert_int_equal(sq_model_pending(f->m), 0);
+}
+
+/* A quantum below the packet size: a flow earns its next packet over several turns, and two
+ * backlogged flows alternate packet by packet (each needs 4 quanta of 256 B for 1000 B). */
+static void test_fq_codel_small_quantum_alternates_the_flows(void **state)
+{
+	struct fixture *f = *state;
+	fq_router(f, 10240, 1024, 256);
+	uint64_t a[3], b[3];
+	for (int i = 0; i < 3; i++) {
+		a[i] = send_pkt(f, 0, 1000, 0, 0, 17, 1, 9);
+		b[i] = send_pkt(f, 0, 1000, 0, 0, 17, 2, 9);
+	}
+	sq_model_advance(f->m, 10000000);
+	const uint64_t order[] = { a[0], b[0], a[1], b[1], a[2], b[2] };
+	assert_sent_in_order(f, order, 6);
+}
+
 /* ---- classification and strict priority -------------------------------------------- */
 
 static void three_priority_classes(struct fixture *f)
@@ -532,6 +694,50 @@ static void test_weighted_shares_of_three_classes(void **state)
 	assert_shares(bytes, shares, 3, 0.01);
 }
 
+/* A class's share counts the bytes it sends: equal shares for a pfifo, a CoDel class and a
+ * DualPI2 class, all deep in backlog at 1 Mbit/s. CoDel drops at dequeue (a drop costs no
+ * deficit: charging them would leave it about a third of the pfifo's bytes), and DualPI2's
+ * arrange moves the packet served next to the head after each pop (its target out of the
+ * way: it only schedules), so the deficit must be charged with the packet that left (40 B L4S
+ * ones and 1500 B classic ones alternate), not with the new head. */
+static void test_weighted_shares_count_what_aqm_classes_send(void **state)
+{
+	struct fixture *f = *state;
+	struct sq_router_config *rc = router(f);
+	rc->scheduler = SQ_ROUTER_WEIGHTED;
+	add_class(rc, "F", SQ_QDISC_PFIFO, 5000)->share_bps = 100000;
+	struct sq_router_class *codel = add_class(rc, "C", SQ_QDISC_CODEL, 5000);
+	codel->share_bps = 100000;
+	codel->codel = (struct sq_codel_config){ .target = 5000, .interval = 100000 };
+	add_filter(rc, 1)->dscp_mask = 1ull << 1;
+	struct sq_router_class *dual = add_class(rc, "D", SQ_QDISC_DUALPI2, 5000);
+	dual->share_bps = 100000;
+	dual->dualpi2 = (struct sq_dualpi2_config){ .target = 10000000, .tupdate = 16000, .alpha = 41.0 / 256,
+						    .beta = 819.0 / 256, .coupling = 2.0, .step_thresh = 1000,
+						    .c_protection = 10.0 };
+	add_filter(rc, 2)->dscp_mask = 1ull << 2;
+	static const struct sq_rate_step mbit[] = { { 0, 1000000 } };
+	tl_set_rates(&f->tl, SQ_DOWN, 1, mbit);
+	f->tl.cfg.dir[SQ_DOWN].send_buffer = 3000;
+	f->m = tl_model(&f->tl, &f->rec);
+	static const uint32_t sizes[] = { 1500, 40, 576, 1000, 296 };
+	for (int i = 0; i < 4000; i++) {
+		send_pkt(f, 0, sizes[i % 5], 0, 0, 6, 1, 2);
+		send_pkt(f, 0, sizes[i % 5], 1, ECN_NOT_ECT, 6, 1, 2);
+		send_pkt(f, 0, i % 2 ? 40 : 1500, 2, i % 2 ? ECN_ECT1 : ECN_NOT_ECT, 6, 1, 2);
+	}
+	sq_model_advance(f->m, 5000000);
+	uint64_t bytes[3] = { 0 };
+	for (size_t i = 0; i < f->rec.n; i++)
+		if (f->rec.ev[i].type == SQ_EV_ENQUEUE)
+			bytes[f->rec.ev[i].router_class] += f->rec.ev[i].ip_len;
+	for (size_t c = 0; c < 3; c++)
+		assert_true(stats(f, c).backlog_pkts > 0);   /* still saturated */
+	assert_true(stats(f, 1).dequeue_drops > 100);
+	const uint64_t shares[] = { 1, 1, 1 };
+	assert_shares(bytes, shares, 3, 0.01);
+}
+
 static void test_weighted_idle_class_leaves_its_share_to_others(void **state)
 {
 	struct fixture *f = *state;
@@ -677,12 +883,24 @@ static void random_router(struct sq_router_config *rc, uint64_t *r)
 		k->priority = (uint8_t)(lcg(r) % 3);
 		k->share_bps = 1000 + lcg(r) % 64000;
 		k->discipline = (enum sq_qdisc)(lcg(r) % SQ_QDISCS);
-		k->limit = k->discipline == SQ_QDISC_PFIFO ? 1 + (uint32_t)(lcg(r) % 30)
-							     : 1500 + (uint32_t)(lcg(r) % 20000);
+		k->limit = sq_router_discipline(k->discipline)->limit_in_bytes ? 1500 + (uint32_t)(lcg(r) % 20000)
+									       : 1 + (uint32_t)(lcg(r) % 30);
+		k->codel = (struct sq_codel_config){ .target = 1000 + (sq_time_us)(lcg(r) % 10000),
+						     .interval = 20000 + (sq_time_us)(lcg(r) % 100000),
+						     .ecn = lcg(r) % 2,
+						     .ce_threshold = lcg(r) % 2 ? 0 : 500 + (sq_time_us)(lcg(r) % 5000) };
+		k->fq_codel = (struct sq_fq_codel_config){ .target = k->codel.target, .interval = k->codel.interval,
+							   .ecn = k->codel.ecn, .quantum = 256 + (uint32_t)(lcg(r) % 3000),
+							   .flows = 1 + (uint32_t)(lcg(r) % 8) };
 		uint32_t min = 500 + (uint32_t)(lcg(r) % 4000);
 		k->red = (struct sq_red_config){ .limit = min + 3000, .min = min, .max = min + 2000,
 						 .avpkt = 500, .max_p = 0.1, .w_q = 0.02,
 						 .ecn = lcg(r) % 2 };
+		k->pie = (struct sq_pie_config){ .target = 15000, .tupdate = 15000, .alpha = 0.125,
+						 .beta = 1.25, .ecn = k->red.ecn };
+		k->dualpi2 = (struct sq_dualpi2_config){ .target = 15000, .tupdate = 16000, .alpha = 0.16,
+							 .beta = 3.2, .coupling = 2.0, .step_thresh = 1000,
+							 .c_protection = 10.0, .overflow = k->red.ecn };
 	}
 	rc->default_class = lcg(r) % rc->n_classes;
 	rc->device_queue = lcg(r) % 2 ? 0 : 1 + (uint32_t)(lcg(r) % 10);
@@ -726,7 +944,7 @@ static void check_bookkeeping(const struct fixture *f, size_t sent)
 		struct sq_router_class_stats s;
 		assert_true(sq_model_router_stats(f->m, SQ_DOWN, c, &s));
 		assert_int_equal(s.arrivals, s.enqueued + s.drops + s.backlog_pkts);
-		assert_int_equal(s.drops, s.tail_drops + s.red_drops);
+		assert_int_equal(s.drops, s.tail_drops + s.red_drops + s.dequeue_drops);
 		assert_int_equal(s.drops, drops[c]);
 		assert_int_equal(s.marks, marks[c]);
 		/* enqueued counts the moves out of the class queue: into the send buffer, or into
@@ -745,7 +963,7 @@ static void check_bookkeeping(const struct fixture *f, size_t sent)
 static void test_random_routers_keep_exact_bookkeeping(void **state)
 {
 	struct fixture *f = *state;
-	uint64_t r = 77, tail = 0, red = 0, marked = 0, moved = 0;
+	uint64_t r = 77, tail = 0, red = 0, dequeue = 0, marked = 0, moved = 0;
 	for (int run = 0; run < 40; run++) {
 		sq_model_free(f->m);
 		rec_release(&f->rec);
@@ -775,14 +993,16 @@ static void test_random_routers_keep_exact_bookkeeping(void **state)
 			assert_true(sq_model_router_stats(f->m, SQ_DOWN, c, &st));
 			tail += st.tail_drops;
 			red += st.red_drops;
+			dequeue += st.dequeue_drops;
 			marked += st.marks;
 			moved += st.enqueued;
 		}
 	}
 	/* The runs did exercise every way out of a class queue. */
-	if (!(tail > 100 && red > 30 && marked > 30 && moved > 1000))
-		fail_msg("tail %llu red %llu marked %llu moved %llu", (unsigned long long)tail,
-			 (unsigned long long)red, (unsigned long long)marked, (unsigned long long)moved);
+	if (!(tail > 100 && red > 30 && dequeue > 10 && marked > 30 && moved > 1000))
+		fail_msg("tail %llu red %llu dequeue %llu marked %llu moved %llu", (unsigned long long)tail,
+			 (unsigned long long)red, (unsigned long long)dequeue, (unsigned long long)marked,
+			 (unsigned long long)moved);
 }
 
 /* ---- determinism ---------------------------------------------------------------- */
@@ -890,11 +1110,18 @@ int main(void)
 		T(test_ecn_marks_ect_and_ce_and_drops_not_ect),
 		T(test_without_ecn_red_drops_every_kind),
 		T(test_marked_packet_is_delivered),
+		T(test_codel_marks_ect_packets_as_they_leave),
+		T(test_codel_drops_not_ect_packets_at_the_head),
+		T(test_fq_codel_serves_a_new_flow_ahead_of_an_old_one),
+		T(test_fq_codel_with_one_flow_is_a_fifo),
+		T(test_fq_codel_drops_the_fattest_flows_head_at_the_limit),
+		T(test_fq_codel_small_quantum_alternates_the_flows),
 		T(test_strict_priority_order_at_dequeue),
 		T(test_equal_priorities_are_served_in_arrival_order),
 		T(test_protocol_and_port_ranges_classify),
 		T(test_weighted_shares_over_a_long_run),
 		T(test_weighted_shares_of_three_classes),
+		T(test_weighted_shares_count_what_aqm_classes_send),
 		T(test_weighted_idle_class_leaves_its_share_to_others),
 		T(test_no_drop_sbuf_behind_a_router),
 		T(test_a_packet_that_exactly_fills_the_send_buffer_moves_on),

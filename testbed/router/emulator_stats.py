@@ -9,7 +9,7 @@ from pathlib import Path
 from analysis.read.emulog import read_emulator_log
 from analysis.errors import LogFormatError
 
-_ROUTER_COUNTERS = ("arrivals", "enqueued", "drops", "tail_drops", "red_drops", "marks",
+_ROUTER_COUNTERS = ("arrivals", "enqueued", "drops", "tail_drops", "red_drops", "dequeue_drops", "marks",
                     "backlog_pkts", "backlog_bytes")
 
 

@@ -6,7 +6,7 @@ Each raises ConfigError naming the key (`where`) and what was expected.
 from __future__ import annotations
 
 from testbed.errors import ConfigError
-from testbed.units import parse_rate_bps, parse_size_bytes
+from testbed.units import MAX_TIME_US, format_time_us, parse_positive_time_us, parse_rate_bps, parse_size_bytes
 
 _DSCP_NAMES: dict[str, int] = {"BE": 0, "default": 0, "EF": 46, "VA": 44}
 _DSCP_NAMES.update({f"CS{i}": 8 * i for i in range(8)})
@@ -47,6 +47,23 @@ def positive_size(value: object, where: str) -> int:
     if size <= 0:
         raise ConfigError(where, f"\"{value}\" is not a positive size; expected e.g. \"1500B\"")
     return size
+
+
+def optional_bool(table: dict, key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}", f"{value!r} is not true or false")
+    return value
+
+
+def optional_time(table: dict, key: str, where: str, default_us: int, most_us: int = MAX_TIME_US) -> int:
+    """A positive time in µs (the default when the key is absent), at most most_us."""
+    if key not in table:
+        return default_us
+    us = parse_positive_time_us(table[key], f"{where}.{key}")
+    if us > most_us:
+        raise ConfigError(f"{where}.{key}", f"\"{table[key]}\" is above {format_time_us(most_us)}")
+    return us
 
 
 def positive_int(value: object, where: str, unit: str) -> int:

@@ -16,7 +16,7 @@ but it is said on stderr by `squall show` and `squall run`:
   the other direction's flows' ACKs/requests.
 (A class no filter sends packets to is not said: the studies' routers keep their UDP class in the
 cells without a UDP stream, and an empty class changes nothing.)
-- a flow that marks its packets (dscp/tos) in a cell whose router does not classify by them
+- a flow that marks its packets (dscp, or tos beyond the ECN field) in a cell whose router does not classify by them
   (no router, or one without DiffServ classes): the marking changes nothing;
 - a channel (good/bad timeline or trace) while no cell's link has an error probability above 0:
   the channel changes nothing (said once; a scenario whose lossy cells use it is fine).
@@ -77,8 +77,9 @@ def cell_warnings(cell: ResolvedCell, timeout_us: int) -> list[tuple[str, str]]:
     for direction, router in diffserv:
         found += _router_warnings(router, cell.flows, direction)
     if not diffserv:
+        # Only the DSCP bits: an ECN field alone (tos 1-3: ECT(1), ECT(0), CE) is read by AQMs with ECN.
         found += [(f"flows.{f.name}.dscp", f"marks its packets (TOS {f.tos}), but no router of this cell "
-                   "classifies by DiffServ: the marking changes nothing") for f in cell.flows if f.tos]
+                   "classifies by DiffServ: the marking changes nothing") for f in cell.flows if f.tos >> 2]
     return found
 
 

@@ -24,6 +24,8 @@ struct key_spec {
 	bool required;
 };
 
-#define SQ_MAX_SECTION_KEYS 24
+/* The most keys a section's table may hold (the parser's key_seen; test_config checks the
+ * tables against it). */
+#define SQ_MAX_SECTION_KEYS 48
 
 #endif

@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "router_discipline.h"
+#include "router_dualpi2.h"
+#include "router_fq_codel.h"
+#include "router_pie.h"
 #include "value_parse.h"
 
 static struct sq_router_config *router(struct sq_emu_config *cfg, const struct where *w)
@@ -190,9 +193,174 @@ static const char *set_red_w_q(struct sq_emu_config *cfg, const struct where *w,
 	return red_fraction(&class_of(cfg, w)->red.w_q, v, "expected a weight in (0, 1] like 0.002");
 }
 
+static const char *flag_into(bool *out, const char *v)
+{
+	return sq_parse_bool(v, out) ? NULL : "expected 'true' or 'false'";
+}
+
 static const char *set_red_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
 {
-	return sq_parse_bool(v, &class_of(cfg, w)->red.ecn) ? NULL : "expected 'true' or 'false'";
+	return flag_into(&class_of(cfg, w)->red.ecn, v);
+}
+
+/* A decimal in (0, max] (lo_open) or [0, max] into *out; else `expected`. */
+static const char *decimal_in(double *out, const char *v, double max, bool lo_open, const char *expected)
+{
+	double d;
+	if (!sq_parse_decimal(v, max, &d) || (lo_open && d == 0.0))
+		return expected;
+	*out = d;
+	return NULL;
+}
+
+#define PIE_GAIN_EXPECTED "expected a gain in [0, 2] like 0.125"
+
+/* A duration in [1us, max] into *out. */
+static const char *duration_in(sq_time_us *out, const char *v, sq_time_us max, const char *expected)
+{
+	int64_t us;
+	if (!sq_parse_duration(v, &us) || us < 1 || us > max)
+		return expected;
+	*out = us;
+	return NULL;
+}
+
+#define AQM_TIME_EXPECTED "expected " SQ_EXPECT_DURATION ", from 1us to 10s"
+
+static const char *set_pie_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->pie.target, v, SQ_PIE_MAX_US, AQM_TIME_EXPECTED);
+}
+
+static const char *set_pie_tupdate(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->pie.tupdate, v, SQ_PIE_MAX_US, AQM_TIME_EXPECTED);
+}
+
+static const char *set_pie_alpha(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->pie.alpha, v, 2.0, false, PIE_GAIN_EXPECTED);
+}
+
+static const char *set_pie_beta(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->pie.beta, v, 2.0, false, PIE_GAIN_EXPECTED);
+}
+
+static const char *set_pie_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->pie.ecn, v);
+}
+
+static const char *set_pie_bytemode(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->pie.bytemode, v);
+}
+
+static const char *set_dualpi2_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->dualpi2.target, v, SQ_DUALPI2_MAX_US, AQM_TIME_EXPECTED);
+}
+
+static const char *set_dualpi2_tupdate(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->dualpi2.tupdate, v, SQ_DUALPI2_MAX_US, AQM_TIME_EXPECTED);
+}
+
+static const char *set_dualpi2_step(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->dualpi2.step_thresh, v, SQ_DUALPI2_MAX_US, AQM_TIME_EXPECTED);
+}
+
+static const char *set_dualpi2_alpha(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.alpha, v, 32768.0, true, "expected a gain in Hz like 0.16");
+}
+
+static const char *set_dualpi2_beta(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.beta, v, 32768.0, true, "expected a gain in Hz like 3.2");
+}
+
+static const char *set_dualpi2_coupling(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	double *k = &class_of(cfg, w)->dualpi2.coupling;
+	const char *bad = decimal_in(k, v, 255.0, true, "expected a coupling factor in [1, 255] like 2");
+	return bad || *k >= 1.0 ? bad : "expected a coupling factor in [1, 255] like 2";
+}
+
+static const char *set_dualpi2_c_protection(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return decimal_in(&class_of(cfg, w)->dualpi2.c_protection, v, 100.0, false,
+			  "expected a percentage in [0, 100] like 10");
+}
+
+static const char *set_dualpi2_overflow(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->dualpi2.overflow, v);
+}
+
+#define CODEL_TIME_EXPECTED "expected " SQ_EXPECT_DURATION ", at least 1us"
+
+static const char *set_codel_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->codel.target, v, SQ_TIME_NEVER, CODEL_TIME_EXPECTED);
+}
+
+static const char *set_codel_interval(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->codel.interval, v, SQ_TIME_NEVER, CODEL_TIME_EXPECTED);
+}
+
+static const char *set_codel_ce_threshold(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	int64_t us;
+	if (!sq_parse_duration(v, &us))
+		return "expected " SQ_EXPECT_DURATION " (0us: off)";
+	class_of(cfg, w)->codel.ce_threshold = us;
+	return NULL;
+}
+
+static const char *set_codel_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->codel.ecn, v);
+}
+
+static const char *set_fq_codel_target(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->fq_codel.target, v, SQ_TIME_NEVER, CODEL_TIME_EXPECTED);
+}
+
+static const char *set_fq_codel_interval(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return duration_in(&class_of(cfg, w)->fq_codel.interval, v, SQ_TIME_NEVER, CODEL_TIME_EXPECTED);
+}
+
+static const char *set_fq_codel_ecn(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return flag_into(&class_of(cfg, w)->fq_codel.ecn, v);
+}
+
+/* A whole number in [lo, hi] into *out. */
+static const char *count_in(uint32_t *out, const char *v, uint32_t lo, uint32_t hi, const char *expected)
+{
+	uint64_t n;
+	if (!sq_parse_count(v, hi, &n) || n < lo)
+		return expected;
+	*out = (uint32_t)n;
+	return NULL;
+}
+
+static const char *set_fq_codel_quantum(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return count_in(&class_of(cfg, w)->fq_codel.quantum, v, SQ_FQ_CODEL_MIN_QUANTUM, SQ_FQ_CODEL_MAX_QUANTUM,
+			"expected IP bytes in [256, 1048576] like 1514");
+}
+
+static const char *set_fq_codel_flows(struct sq_emu_config *cfg, const struct where *w, const char *v)
+{
+	return count_in(&class_of(cfg, w)->fq_codel.flows, v, 1, SQ_FQ_CODEL_MAX_FLOWS,
+			"expected a number of flows in [1, 65536] like 1024");
 }
 
 const struct key_spec sq_router_class_keys[] = {
@@ -206,6 +374,29 @@ const struct key_spec sq_router_class_keys[] = {
 	{ "red.max_p", set_red_max_p, false },
 	{ "red.w_q", set_red_w_q, false },
 	{ "red.ecn", set_red_ecn, false },
+	{ "codel.target", set_codel_target, false },
+	{ "codel.interval", set_codel_interval, false },
+	{ "codel.ecn", set_codel_ecn, false },
+	{ "codel.ce_threshold", set_codel_ce_threshold, false },
+	{ "fq_codel.target", set_fq_codel_target, false },
+	{ "fq_codel.interval", set_fq_codel_interval, false },
+	{ "fq_codel.ecn", set_fq_codel_ecn, false },
+	{ "fq_codel.quantum", set_fq_codel_quantum, false },
+	{ "fq_codel.flows", set_fq_codel_flows, false },
+	{ "pie.target", set_pie_target, false },
+	{ "pie.tupdate", set_pie_tupdate, false },
+	{ "pie.alpha", set_pie_alpha, false },
+	{ "pie.beta", set_pie_beta, false },
+	{ "pie.ecn", set_pie_ecn, false },
+	{ "pie.bytemode", set_pie_bytemode, false },
+	{ "dualpi2.target", set_dualpi2_target, false },
+	{ "dualpi2.tupdate", set_dualpi2_tupdate, false },
+	{ "dualpi2.alpha", set_dualpi2_alpha, false },
+	{ "dualpi2.beta", set_dualpi2_beta, false },
+	{ "dualpi2.coupling", set_dualpi2_coupling, false },
+	{ "dualpi2.step_thresh", set_dualpi2_step, false },
+	{ "dualpi2.c_protection", set_dualpi2_c_protection, false },
+	{ "dualpi2.overflow", set_dualpi2_overflow, false },
 	{ NULL, NULL, false },
 };
 
@@ -364,6 +555,12 @@ const char *sq_router_add_class(struct sq_emu_config *cfg, enum sq_dir dir, cons
 		for (const struct sq_router_key *k = keys_of(d); k && k->name; k++)
 			if (k->kind == SQ_RKEY_REAL)
 				*(double *)((char *)c + k->offset) = k->default_value;
+			else if (k->kind == SQ_RKEY_TIME)
+				*(sq_time_us *)((char *)c + k->offset) = (sq_time_us)k->default_value;
+			else if (k->kind == SQ_RKEY_COUNT)
+				*(uint32_t *)((char *)c + k->offset) = (uint32_t)k->default_value;
+			else if (k->kind == SQ_RKEY_BOOL)
+				*(bool *)((char *)c + k->offset) = k->default_value != 0.0;
 	return NULL;
 }
 
@@ -399,7 +596,10 @@ static const struct sq_router_key *key_set(const struct sq_router_class *c, unsi
 {
 	for (const struct sq_router_key *k = keys_of(d); k && k->name; k++) {
 		const void *v = key_value(c, k);
-		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) || (k->kind == SQ_RKEY_BOOL && *(const bool *)v))
+		if ((k->kind == SQ_RKEY_BYTES && *(const uint32_t *)v) ||
+		    (k->kind == SQ_RKEY_BOOL && *(const bool *)v != (k->default_value != 0.0)) ||
+		    (k->kind == SQ_RKEY_TIME && *(const sq_time_us *)v != (sq_time_us)k->default_value) ||
+		    (k->kind == SQ_RKEY_COUNT && *(const uint32_t *)v != (uint32_t)k->default_value))
 			return k;
 	}
 	return NULL;
@@ -535,6 +735,12 @@ static void write_key(FILE *out, const char *p, const struct sq_router_class *c,
 		break;
 	case SQ_RKEY_BOOL:
 		fprintf(out, "%s\n", *(const bool *)v ? "true" : "false");
+		break;
+	case SQ_RKEY_TIME:
+		fprintf(out, "%" PRId64 "us\n", (int64_t)*(const sq_time_us *)v);
+		break;
+	case SQ_RKEY_COUNT:
+		fprintf(out, "%" PRIu32 "\n", *(const uint32_t *)v);
 		break;
 	}
 }

@@ -122,6 +122,40 @@ struct sq_red_config {
 	bool ecn;         /* mark ECN-capable packets instead of dropping them */
 };
 
+struct sq_codel_config {
+	sq_time_us target;     /* µs: acceptable standing queue delay (5 ms) */
+	sq_time_us interval;   /* µs: the window of the sliding minimum (100 ms) */
+	bool ecn;              /* mark ECN-capable packets instead of dropping them */
+	sq_time_us ce_threshold;   /* µs: mark ECN-capable packets that waited longer; 0: off */
+};
+
+struct sq_fq_codel_config {   /* FQ-CoDel (RFC 8290, Linux sch_fq_codel): LINK_MODEL.md "FQ-CoDel" */
+	sq_time_us target;     /* µs: each flow's CoDel target (5 ms) */
+	sq_time_us interval;   /* µs: and interval (100 ms) */
+	bool ecn;              /* mark ECN-capable packets instead of dropping them (true) */
+	uint32_t quantum;      /* IP bytes a flow may send per turn (1514) */
+	uint32_t flows;        /* hash buckets (1024) */
+};
+
+struct sq_pie_config {   /* PIE (RFC 8033, Linux sch_pie): LINK_MODEL.md "PIE" */
+	sq_time_us target;    /* µs > 0: the queue delay it steers to (15 ms) */
+	sq_time_us tupdate;   /* µs > 0: the probability's update interval (15 ms) */
+	double alpha;       /* [0, 2]: per second of delay above target (0.125) */
+	double beta;        /* [0, 2]: per second of delay growth since the last update (1.25) */
+	bool ecn;           /* mark ECN-capable packets while the probability is <= 10 % */
+	bool bytemode;      /* scale the probability by packet size / MTU */
+};
+
+struct sq_dualpi2_config {   /* DualPI2 (RFC 9332, Linux sch_dualpi2): LINK_MODEL.md "DualPI2" */
+	sq_time_us target;    /* µs > 0: the PI2 controller's delay target (15 ms) */
+	sq_time_us tupdate;   /* µs > 0: its update interval (16 ms) */
+	double alpha, beta;   /* > 0: its gains in Hz (41/256, 819/256) */
+	double coupling;      /* k >= 1: L4S mark probability k p' (2) */
+	sq_time_us step_thresh;   /* µs > 0: the L queue's step threshold on the sojourn time (1 ms) */
+	double c_protection;  /* [0, 100]: the C queue's WRR weight, percent (10) */
+	bool overflow;        /* on overload (k p' > 1) L4S packets are marked, never dropped */
+};
+
 struct sq_router_class {
 	char name[SQ_ROUTER_NAME_MAX];
 	uint8_t priority;          /* SQ_ROUTER_PRIORITY: 0 is served first */
@@ -129,6 +163,10 @@ struct sq_router_class {
 	enum sq_qdisc discipline;
 	uint32_t limit;            /* packets or bytes (the discipline's limit_in_bytes); RED uses red.limit */
 	struct sq_red_config red;
+	struct sq_codel_config codel;
+	struct sq_fq_codel_config fq_codel;
+	struct sq_pie_config pie;
+	struct sq_dualpi2_config dualpi2;
 };
 
 /* All given fields must match (AND); a packet goes to the class of the first

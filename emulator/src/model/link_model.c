@@ -364,15 +364,35 @@ static void on_tx_start(struct sq_model *m, enum sq_dir dir)
 
 /* ---- the router stage ---------------------------------------------------------------- */
 
+struct router_report_ctx {
+	struct sq_model *m;
+	struct sq_direction *d;
+};
+
+/* A discipline's decision as a packet left its class queue: logged like one on arrival. */
+static void on_router_fate(void *ctx, const struct sq_router_pkt *rp, enum sq_router_fate fate)
+{
+	struct router_report_ctx *c = ctx;
+	struct sq_pkt p = { .id = rp->id, .user = rp->user, .ip_len = rp->ip_len };
+	emit_classed(c->m, c->d, fate == SQ_ROUTER_DROP_OUT ? SQ_EV_DROP_ROUTER : SQ_EV_ECN_MARK, &p, 0,
+		     rp->cls);
+	if (fate == SQ_ROUTER_DROP_OUT)
+		c->m->pending--;
+}
+
 /* Moves packets from the router stage (its device queue, or the class the scheduler
  * chooses) into the send buffer while the next one fits. */
 static void pump_router(struct sq_model *m, struct sq_direction *d)
 {
+	struct router_report_ctx ctx = { m, d };
+	const struct sq_router_report report = { on_router_fate, &ctx };
 	const struct sq_router_pkt *next;
-	while ((next = sq_router_next(&d->router, m->now)) != NULL) {
+	while ((next = sq_router_next(&d->router, m->now, &report)) != NULL) {
 		if ((uint64_t)d->sbuf + next->ip_len > d->cfg.send_buffer)
 			return;
-		struct sq_router_pkt rp = sq_router_take(&d->router, m->now);
+		struct sq_router_pkt rp;
+		if (!sq_router_take(&d->router, m->now, &report, &rp))
+			continue;   /* dropped as it left: the next one */
 		struct sq_pkt p = { .id = rp.id, .user = rp.user, .ip_len = rp.ip_len };
 		sq_ring_push(&d->ring, &p);
 		d->sbuf += p.ip_len;
@@ -408,7 +428,8 @@ static void route_arrival(struct sq_model *m, struct sq_direction *d, const stru
 		emit_classed(m, d, SQ_EV_ECN_MARK, p, 0, cls);
 	if (v == SQ_ROUTER_DROP_HEAD)
 		drop_from_head(m, d, cls, p->ip_len);
-	sq_router_enqueue(&d->router, cls, p->id, p->user, p->ip_len);
+	sq_router_enqueue(&d->router, cls, p->id, p->user, p->ip_len,
+			  v == SQ_ROUTER_MARK ? 3 : meta->ecn, sq_router_flow_hash(&d->router, meta), m->now);
 	m->pending++;
 	pump_router(m, d);
 	schedule_start(m, d);
@@ -714,9 +735,10 @@ static bool init_direction(struct sq_direction *d, enum sq_dir dir, uint32_t hos
 	sq_netem_stage_init(&d->netem, &c->netem, cfg->seed, cfg->replication, host, dir);
 	if (c->router.enabled &&
 	    !sq_router_init(&d->router, &c->router, c->mtu, cfg->seed, cfg->replication,
-			    sq_host_stream(dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP,
+			    sq_host_stream(dir == SQ_DOWN ? SQ_STREAM_ROUTER_DOWN : SQ_STREAM_ROUTER_UP, host),
+			    sq_host_stream(dir == SQ_DOWN ? SQ_STREAM_FLOW_HASH_DOWN : SQ_STREAM_FLOW_HASH_UP,
 					   host))) {
-		snprintf(err, errlen, "%s.router.device_queue: out of memory for %" PRIu32 " packets",
+		snprintf(err, errlen, "%s.router: out of memory for its queues (device_queue %" PRIu32 " packets)",
 			 sq_dir_name(dir), c->router.device_queue);
 		return false;
 	}
@@ -894,7 +916,7 @@ bool sq_model_router_stats(const struct sq_model *m, enum sq_dir dir, size_t cls
 		return false;
 	const struct sq_router_class_state *st = &r->cls[cls];
 	*out = st->stats;
-	out->drops = st->stats.tail_drops + st->stats.red_drops;
+	out->drops = st->stats.tail_drops + st->stats.red_drops + st->stats.dequeue_drops;
 	out->backlog_pkts = st->queue.count;
 	out->backlog_bytes = st->queue.bytes;
 	out->red_avg = sq_router_average(r, cls);

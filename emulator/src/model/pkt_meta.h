@@ -11,6 +11,8 @@ struct sq_pkt_meta {
 	uint8_t ecn;       /* the IP ECN field, 0..3 */
 	uint8_t proto;
 	uint16_t sport, dport;
+	uint8_t src[16], dst[16];   /* the IP addresses (IPv4: the first 4 bytes, the rest 0):
+				     * with proto and the ports the flow's 5-tuple (FQ-CoDel) */
 };
 
 #endif

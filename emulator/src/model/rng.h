@@ -15,8 +15,8 @@ enum sq_stream {
 	SQ_STREAM_CHANNEL = 0,      /* the good/bad timeline */
 	SQ_STREAM_ERROR_DOWN = 1,   /* per-attempt error draws, down */
 	SQ_STREAM_ERROR_UP = 2,     /* per-attempt error draws, up */
-	SQ_STREAM_ROUTER_DOWN = 3,  /* RED decisions of the router stage, down */
-	SQ_STREAM_ROUTER_UP = 4,    /* RED decisions of the router stage, up */
+	SQ_STREAM_ROUTER_DOWN = 3,  /* RED, PIE and DualPI2 decisions of the router stage, down */
+	SQ_STREAM_ROUTER_UP = 4,    /* RED, PIE and DualPI2 decisions of the router stage, up */
 	SQ_STREAM_CHANNEL_PHASE = 5, /* where a running channel is at t = 0 */
 	SQ_STREAM_NETEM_FIRST = 6,  /* 6..15: the netem stage, 6 + 2 x purpose + direction
 				     * (netem_stage.h) */
@@ -25,6 +25,8 @@ enum sq_stream {
 	SQ_STREAM_OUTAGES = 18,      /* the link's outage timeline (both directions) */
 	SQ_STREAM_OUTAGES_DOWN = 19, /* down's own outage timeline */
 	SQ_STREAM_OUTAGES_UP = 20,   /* up's own outage timeline */
+	SQ_STREAM_FLOW_HASH_DOWN = 21, /* the key of the router's flow hash (FQ-CoDel), down */
+	SQ_STREAM_FLOW_HASH_UP = 22,   /* the same, up */
 };
 
 /* A cell's host k (0-based index; host 1 is index 0) draws stream id + 256 x k: host 1's

@@ -1,6 +1,7 @@
 #include "router_check.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -112,4 +113,24 @@ bool sq_router_check(const struct sq_direction_config *d, const char *dn, char *
 		if (!check_filter(rc, i, dn, err, errlen))
 			return false;
 	return true;
+}
+
+bool sq_router_check_range(double v, double lo, double hi, bool lo_open, const char *cp, const char *key,
+			   char *err, size_t errlen)
+{
+	/* Written so that NaN fails too. */
+	if ((lo_open ? v > lo : v >= lo) && v <= hi)
+		return true;
+	snprintf(err, errlen, "%s.%s: %g is outside %c%g, %g]", cp, key, v, lo_open ? '(' : '[', lo, hi);
+	return false;
+}
+
+bool sq_router_check_time(sq_time_us v, sq_time_us lo, sq_time_us hi, const char *cp, const char *key,
+			  char *err, size_t errlen)
+{
+	if (v >= lo && v <= hi)
+		return true;
+	snprintf(err, errlen, "%s.%s: %lldus is outside [%lldus, %lldus]", cp, key, (long long)v, (long long)lo,
+		 (long long)hi);
+	return false;
 }

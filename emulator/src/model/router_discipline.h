@@ -12,8 +12,7 @@
 #include "link_config.h"
 #include "pkt_meta.h"
 #include "rng.h"
-
-struct sq_router_queue;         /* router_queue.h */
+#include "router_queue.h"
 
 enum sq_router_verdict {
 	SQ_ROUTER_ADMIT,       /* into the class queue */
@@ -23,19 +22,28 @@ enum sq_router_verdict {
 				* arrival fits, then the arrival into the class queue */
 };
 
+/* What becomes of the head packet of a class queue as it leaves it (a dequeue). */
+enum sq_router_fate {
+	SQ_ROUTER_SEND,        /* on into the send buffer (or the device queue) */
+	SQ_ROUTER_SEND_CE,     /* set CE (ecn_mark), then on */
+	SQ_ROUTER_DROP_OUT,    /* drop_router at the head; the next head is judged at the same time */
+};
+
 /* A key of a discipline's own in [DIR.router.class.NAME] (beyond discipline and limit):
  * where its value is, for the defaults, the checks and the canonical output. */
 enum sq_router_key_kind {
 	SQ_RKEY_BYTES,   /* uint32_t, written "2000B"; required: must be set (> 0) */
 	SQ_RKEY_REAL,    /* double, written with %.17g; has default_value */
-	SQ_RKEY_BOOL,    /* bool, written true/false; false unless set */
+	SQ_RKEY_BOOL,    /* bool, written true/false; default_value != 0: true unless set */
+	SQ_RKEY_TIME,    /* sq_time_us, written "5000us"; has default_value (µs) */
+	SQ_RKEY_COUNT,   /* uint32_t, written as a whole number; has default_value */
 };
 
 struct sq_router_key {
 	const char *name;             /* "red.min" */
 	enum sq_router_key_kind kind;
 	size_t offset;                /* in struct sq_router_class */
-	double default_value;         /* SQ_RKEY_REAL */
+	double default_value;         /* SQ_RKEY_REAL, SQ_RKEY_TIME, SQ_RKEY_COUNT, SQ_RKEY_BOOL */
 };
 
 struct sq_router_discipline {
@@ -50,8 +58,12 @@ struct sq_router_discipline {
 	/* Each function gets the class's state area of its discipline (`state`: union
 	 * sq_discipline_state in router.h, zeroed at the start). */
 
-	/* Sets up the state; NULL: nothing beyond zeros. */
-	void (*init)(void *state);
+	/* Sets up the state for class c of a direction whose MTU is mtu; false if memory it
+	 * allocates could not be had. NULL: nothing beyond zeros. */
+	bool (*init)(void *state, const struct sq_router_class *c, uint32_t mtu);
+
+	/* Frees what init allocated; NULL: nothing. */
+	void (*release)(void *state);
 
 	/* The congestion decision for an arrival at now (before the limit), rate_bps the
 	 * direction's bandwidth; NULL: always SQ_ROUTER_ADMIT. Counts nothing. */
@@ -62,8 +74,30 @@ struct sq_router_discipline {
 	/* Whether ip_len more bytes (one more packet) would pass the class's limit. */
 	bool (*over_limit)(const struct sq_router_class *c, const struct sq_router_queue *q, uint32_t ip_len);
 
-	/* At the limit the arrival is dropped (false) or queued packets from the head (true). */
+	/* At the limit the arrival is dropped (false) or queued packets (true): from the head,
+	 * or the one `victim` names. */
 	bool drops_from_head;
+
+	/* With drops_from_head: the place in the class queue (0: the head) of the packet to drop
+	 * to make room, as it is dropped (the discipline notes it); NULL: the head. */
+	size_t (*victim)(void *state, const struct sq_router_class *c, const struct sq_router_queue *q);
+
+	/* The decision on the head packet of the class queue as it leaves at now (q still holds
+	 * it, head is its head). Asked once per packet, in the order the packets leave, at the
+	 * moment the packet can move on (the send buffer or the device queue has room for it);
+	 * after SQ_ROUTER_DROP_OUT the next head is asked at the same now. rng: the router's
+	 * stream, as for signal. NULL: always SQ_ROUTER_SEND (the discipline judges arrivals
+	 * only). */
+	enum sq_router_fate (*on_dequeue)(void *state, const struct sq_router_class *c,
+					  const struct sq_router_queue *q,
+					  const struct sq_router_pkt *head, sq_time_us now,
+					  struct sq_rng *rng);
+
+	/* The class queue changed: one packet joined it (at the tail) or left it (the head).
+	 * The discipline may then move the packet it serves next to the head
+	 * (sq_rqueue_to_front), so that a class holds more than one FIFO in its one queue
+	 * (DualPI2's L and C queues). NULL: the class queue is one FIFO. */
+	void (*arrange)(void *state, const struct sq_router_class *c, struct sq_router_queue *q);
 
 	/* The class queue is empty at now (it ran empty, or an arrival was refused into an
 	 * empty queue); NULL: nothing to note. */

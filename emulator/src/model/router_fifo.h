@@ -1,5 +1,5 @@
 /* What the FIFO disciplines (pfifo, bfifo, head_drop: a limit and nothing else) share: their
- * limit's check and test, in packets or in bytes, as ops functions. */
+ * limit's check and test, in packets or in bytes, as ops functions (codel's limit too). */
 #ifndef SQ_ROUTER_FIFO_H
 #define SQ_ROUTER_FIFO_H
 

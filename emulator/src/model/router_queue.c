@@ -59,3 +59,11 @@ struct sq_router_pkt sq_rqueue_pop(struct sq_router_queue *q)
 	q->bytes -= p.ip_len;
 	return p;
 }
+
+void sq_rqueue_to_front(struct sq_router_queue *q, size_t i)
+{
+	struct sq_router_pkt p = q->slots[(q->head + i) & (q->cap - 1)];
+	for (; i > 0; i--)
+		q->slots[(q->head + i) & (q->cap - 1)] = q->slots[(q->head + i - 1) & (q->cap - 1)];
+	q->slots[q->head] = p;
+}

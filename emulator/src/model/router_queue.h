@@ -7,12 +7,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "link_config.h"
+
 struct sq_router_pkt {
 	uint64_t id;        /* the model's packet id */
 	void *user;
 	uint32_t ip_len;
 	uint8_t cls;        /* the class index */
+	uint8_t ecn;        /* the IP ECN field as it entered the class queue (CE if marked there) */
 	uint64_t order;     /* arrival order within the direction's router */
+	sq_time_us queued_at;   /* when it entered the class queue: its sojourn time is now - queued_at */
+	uint32_t flow_hash;     /* the seeded hash of its 5-tuple (sq_router_flow_hash) */
 };
 
 struct sq_router_queue {
@@ -36,5 +41,13 @@ static inline const struct sq_router_pkt *sq_rqueue_head(const struct sq_router_
 	return &q->slots[q->head];
 }
 struct sq_router_pkt sq_rqueue_pop(struct sq_router_queue *q);
+/* Moves the packet i places behind the head (i < count) to the head; the packets before it
+ * move one place back, keeping their order. O(i). */
+void sq_rqueue_to_front(struct sq_router_queue *q, size_t i);
+/* The packet i places behind the head (i < count). */
+static inline const struct sq_router_pkt *sq_rqueue_at(const struct sq_router_queue *q, size_t i)
+{
+	return &q->slots[(q->head + i) & (q->cap - 1)];
+}
 
 #endif

@@ -79,9 +79,12 @@ static bool ecn_capable(const struct sq_pkt_meta *meta)
 	return (meta->ecn & 3) != 0;   /* ECT(1), ECT(0) or CE */
 }
 
-static void init(void *state)
+static bool init(void *state, const struct sq_router_class *c, uint32_t mtu)
 {
+	(void)c;
+	(void)mtu;
 	sq_red_init(state);
+	return true;
 }
 
 /* RED's congestion signal for this arrival: admit, mark or drop. */

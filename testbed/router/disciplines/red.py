@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from testbed.errors import ConfigError
-from testbed.router.values import positive_int, positive_rate, positive_size, reject_unknown, required
+from testbed.router.values import (optional_bool, positive_int, positive_rate, positive_size, reject_unknown,
+                                   required)
 from testbed.units import format_rate_bps, format_size
 
 RED_DEFAULT_PROBABILITY = 0.1  # max_p of the IIP report, table 1
@@ -54,9 +55,7 @@ class RedQueue:
         probability = _probability(body.get("probability", RED_DEFAULT_PROBABILITY), f"{where}.probability")
         bandwidth = (positive_rate(body["bandwidth"], f"{where}.bandwidth") if "bandwidth" in body
                      else link_rate_bps)
-        ecn = body.get("ecn", False)
-        if not isinstance(ecn, bool):
-            raise ConfigError(f"{where}.ecn", f"{ecn!r} is not true or false")
+        ecn = optional_bool(body, "ecn", where, False)
         return cls(limit, low, high, avpkt, burst, wlog, probability, bandwidth, ecn)
 
     def tc_options(self) -> str:

@@ -4,8 +4,12 @@ from __future__ import annotations
 from testbed.errors import ConfigError
 from testbed.router.disciplines.base import Discipline
 from testbed.router.disciplines.bfifo import BfifoQueue
+from testbed.router.disciplines.codel import CodelQueue
+from testbed.router.disciplines.dualpi2 import DualPi2Queue
+from testbed.router.disciplines.fq_codel import FqCodelQueue
 from testbed.router.disciplines.head_drop import HeadDropQueue
 from testbed.router.disciplines.pfifo import PfifoQueue
+from testbed.router.disciplines.pie import PieQueue
 from testbed.router.disciplines.red import RedQueue
 from testbed.router.values import expect_table
 
@@ -14,6 +18,10 @@ DISCIPLINES: dict[str, type[Discipline]] = {t.discipline: t for t in (
     BfifoQueue,
     RedQueue,
     HeadDropQueue,
+    CodelQueue,
+    FqCodelQueue,
+    PieQueue,
+    DualPi2Queue,
 )}
 
 
