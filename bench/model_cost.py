@@ -11,8 +11,8 @@ Two configurations, in alternating rounds so that the machine's drift hits both:
   (two 1500 B opportunities of every three ms), link-wide outages (every exponential 20 s,
   1-3 s long), the netem stage (Gilbert-Elliott loss, normal jitter with correlation,
   reordering, duplication, corruption) and a router stage with one class per discipline
-  (pfifo, bfifo, head_drop, RED with ECN; weighted scheduler, a filter each) and a device
-  queue of 10, in both directions;
+  (pfifo, bfifo, head_drop, RED with ECN, CoDel, FQ-CoDel, PIE and DualPI2 with ECN; weighted
+  scheduler, a filter each) and a device queue of 10, in both directions;
 - every feature off: one good state for ever, constant rates (10 / 2 Mbit/s), no errors, ARQ,
   router, netem or outages.
 

@@ -38,6 +38,15 @@ static const struct sq_router_class CLASSES[] = {
 	{ .name = "head_drop", .discipline = SQ_QDISC_HEAD_DROP, .limit = 20, .share_bps = 1000000 },
 	{ .name = "red", .discipline = SQ_QDISC_RED, .share_bps = 500000, .red = { .limit = 60000,
 		.min = 6000, .max = 18000, .avpkt = 1000, .max_p = 0.1, .w_q = 0.002, .ecn = true } },
+	{ .name = "codel", .discipline = SQ_QDISC_CODEL, .limit = 1000, .share_bps = 1000000,
+	  .codel = { .target = 5 * MS, .interval = 100 * MS, .ecn = true } },
+	{ .name = "fq_codel", .discipline = SQ_QDISC_FQ_CODEL, .limit = 10240, .share_bps = 1000000,
+	  .fq_codel = { .target = 5 * MS, .interval = 100 * MS, .ecn = true, .quantum = 1514, .flows = 1024 } },
+	{ .name = "pie", .discipline = SQ_QDISC_PIE, .limit = 1000, .share_bps = 1000000,
+	  .pie = { .target = 15 * MS, .tupdate = 15 * MS, .alpha = 0.125, .beta = 1.25, .ecn = true } },
+	{ .name = "dualpi2", .discipline = SQ_QDISC_DUALPI2, .limit = 10000, .share_bps = 1000000,
+	  .dualpi2 = { .target = 15 * MS, .tupdate = 16 * MS, .alpha = 41.0 / 256, .beta = 819.0 / 256,
+		       .coupling = 2, .step_thresh = 1 * MS, .c_protection = 10, .overflow = true } },
 };
 #define N_CLASSES (sizeof CLASSES / sizeof CLASSES[0])
 
