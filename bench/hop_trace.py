@@ -26,7 +26,6 @@ awake, so no wakeup) counts as 0 for that packet and the count of those is repor
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import tempfile

@@ -7,6 +7,7 @@ command that was attempted.
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -84,7 +85,6 @@ _CLONE_NEWNET = 0x40000000
 def socket_in(ns: str, family: int, type_: int, proto: int = 0) -> "socket.socket":
     """A socket that lives in namespace ns, usable from any thread of this process (a socket
     keeps the namespace it was created in)."""
-    import socket
     return _in_namespace(ns, lambda: socket.socket(family, type_, proto))
 
 

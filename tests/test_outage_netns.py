@@ -12,7 +12,6 @@ pace (one run measured: 1 compressed pair of the 15 before the outage, 15 of the
 Lane $SQUALL_TEST_LANE_BASE + 4."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

@@ -291,7 +291,6 @@ def test_a_resumed_run_finds_a_relative_channel_trace_beside_the_original_scenar
 
 def test_status_json_has_the_counts_each_replication_and_the_cluster_jobs(tmp_path: Path, monkeypatch,
                                                                           capsys) -> None:
-    from testbed.run import status as status_mod
     from testbed.run.runner import expanded
     from testbed.run.submission import Submission
 

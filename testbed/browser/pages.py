@@ -57,7 +57,7 @@ def median_mobile_2024() -> dict[str, Any]:
     # assumptions (the chapter gives images 18 and JavaScript 24 of desktop's 71): scaled to 66.
     split = (("img", 17, 1054), ("js", 22, 613), ("font", 4, 131), ("css", 6, 78), ("json", 16, 0))
     scale = (2311 - 18 * 2311 / 2652) / sum(kb for _, _, kb in split)       # the mobile total, HTML apart
-    hosts = [f"www.median.example"] + [f"cdn{i}.median.example" for i in range(1, 12)]
+    hosts = ["www.median.example"] + [f"cdn{i}.median.example" for i in range(1, 12)]
     objects: list[tuple[str, str, str, int]] = [(f"https://{hosts[0]}/", "html", "no-cache", round(18 * 2311 / 2652 * 1000))]
     n = 0
     for kind, count, kb in split:
@@ -69,7 +69,7 @@ def median_mobile_2024() -> dict[str, Any]:
 
 
 def origins_page(hosts: int) -> dict[str, Any]:
-    names = [f"www.origins.example"] + [f"o{i}.origins.example" for i in range(1, hosts)]
+    names = ["www.origins.example"] + [f"o{i}.origins.example" for i in range(1, hosts)]
     objects = [(f"https://{names[0]}/", "html", "no-cache", 4000)]
     objects += [(f"https://{names[i % hosts]}/object-{i}.jpg", "img", "max-age=86400", 2000) for i in range(12)]
     return har(f"12 objects from {hosts} host names", objects)

@@ -202,7 +202,7 @@ def _allowed_ssh_option(option: str, where: str) -> None:
 
 def _absolute(table: Mapping[str, Any], key: str, where: str) -> PurePosixPath:
     if key not in table:
-        raise ConfigError(where, f"missing (here or at the top of the file); expected an absolute path on the host")
+        raise ConfigError(where, "missing (here or at the top of the file); expected an absolute path on the host")
     value = table[key]
     if not isinstance(value, str) or not ABSOLUTE_PATH.fullmatch(value) or value.rstrip("/") == "":
         raise ConfigError(where, f"{value!r} is not an absolute path other than / of letters, digits and . _ + - /")

@@ -357,7 +357,7 @@ def _listening(host: Host, port: int) -> bool:
 def _launch(item: RunningFlow, work: Path, t0: float, job: Job) -> None:
     """Starts the active program now: a generator waits for its start offset itself; any other
     program is started at the flow's start (by _wait, once it is due)."""
-    flow, host, role = item.flow, item.active_host, item.flow.ROLES[0]
+    flow = item.flow
     now = time.monotonic()
     offset_us = max(0, flow.start_us - int((now - t0) * 1e6))
     if not flow.STARTS_ITSELF and offset_us > 0:

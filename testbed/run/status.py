@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping, TextIO
 
 from analysis.results import cell_selection
-from analysis.results.directory import STATUSES, WORKLOADS_FILE
+from analysis.results.directory import WORKLOADS_FILE
 from testbed.run.meta import RUN_OPTIONS_KEY
 from testbed.run.replication_range import describe
 from testbed.run.results import STATUSES, RunDir

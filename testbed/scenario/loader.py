@@ -95,7 +95,7 @@ def safe_name(value: object, where: str, given: bool = True) -> str:
     if not isinstance(value, str):
         raise ConfigError(where, f"{value!r} is not a string; expected {SAFE_NAME_RULE}")
     if not SAFE_NAME.match(value):
-        origin = "" if given else f" (the file name without .toml; give name = \"...\" to choose another)"
+        origin = "" if given else " (the file name without .toml; give name = \"...\" to choose another)"
         raise ConfigError(where, f"{value!r}{origin} is not {SAFE_NAME_RULE}")
     return value
 
