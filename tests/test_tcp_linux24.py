@@ -4,6 +4,8 @@ capture, the kernel's own counters (/proc/net/netstat), and the BPF program's re
 path (bpftool). Each timing is also checked under a profile without it, so the test can fail."""
 from __future__ import annotations
 
+import statistics
+from dataclasses import replace
 import subprocess
 import sys
 import time
@@ -27,6 +29,17 @@ SERVER = ("import socket,sys\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,s
 CLIENT = ("import socket,sys,time\nc=socket.create_connection((sys.argv[1],int(sys.argv[2])),timeout=30)\n"
           "c.setsockopt(socket.IPPROTO_TCP,socket.TCP_NODELAY,1);print('connected',flush=True)\n"
           "sys.stdin.readline();c.sendall(b'x'*100);c.sendall(b'y'*100);time.sleep(2);c.close()\n")
+
+
+# Sends 40 pushed 100-byte segments 100 ms apart to whoever connects (the receiver only reads).
+TRICKLE = ("import socket,sys,time\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\n"
+           "s.bind((sys.argv[1],int(sys.argv[2])));s.listen();print('listening',flush=True)\n"
+           "c,_=s.accept();c.setsockopt(socket.IPPROTO_TCP,socket.TCP_NODELAY,1)\n"
+           "for i in range(40):\n c.sendall(b'z'*100);time.sleep(0.1)\nc.close()\n")
+# Reads once a second: a reader that has taken everything ACKs a small segment at once
+# (tcp_cleanup_rbuf, 2.4's too), one that has not leaves it to the delayed-ACK timer.
+READER = ("import socket,sys,time\nc=socket.create_connection((sys.argv[1],int(sys.argv[2])),timeout=30)\n"
+          "while c.recv(65536):time.sleep(1)\n")
 
 
 def hosts(net: VethNet, restorable: bool = False) -> list[tcp_apply.HostTcp]:
@@ -67,6 +80,23 @@ def retransmission_delay(pcap: Path, sender: str) -> float:
             return when - last_new
         highest, last_new = seq + length, when
     raise AssertionError(f"{pcap}: no retransmission by {sender}:\n{out}")
+
+
+def ack_delays(pcap: Path, receiver: str) -> list[float]:
+    """For each data segment the receiver got, the time until its next ACK that covers it."""
+    out = subprocess.run(["tshark", "-r", str(pcap), "-Y", "tcp", "-T", "fields", "-e", "frame.time_epoch",
+                          "-e", "ip.src", "-e", "tcp.seq", "-e", "tcp.len", "-e", "tcp.ack"],
+                         check=True, capture_output=True, text=True).stdout
+    waiting: list[tuple[float, int]] = []       # (arrival, end sequence number) not yet ACKed
+    delays = []
+    for line in out.splitlines():
+        when, src, seq, length, ack = line.split("\t")
+        if src != receiver and int(length) > 0:
+            waiting.append((float(when), int(seq) + int(length)))
+        elif src == receiver:
+            delays += [float(when) - t for t, end in waiting if end <= int(ack)]
+            waiting = [(t, end) for t, end in waiting if end > int(ack)]
+    return delays
 
 
 def tcp_ext(ns: str) -> dict[str, int]:
@@ -155,6 +185,32 @@ def test_a_lone_lost_segment_waits_for_the_minimum_rto_without_a_loss_probe(tmp_
     else:
         assert 0.2 <= first_retransmission < 0.3
         assert loss_probes == 0 and after["TCPTimeouts"] - before["TCPTimeouts"] >= 1
+
+
+@pytest.mark.netns
+@pytest.mark.parametrize("delack_max_ms, expected_s", [(200, 0.040), (20, 0.020)])
+def test_the_delayed_ack_timer_is_capped_by_the_profile(tmp_path: Path, delack_max_ms: int,
+                                                         expected_s: float) -> None:
+    """Small pushed segments 100 ms apart, after the quick ACKs of the connection's start: the
+    receiver ACKs each when its delayed-ACK timer fires, 40 ms (TCP_ATO_MIN, 2.4's and today's)
+    when the cap is linux-2.4's 200 ms, which is never reached on this short path, and at the
+    cap when a profile sets it below that (20 ms: the program's setting takes effect)."""
+    require_programs(tcp_bpf.LOADER)
+    profile = tcp_profile.load("linux-2.4")
+    profile = replace(profile, bpf={**profile.bpf, "delack_max_ms": delack_max_ms})
+    pcap = tmp_path / "acks.pcap"
+    with veth_net(LANE) as net:
+        tcp_apply.apply(profile, hosts(net))
+        server = python_in(net.fixed_ns, TRICKLE, net.fixed_addr, str(PORT))
+        try:
+            assert server.stdout and server.stdout.readline().strip() == "listening"
+            with Capture(net.mobile_ns, "eth0", pcap, f"tcp port {PORT}"):
+                reader = python_in(net.mobile_ns, READER, net.fixed_addr, str(PORT))
+                reader.communicate(timeout=30)
+        finally:
+            server.kill()
+    delays = ack_delays(pcap, net.mobile_addr)[-20:]          # after the quick ACKs
+    assert len(delays) == 20 and abs(statistics.median(delays) - expected_s) < 0.008, delays
 
 
 @pytest.mark.netns
