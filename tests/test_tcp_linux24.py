@@ -17,6 +17,7 @@ from conftest import require_programs, workload_lane
 from testbed import netns, tcp_apply, tcp_bpf, tcp_profile
 from testbed.lanes.capture import Capture
 from testbed.lanes.hosts import NamespaceHost
+from testbed.paths import bin_dir
 from support_testnet import VethNet, veth_net
 
 # The TCP profile tests' lane: this file and test_tcp_profile.py run one after the other.
@@ -243,3 +244,12 @@ def test_bad_bpf_settings_are_refused_naming_the_key() -> None:
     with pytest.raises(Exception, match=r"test\.bpf\.delack_max_ms: 'x' is not a number of milliseconds"):
         tcp_profile.from_table("x", {"bpf": {"delack_max_ms": "x"}}, "test")
     assert tcp_profile.from_table("x", {"bpf": {"syn_rto_ms": 0}}, "test").bpf == {}
+
+
+def test_the_loader_refuses_bad_settings_and_names_a_missing_object(tmp_path: Path) -> None:
+    require_programs(tcp_bpf.LOADER)
+    loader = str(bin_dir() / tcp_bpf.LOADER)
+    bad = subprocess.run([loader, str(bin_dir() / tcp_bpf.OBJECT), "syn_rto_ms=3s"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "syn_rto_ms=3s: expected syn_rto_ms=N or delack_max_ms=N" in bad.stderr
+    missing = subprocess.run([loader, str(tmp_path / "none.bpf.o")], capture_output=True, text=True)
+    assert missing.returncode == 1 and f"{tmp_path / 'none.bpf.o'}: cannot open the BPF object" in missing.stderr

@@ -9,7 +9,7 @@ set -euo pipefail
 here=validation/explanations/host-2004
 lane=${1:-${SQUALL_LANE_BASE:-0}}
 squall=(.venv/bin/python -m testbed.cli)
-for name in iip saarto; do
+for name in iip saarto iip-long; do
 	out=validation/out/host-2004/$name
 	run=$(ls -d "$out"/*/ 2>/dev/null | head -1 || true)
 	if [ -n "$run" ]; then

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 from validation.compare import _family_of, _is_central, _ratio, compare_row  # noqa: E402
-from validation.measures import Measurements, measure_cell  # noqa: E402
+from validation.measures import Measurements, cell_key, measure_cell  # noqa: E402
 from validation.reference import Key, load_reference  # noqa: E402
 from validation.run import load_cells  # noqa: E402
 
@@ -118,15 +118,18 @@ def main(argv: list[str]) -> None:
     cells: dict[str, dict] = {}
     for run in runs:
         study = "saarto" if "saarto" in run.name else "iip"
+        scenario = re.sub(r"-\d{8}T\d{6}Z$", "", run.name)
         for cell in load_cells(run, rewrite_summary=False):
             arm = cell.labels["host"]
-            name = re.sub(r"_host-[^_]+$", "", cell.cell)
-            entry = cells.setdefault(name, {"study": study, "run": run.name, **{k: v for k, v in cell.labels.items()
-                                                                               if k != "host"}})
-            entry[arm] = {"metrics": cell_metrics(study, cell, reference),
+            name = f"{scenario}/" + re.sub(r"_host-[^_]+$", "", cell.cell)
+            entry = cells.setdefault(name, {"study": study, "run": run.name})
+            metrics = cell_metrics(study, cell, reference)
+            key = cell_key(study, cell, "")
+            entry.update(link=key.link, workload=key.workload, http=key.http)
+            entry[arm] = {"metrics": metrics,
                           "replications": [replication_row(r) for r in sorted(cell.replications,
                                                                                key=lambda r: r.ref.rep)]}
-    text = json.dumps({"experiment": "validation/explanations/host-2004/ (iip.toml, saarto.toml)", "arms": ARMS,
+    text = json.dumps({"experiment": "validation/explanations/host-2004/ (iip.toml, iip-long.toml, saarto.toml)", "arms": ARMS,
                        "reference": "the studies' Baseline rows (validation/reference.py); ln r as the validation's "
                                     "(validation/compare.py), signed: > 0 squall higher",
                        "signed_median_ln_r": signed_bias(cells), "paired_page_time": paired_page_times(cells),
