@@ -122,7 +122,8 @@ def main(argv: list[str]) -> None:
         for cell in load_cells(run, rewrite_summary=False):
             arm = cell.labels["host"]
             name = f"{scenario}/" + re.sub(r"_host-[^_]+$", "", cell.cell)
-            entry = cells.setdefault(name, {"study": study, "run": run.name})
+            revision = json.loads((run / "meta.json").read_text())["squall_revision"]
+            entry = cells.setdefault(name, {"study": study, "run": run.name, "squall_revision": revision})
             metrics = cell_metrics(study, cell, reference)
             key = cell_key(study, cell, "")
             entry.update(link=key.link, workload=key.workload, http=key.http)
