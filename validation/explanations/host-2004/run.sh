@@ -10,13 +10,17 @@ set -euo pipefail
 here=validation/explanations/host-2004
 lane=${1:-${SQUALL_LANE_BASE:-0}}
 squall=(.venv/bin/python -m testbed.cli)
-for name in iip saarto iip-long; do
+# name  scenario file  replications (first-last): the bimodal IIP s+2s cells got 6-10 as well
+phases=("iip iip 1 5" "saarto saarto 1 5" "iip-long iip-long 1 5" "iip-6-10 iip 6 10")
+for phase in "${phases[@]}"; do
+	read -r name file first last <<< "$phase"
 	out=validation/out/host-2004/$name
 	run=$(ls -d "$out"/*/ 2>/dev/null | head -1 || true)
 	if [ -n "$run" ]; then
 		"${squall[@]}" run --resume "$run" --redo-degraded --lane-base "$lane"
 	else
 		mkdir -p "$out"
-		"${squall[@]}" run "$here/$name.toml" --results "$out" --lane-base "$lane" --parallel 1
+		"${squall[@]}" run "$here/$file.toml" --results "$out" --lane-base "$lane" --parallel 1 \
+			--first-replication "$first" --replications "$last"
 	fi
 done

@@ -25,12 +25,14 @@ sys.path.insert(0, str(ROOT))
 from validation.compare import _family_of, _is_central, _ratio, compare_row  # noqa: E402
 from validation.measures import Measurements, cell_key, measure_cell  # noqa: E402
 from validation.reference import Key, load_reference  # noqa: E402
+from analysis.aggregate.run_analysis import cell_summaries  # noqa: E402
 from validation.run import load_cells  # noqa: E402
 
 ARMS = {"baseline": "the validation's baseline profile (today's initial RTO 1 s, quick ACKs)",
         "linux-2.4": "the linux-2.4 profile: initial RTO 3 s for SYN and SYN-ACK (BPF); min/max RTO and "
                      "delayed-ACK cap pinned at 2.4's values, which are today's too",
-        "no-quickack": "baseline + the client's and server's TCP_QUICKACK = 0 after every read (delayed_acks)"}
+        "no-quickack": "baseline + the client (squall-http, the receiver of the pages) re-arming TCP_QUICKACK = 0 "
+                       "after every read (delayed_acks); nginx keeps the kernel's quick ACKs"}
 COUNTS = {"congestion drops", "error drops", "Σ maximum drops", "retransmissions"}
 
 
@@ -112,24 +114,37 @@ def paired_page_times(cells: dict[str, dict]) -> dict:
     return result
 
 
+def merged_cells(runs: list[Path]) -> dict[tuple[str, str], tuple[str, list[str], object]]:
+    """(scenario, cell) -> (study, its runs' revisions, the cell with every run's replications):
+    a scenario's replications may come from several runs (run.sh's iip-6-10 adds 6-10)."""
+    merged: dict[tuple[str, str], tuple[str, list[str], object]] = {}
+    for run in runs:
+        study = "saarto" if "saarto" in run.name else "iip"
+        scenario = re.sub(r"-\d{8}T\d{6}Z$", "", run.name)
+        revision = f"{run.name}: " + json.loads((run / "meta.json").read_text())["squall_revision"]
+        for cell in load_cells(run, rewrite_summary=False):
+            if (scenario, cell.cell) not in merged:
+                merged[(scenario, cell.cell)] = (study, [revision], cell)
+                continue
+            _, revisions, first = merged[(scenario, cell.cell)]
+            revisions.append(revision)
+            first.replications = sorted(first.replications + cell.replications, key=lambda r: r.ref.rep)
+            first.summaries = cell_summaries(first.replications)
+    return merged
+
+
 def main(argv: list[str]) -> None:
     runs = [Path(a) for a in argv] or sorted(p.parent for p in (ROOT / "validation/out/host-2004").glob("*/*/meta.json"))
     reference = {row.key: row for row in load_reference()}
     cells: dict[str, dict] = {}
-    for run in runs:
-        study = "saarto" if "saarto" in run.name else "iip"
-        scenario = re.sub(r"-\d{8}T\d{6}Z$", "", run.name)
-        for cell in load_cells(run, rewrite_summary=False):
-            arm = cell.labels["host"]
-            name = f"{scenario}/" + re.sub(r"_host-[^_]+$", "", cell.cell)
-            revision = json.loads((run / "meta.json").read_text())["squall_revision"]
-            entry = cells.setdefault(name, {"study": study, "run": run.name, "squall_revision": revision})
-            metrics = cell_metrics(study, cell, reference)
-            key = cell_key(study, cell, "")
-            entry.update(link=key.link, workload=key.workload, http=key.http)
-            entry[arm] = {"metrics": metrics,
-                          "replications": [replication_row(r) for r in sorted(cell.replications,
-                                                                               key=lambda r: r.ref.rep)]}
+    for (scenario, cell_id), (study, revisions, cell) in merged_cells(runs).items():
+        arm = cell.labels["host"]
+        name = f"{scenario}/" + re.sub(r"_host-[^_]+$", "", cell_id)
+        key = cell_key(study, cell, "")
+        entry = cells.setdefault(name, {"study": study, "link": key.link, "workload": key.workload,
+                                        "http": key.http, "runs": revisions})
+        entry[arm] = {"metrics": cell_metrics(study, cell, reference),
+                      "replications": [replication_row(r) for r in cell.replications]}
     text = json.dumps({"experiment": "validation/explanations/host-2004/ (iip.toml, iip-long.toml, saarto.toml)", "arms": ARMS,
                        "reference": "the studies' Baseline rows (validation/reference.py); ln r as the validation's "
                                     "(validation/compare.py), signed: > 0 squall higher",
