@@ -59,7 +59,8 @@ def replication_row(r) -> dict:
     pcap = Path(r.ref.directory) / "mobile.pcap.gz"
     syn_again, pure_acks = client_packets(pcap) if pcap.exists() else (None, None)
     time = r.values.get("web.response_time_s") if r.counts else None
-    return {"replication": r.ref.rep, "status": r.ref.status, "page_time_s": None if time is None else round(time, 3),
+    finite = time is not None and math.isfinite(time)        # a page that timed out has none
+    return {"replication": r.ref.rep, "status": r.ref.status, "page_time_s": round(time, 3) if finite else None,
             "syn_retransmitted": syn_again, "client_pure_acks": pure_acks}
 
 
@@ -100,7 +101,8 @@ def signed_bias(cells: dict[str, dict]) -> dict:
 
 
 def paired_page_times(cells: dict[str, dict]) -> dict:
-    """Per cell and arm: the median over the replications both ran of ln(page time / baseline's)."""
+    """Per cell and arm: the median over the replications both finished of ln(page time /
+    baseline's), and how many pages of each arm timed out (left out of the ratio)."""
     result = {}
     for name, cell in cells.items():
         base = {row["replication"]: row["page_time_s"] for row in cell.get("baseline", {}).get("replications", [])}
@@ -110,7 +112,8 @@ def paired_page_times(cells: dict[str, dict]) -> dict:
                 continue
             logs = [math.log(row["page_time_s"] / base[row["replication"]]) for row in cell[arm]["replications"]
                     if row["page_time_s"] and base.get(row["replication"])]
-            result[name][arm] = {"median_ln_ratio": median(logs), "n": len(logs)}
+            timeouts = {a: sum(row["status"] == "timeout" for row in cell[a]["replications"]) for a in ("baseline", arm)}
+            result[name][arm] = {"median_ln_ratio": median(logs), "n": len(logs), "timeouts": timeouts}
     return result
 
 
