@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from testbed import netns
+from testbed import netns, tcp_bpf
 from testbed.errors import ConfigError
 from testbed.hosts import Host
 from testbed.tcp_profile import CONGESTION_KEY, RECORDED_SYSCTLS, TcpProfile, load, write_tcp_json
@@ -114,6 +114,7 @@ class HostTcp:
         self.host, self.restorable = host, restorable
         self.sysctls: dict[str, str] = {}      # the values before the first change
         self.routes: list[str] | None = None   # the main table before the first change
+        self.bpf_pid: int | None = None        # the squall-hostbpf holding the profile's program
         self._kernel: str | None = None
 
     def kernel(self) -> str:
@@ -136,7 +137,20 @@ class HostTcp:
         self._set_route_options(profile)
         if profile.flush_metrics:
             self.flush_metrics()
-        return self.effective(profile, not_applied)
+        self.detach_bpf()                      # the previous replication's program, if any
+        bpf = tcp_bpf.attach(self.host, profile.bpf, profile.name) if profile.bpf else None
+        self.bpf_pid = bpf["pid"] if bpf else None
+        try:
+            return {**self.effective(profile, not_applied), "bpf": bpf}
+        except BaseException:
+            self.detach_bpf()
+            raise
+
+    def detach_bpf(self) -> list[str]:
+        """Removes the profile's BPF program, if one is attached; what could not be done."""
+        pid, self.bpf_pid = self.bpf_pid, None
+        problem = tcp_bpf.detach(self.host, pid) if pid is not None else None
+        return [problem] if problem else []
 
     def flush_metrics(self) -> None:
         """Forgets cached per-destination metrics (ssthresh, RTT, cwnd)."""
@@ -216,9 +230,10 @@ class HostTcp:
 
     def restore(self) -> list[str]:
         """Puts every recorded value back and flushes the metrics cache (a fresh host's is
-        empty); returns what could not be restored, one line each. Not restorable: nothing."""
+        empty) and removes the profile's BPF program; returns what could not be restored, one
+        line each. Not restorable: only the BPF program (a lane's teardown would remove it too)."""
         if not self.restorable:
-            return []
+            return self.detach_bpf()
         role, items = self.host.role, list(self.sysctls.items())
         failed = run_batch(self.host, [["sysctl", "-q", "-w", f"{key}={value}"] for key, value in items])
         problems = [f"{role}: sysctl -w {items[i][0]}={items[i][1]}: {m}" for i, m in failed.items()]
@@ -229,7 +244,7 @@ class HostTcp:
             failed = run_batch(self.host, [["ip", "route", "change", *route_words(route)] for route in back])
             problems += [f"{role}: ip route change {back[i]}: {m}" for i, m in failed.items()]
         self.flush_metrics()
-        return problems
+        return problems + self.detach_bpf()
 
 
 def apply(profile: TcpProfile, hosts: Sequence[HostTcp]) -> dict[str, Any]:
@@ -241,7 +256,8 @@ def apply(profile: TcpProfile, hosts: Sequence[HostTcp]) -> dict[str, Any]:
     return {"profile": profile.name, "description": profile.description,
             "kernel": " ".join(sorted({tcp.kernel() for tcp in hosts})) or platform.release(),
             "requested": {"sysctl": dict(profile.sysctls), "initcwnd": profile.initcwnd,
-                          "initrwnd": profile.initrwnd, "flush_metrics": profile.flush_metrics},
+                          "initrwnd": profile.initrwnd, "flush_metrics": profile.flush_metrics,
+                          "bpf": dict(profile.bpf)},
             "hosts": effective}
 
 
@@ -271,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         hosts = [HostTcp(_Namespace(ns), restorable=False) for ns in args.namespaces]
         settings = apply(load(args.profile), hosts)
-    except (ConfigError, TcpProfileError, netns.CommandError) as e:
+    except (ConfigError, TcpProfileError, tcp_bpf.TcpBpfError, netns.CommandError) as e:
         print(f"tcp_apply: {e}", file=sys.stderr)
         return 2
     if args.json:

@@ -19,8 +19,9 @@ from analysis.results.atomic_file import write_text_atomically
 from testbed.errors import ConfigError
 from testbed.paths import PROFILE_DIR
 from testbed.profiles import ProfileSet
+from testbed.tcp_bpf import MAX_MS, SETTINGS as BPF_SETTINGS
 
-PROFILE_KEYS = {"sysctl", "optional", "initcwnd", "initrwnd", "flush_metrics"}
+PROFILE_KEYS = {"sysctl", "optional", "initcwnd", "initrwnd", "flush_metrics", "bpf"}
 CONGESTION_KEY = "net.ipv4.tcp_congestion_control"
 # Read back on every host whatever the profile sets, so tcp.json compares across profiles.
 RECORDED_SYSCTLS = (
@@ -47,6 +48,7 @@ class TcpProfile:
     initcwnd: int | None
     initrwnd: int | None
     flush_metrics: bool
+    bpf: Mapping[str, int]         # testbed/tcp_bpf.py's settings; empty: no program
 
 
 def load(name: str, directory: Path = PROFILE_DIR) -> TcpProfile:
@@ -88,7 +90,19 @@ def from_table(name: str, table: Mapping[str, Any], where: str, description: str
     if not isinstance(flush, bool):
         raise ConfigError(f"{where}.flush_metrics", f"{flush!r} is not true or false")
     return TcpProfile(name, description, dict(sysctls), frozenset(optional),
-                      _route_option(table, "initcwnd", where), _route_option(table, "initrwnd", where), flush)
+                      _route_option(table, "initcwnd", where), _route_option(table, "initrwnd", where), flush,
+                      _bpf_settings(table.get("bpf", {}), f"{where}.bpf"))
+
+
+def _bpf_settings(table: Any, where: str) -> dict[str, int]:
+    if not isinstance(table, Mapping):
+        raise ConfigError(where, f"expected a table of {', '.join(BPF_SETTINGS)}")
+    for key, value in table.items():
+        if key not in BPF_SETTINGS:
+            raise ConfigError(f"{where}.{key}", f"unknown key; expected {', '.join(BPF_SETTINGS)}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_MS:
+            raise ConfigError(f"{where}.{key}", f"{value!r} is not a number of milliseconds from 0 to {MAX_MS}")
+    return {key: value for key, value in table.items() if value}
 
 
 def _check_sysctl_key(key: str, where: str) -> None:
@@ -130,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
             prof = load(args.name)
             print(json.dumps({"name": prof.name, "description": prof.description, "sysctl": dict(prof.sysctls),
                               "optional": sorted(prof.optional), "initcwnd": prof.initcwnd,
-                              "initrwnd": prof.initrwnd, "flush_metrics": prof.flush_metrics}, indent=2))
+                              "initrwnd": prof.initrwnd, "flush_metrics": prof.flush_metrics,
+                              "bpf": dict(prof.bpf)}, indent=2))
     except ConfigError as e:
         print(f"tcp_profile: {e}", file=sys.stderr)
         return 2

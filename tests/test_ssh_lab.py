@@ -341,6 +341,29 @@ def test_a_replication_on_ssh_lab_hosts(lab: Lab, tmp_path: Path) -> None:
     assert {"web", "bulk1", "voice"} <= {f.name for f in result.flows}, result.flows
 
 
+def test_linux_2_4s_bpf_program_is_attached_on_the_lab_hosts_and_gone_after_the_run(lab: Lab, tmp_path: Path) -> None:
+    """The linux-2.4 profile through SSH: squall-hostbpf on each endpoint host holds the program
+    during the replications and is ended by the run's restore (each new apply ends the last)."""
+    require_programs("squall-hostbpf")
+    scenario = tmp_path / "ssh-lab-2004.toml"
+    scenario.write_text(lenient_text(SCENARIO.replace('tcp = "iw4"', 'tcp = "linux-2.4"')
+                                     .replace("replications = 1", "replications = 2")))
+    before = {role: host_state(ns) for role, ns in lab.namespaces.items()}
+    results = tmp_path / "results"
+    proc, _ = run_squall(lab, tmp_path, str(scenario), "--results", str(results), "--no-analysis")
+    assert proc.returncode == 0, f"squall run failed:\n{proc.stdout}\n{proc.stderr}"
+    programs = []
+    for tcp_json in sorted(results.glob("*/cells/*/rep-*/tcp.json")):
+        hosts = json.loads(tcp_json.read_text())["hosts"]
+        assert all(hosts[role]["bpf"]["settings"] == {"syn_rto_ms": 3000, "delack_max_ms": 200}
+                   for role in ("fixed", "mobile")), hosts
+        programs += [hosts[role]["bpf"]["program_id"] for role in ("fixed", "mobile")]
+    assert len(set(programs)) == 4, programs
+    shown = [subprocess.run(["bpftool", "prog", "show", "id", str(p)], capture_output=True).returncode for p in programs]
+    assert all(code != 0 for code in shown), f"programs left attached: {programs}, bpftool exit codes {shown}"
+    assert_hosts_as_before(lab, before)
+
+
 def test_a_host_without_a_program_is_refused_before_the_run(lab: Lab, tmp_path: Path) -> None:
     text = lab.testbed_file.read_text()
     lab.testbed_file.write_text(text.replace('[mobile]\n', f'[mobile]\nbin_dir = "{tmp_path}/no-bin"\n'))

@@ -59,7 +59,7 @@ def first_flight(packets: list[IP], sender: str) -> int:
 
 
 @pytest.mark.netns
-@pytest.mark.parametrize("profile, segments", [("baseline", 2), ("iw4", 4)])
+@pytest.mark.parametrize("profile, segments", [("baseline", 2), ("iw4", 4), ("linux-2.4", 2)])
 def test_first_flight_has_initial_window_segments(tmp_path: Path, profile: str, segments: int) -> None:
     with veth_net(LANE) as net:
         settings = apply(tcp_profile.load(profile), net)
