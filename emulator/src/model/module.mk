@@ -3,7 +3,7 @@
 emulator/src/model_CFLAGS :=
 MODEL_SRCS := $(addprefix emulator/src/model/,link_config.c rng.c dist.c channel.c rate_schedule.c \
 	link_check.c action_heap.c pkt_ring.c decided_out.c link_model.c capacity_trace.c outage.c \
-	router_queue.c router.c router_check.c router_disciplines.c \
+	router_queue.c router.c router_check.c router_key_check.c router_disciplines.c \
 	cell_config.c cell_scheduler.c cell_round_robin.c cell_proportional_fair.c \
 	router_fifo.c router_pfifo.c router_bfifo.c router_red.c router_head_drop.c router_codel.c router_fq_codel.c \
 	router_pie.c router_dualpi2.c \

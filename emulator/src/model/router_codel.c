@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "router_check.h"
+#include "router_key_check.h"
 #include "router_fifo.h"
 
 void sq_codel_init(struct sq_codel_vars *v)

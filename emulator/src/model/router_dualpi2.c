@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "router_check.h"
+#include "router_key_check.h"
 #include "router_discipline.h"
 #include "router_fifo.h"
 #include "router_queue.h"

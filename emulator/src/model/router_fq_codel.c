@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "router_check.h"
+#include "router_key_check.h"
 #include "router_fifo.h"
 
 /* ---- the flow lists ---------------------------------------------------------------- */
