@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "host_config.h"
+#include "squall_version.h"
 
 #ifndef SO_NETNS_COOKIE
 #define SO_NETNS_COOKIE 71
@@ -189,8 +190,16 @@ int main(int argc, char **argv)
 	int report[2];
 	ssize_t n, got = 0;
 
+	if (sq_version_asked(argc, argv, "squall-hostbpf"))
+		return 0;
+	if (argc == 2 && strcmp(argv[1], "--help") == 0) {
+		printf("usage: squall-hostbpf OBJECT [syn_rto_ms=N] [delack_max_ms=N] (N <= %u) | --help | --version\n",
+		       MAX_MS);
+		return 0;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: squall-hostbpf OBJECT [syn_rto_ms=N] [delack_max_ms=N] (N <= %u)\n", MAX_MS);
+		fprintf(stderr, "usage: squall-hostbpf OBJECT [syn_rto_ms=N] [delack_max_ms=N] (N <= %u) | --help | --version\n",
+			MAX_MS);
 		return 2;
 	}
 	for (int i = 2; i < argc; i++) {
