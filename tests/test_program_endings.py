@@ -72,6 +72,7 @@ SQUALL_LIKE = """
 import os, signal, sys, time
 from pathlib import Path
 from testbed.processes import ProgramGroup
+signal.signal(signal.SIGHUP, signal.SIG_DFL)     # as from a terminal, also under nohup
 group = ProgramGroup(Path(sys.argv[1]))
 emulator = group.start("emulator", None, ["sleep", "30"])
 capture = group.start("capture", None, ["sleep", "30"])
