@@ -137,8 +137,8 @@ http = "2"
 
 
 def test_page_time_grows_with_the_number_of_origins_over_gprs(tmp_path: Path) -> None:
-    text = one_replication_head("browser-origins", 2004, timeout="90s").replace(
-        "replications = 1", "replications = 2") + LINK_GPRS + """
+    # the link is error-free: one replication per cell is the page's time (repeats agreed to 0.3 s)
+    text = one_replication_head("browser-origins", 2004, timeout="90s") + LINK_GPRS + """
 [flows.web]
 kind = "browser"
 har = "origins-1"
@@ -152,8 +152,8 @@ http = "2"
     for log in root.glob("cells/*/rep-*/web.browser.log"):
         times.setdefault(log.parent.parent.name, []).append(json.loads(log.read_text())["summary"]["page_load_s"])
     one, two = times["har-origins-1"], times["har-origins-2"]
-    assert len(one) == len(two) == 2
-    assert max(one) < min(two), times
+    assert len(one) == len(two) == 1
+    assert one[0] + 5 < two[0], times          # the second origin's handshakes over the 13.4 kbit/s uplink
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is not installed (scripts/install-deps)")
