@@ -1,6 +1,6 @@
-"""The emulator's link model alone in virtual time (`squall-emulator --print-packets-from`), read
-back for the tests' independent references of the router stage (tests/test_pie_reference.py,
-tests/test_dualpi2_reference.py)."""
+"""The emulator's link model alone in virtual time (`squall-emulator --print-packets[-from]`), read
+back for the tests' independent references of the router stage (tests/test_codel_reference.py,
+test_fq_codel_reference.py, test_pie_reference.py, test_dualpi2_reference.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -28,6 +28,24 @@ class Line:
     t: int
     event: str
     pkt: int
+    ip_len: int
+
+
+ROUTER_EVENTS = ("in", "enqueue", "drop_router", "ecn_mark")
+
+
+def down_lines(conf: Path, *source: str, events: tuple[str, ...] | None = None) -> list[Line]:
+    """The down direction's events (of `events` if given) in the order the model made them, for
+    the packets of `source` (`--print-packets N` or `--print-packets-from FILE`)."""
+    done = subprocess.run([str(bin_dir() / "squall-emulator"), *source, str(conf)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    lines = []
+    for text in done.stdout.splitlines():
+        t, direction, event, pkt, ip_len, *_ = text.split("\t")
+        if direction == "down" and (events is None or event in events):
+            lines.append(Line(int(t), event, int(pkt), int(ip_len)))
+    return lines
 
 
 def write_packets(path: Path, count: int, mtu: int, ecn: str) -> None:
@@ -46,15 +64,7 @@ def emulator_lines(conf: Path, count: int, mtu: int, ecn: str = "0") -> list[Lin
     ("0,1,2": the ECN fields cycled)."""
     packets = conf.with_suffix(".packets")
     write_packets(packets, count, mtu, ecn)
-    done = subprocess.run([str(bin_dir() / "squall-emulator"), "--print-packets-from", str(packets), str(conf)],
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    lines = []
-    for text in done.stdout.splitlines():
-        t, direction, event, pkt, *_ = text.split("\t")
-        if direction == "down":
-            lines.append(Line(int(t), event, int(pkt)))
-    return lines
+    return down_lines(conf, "--print-packets-from", str(packets))
 
 
 def sojourns(lines: list[Line], start_us: int, end_us: int, packets: set[int] | None = None) -> list[int]:

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import random
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from conftest import require_programs
 from support_codel import CoDelQueue, Packet
+from support_dry_run import ROUTER_EVENTS, down_lines
 from testbed.paths import bin_dir
+from support_dry_run import Line as Event
 
 MTU = 1000
 SCHEDULE = "0s:4Mbit, 0.5s:16Mbit, 0.8s:4Mbit, 1.3s:16Mbit, 1.6s:6Mbit, 3s:16Mbit, 3.3s:7Mbit"
@@ -34,12 +35,6 @@ PACKETS = 6000
 LIMIT = 1000
 
 
-@dataclass(frozen=True)
-class Event:
-    t: int
-    event: str
-    pkt: int
-    ip_len: int
 
 
 def config(extra: str) -> str:
@@ -53,15 +48,7 @@ def config(extra: str) -> str:
 
 
 def down_events(conf: Path, *source: str) -> list[Event]:
-    done = subprocess.run([str(bin_dir() / "squall-emulator"), *source, str(conf)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    events = []
-    for line in done.stdout.splitlines():
-        t, direction, event, pkt, ip_len, *_ = line.split("\t")
-        if direction == "down" and event in ("in", "enqueue", "drop_router", "ecn_mark"):
-            events.append(Event(int(t), event, int(pkt), int(ip_len)))
-    return events
+    return down_lines(conf, *source, events=ROUTER_EVENTS)
 
 
 def compare(events: list[Event], ref: CoDelQueue, ecn: dict[int, int]) -> tuple[list, list]:

@@ -15,7 +15,6 @@ empty is dequeued once more at once."""
 from __future__ import annotations
 
 import random
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,7 +23,8 @@ import pytest
 from conftest import require_programs
 from support_codel import Packet
 from support_fq_codel import FLOW_HASH_DOWN, FqCodel, bucket, flow_hash, stream_key
-from testbed.paths import bin_dir
+from support_dry_run import ROUTER_EVENTS, down_lines
+from support_dry_run import Line as Event
 
 MTU = 1000
 SCHEDULE = "0s:4Mbit, 0.5s:16Mbit, 0.8s:4Mbit, 1.3s:16Mbit, 1.6s:6Mbit, 3s:16Mbit, 3.3s:7Mbit"
@@ -34,12 +34,6 @@ BULK = range(1, 5)          # flow numbers (source ports)
 SPARSE = range(100, 106)
 
 
-@dataclass(frozen=True)
-class Event:
-    t: int
-    event: str
-    pkt: int
-    ip_len: int
 
 
 @dataclass(frozen=True)
@@ -72,15 +66,7 @@ def config(keys: str) -> str:
 
 
 def down_events(conf: Path, packets: Path) -> list[Event]:
-    done = subprocess.run([str(bin_dir() / "squall-emulator"), "--print-packets-from", str(packets), str(conf)],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    events = []
-    for line in done.stdout.splitlines():
-        t, direction, event, pkt, ip_len, *_ = line.split("\t")
-        if direction == "down" and event in ("in", "enqueue", "drop_router", "ecn_mark"):
-            events.append(Event(int(t), event, int(pkt), int(ip_len)))
-    return events
+    return down_lines(conf, "--print-packets-from", str(packets), events=ROUTER_EVENTS)
 
 
 def compare(events: list[Event], ref: FqCodel, by_id: dict[int, Arrival]) -> list[tuple[int, str]]:
